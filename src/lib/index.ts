@@ -1,0 +1,3 @@
+// Helpers with no knowledge of NGSI-LD: logging, time, ids.
+export * from './log.js';
+export * from './clock.js';

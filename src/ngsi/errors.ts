@@ -1,0 +1,128 @@
+// The NGSI-LD error catalogue: one Error subclass per ETSI error type (NGSI-LD §5.5.2).
+// Every failure the API reports is one of these; http/problem.ts renders them as ProblemDetails.
+
+export const ERROR_TYPE_BASE = 'https://uri.etsi.org/ngsi-ld/errors/';
+
+export abstract class NgsiError extends Error {
+  override name = 'NgsiError';
+  abstract readonly errorType: string;
+  abstract readonly status: number;
+  readonly detail: string | undefined;
+
+  constructor(title: string, detail?: string, options?: { cause?: unknown }) {
+    super(title, options);
+    this.detail = detail;
+  }
+
+  get typeUri(): string {
+    return ERROR_TYPE_BASE + this.errorType;
+  }
+}
+
+export class InvalidRequestError extends NgsiError {
+  override name = 'InvalidRequestError';
+  readonly errorType = 'InvalidRequest';
+  readonly status = 400;
+}
+
+export class BadRequestDataError extends NgsiError {
+  override name = 'BadRequestDataError';
+  readonly errorType = 'BadRequestData';
+  readonly status = 400;
+}
+
+export class AlreadyExistsError extends NgsiError {
+  override name = 'AlreadyExistsError';
+  readonly errorType = 'AlreadyExists';
+  readonly status = 409;
+}
+
+export class OperationNotSupportedError extends NgsiError {
+  override name = 'OperationNotSupportedError';
+  readonly errorType = 'OperationNotSupported';
+  readonly status = 422;
+}
+
+export class ResourceNotFoundError extends NgsiError {
+  override name = 'ResourceNotFoundError';
+  readonly errorType = 'ResourceNotFound';
+  readonly status = 404;
+}
+
+export class AccessDeniedError extends NgsiError {
+  override name = 'AccessDeniedError';
+  readonly errorType = 'AccessDenied';
+  readonly status = 403;
+}
+
+export class TooManyResultsError extends NgsiError {
+  override name = 'TooManyResultsError';
+  readonly errorType = 'TooManyResults';
+  readonly status = 403;
+}
+
+export class TooComplexQueryError extends NgsiError {
+  override name = 'TooComplexQueryError';
+  readonly errorType = 'TooComplexQuery';
+  readonly status = 403;
+}
+
+export class LdContextNotAvailableError extends NgsiError {
+  override name = 'LdContextNotAvailableError';
+  readonly errorType = 'LdContextNotAvailable';
+  readonly status = 503;
+}
+
+export class NotImplementedError extends NgsiError {
+  override name = 'NotImplementedError';
+  readonly errorType = 'NotImplemented';
+  readonly status = 501;
+}
+
+export class UnauthorizedError extends NgsiError {
+  override name = 'UnauthorizedError';
+  readonly errorType = 'Unauthorized';
+  readonly status = 401;
+}
+
+export class InternalError extends NgsiError {
+  override name = 'InternalError';
+  readonly errorType = 'InternalError';
+  readonly status = 500;
+}
+
+/** Errors outside the ETSI catalogue that HTTP still needs: media types and sizes. */
+export class NotAcceptableError extends NgsiError {
+  override name = 'NotAcceptableError';
+  readonly errorType = 'NotAcceptable';
+  readonly status = 406;
+}
+
+export class UnsupportedMediaTypeError extends NgsiError {
+  override name = 'UnsupportedMediaTypeError';
+  readonly errorType = 'UnsupportedMediaType';
+  readonly status = 415;
+}
+
+export class PayloadTooLargeError extends NgsiError {
+  override name = 'PayloadTooLargeError';
+  readonly errorType = 'PayloadTooLarge';
+  readonly status = 413;
+}
+
+export class MethodNotAllowedError extends NgsiError {
+  override name = 'MethodNotAllowedError';
+  readonly errorType = 'MethodNotAllowed';
+  readonly status = 405;
+}
+
+/** The catalogue as data, for the README table check and for documentation. */
+export const ERROR_CATALOGUE: ReadonlyArray<{ type: string; status: number }> = [
+  InvalidRequestError, BadRequestDataError, AlreadyExistsError, OperationNotSupportedError,
+  ResourceNotFoundError, AccessDeniedError, TooManyResultsError, TooComplexQueryError,
+  LdContextNotAvailableError, NotImplementedError, UnauthorizedError, InternalError,
+  NotAcceptableError, UnsupportedMediaTypeError, PayloadTooLargeError, MethodNotAllowedError,
+].map((Ctor) => {
+  const e = new Ctor('');
+  return { type: e.errorType, status: e.status };
+});
