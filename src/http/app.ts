@@ -1,0 +1,89 @@
+// The Hono application: middleware order (request id + log line, tenant), the NGSI-LD routes,
+// 404/405 handling and the single error handler that renders ProblemDetails.
+
+import { Hono, type Context, type Handler } from 'hono';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../lib/index.js';
+import { BadRequestDataError, MethodNotAllowedError, ResourceNotFoundError } from '../ngsi/index.js';
+import type { ContextService } from '../jsonld/index.js';
+import type { EntityService } from '../entities/index.js';
+import { problemResponse, toNgsiError } from './problem.js';
+import { registerEntityRoutes } from './routes/entities.js';
+import { registerEntityAttributeRoutes } from './routes/entity-attributes.js';
+import { registerContextRoutes } from './routes/jsonld-contexts.js';
+
+export interface HttpConfig {
+  bodyLimit: number;
+  limitDefault: number;
+  limitMax: number;
+}
+
+export interface AppDeps {
+  config: HttpConfig;
+  contexts: ContextService;
+  entities: EntityService;
+  log: Logger;
+  isReady: () => boolean;
+}
+
+export type AppEnv = { Variables: { requestId: string; tenant: string } };
+export type AppContext = Context<AppEnv>;
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type App = Hono<AppEnv>;
+
+const TENANT = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Registers the handlers of one resource path, and 405 with `Allow` for every other method. */
+export function resource(app: App, path: string, handlers: Partial<Record<Method, Handler<AppEnv>>>): void {
+  const allow = Object.keys(handlers).sort().join(', ');
+  for (const [method, handler] of Object.entries(handlers)) app.on(method, path, handler);
+  app.all(path, () => {
+    throw new MethodNotAllowedError(`Method not allowed on ${path}`, `Allowed: ${allow}`);
+  });
+}
+
+export function createApp(deps: AppDeps): App {
+  const app = new Hono<AppEnv>();
+  const { log } = deps;
+
+  app.use('*', async (c, next) => {
+    const started = performance.now();
+    const requestId = c.req.header('x-request-id')?.slice(0, 64) ?? randomUUID();
+    c.set('requestId', requestId);
+    await next();
+    c.header('X-Request-Id', requestId);
+    if (log.isEnabled('info')) {
+      log.info('request', {
+        requestId, method: c.req.method, path: c.req.path, status: c.res.status,
+        ms: Math.round((performance.now() - started) * 100) / 100,
+      });
+    }
+  });
+
+  // NGSI-LD §6.3.14: the NGSILD-Tenant header selects a tenant; the default tenant when absent.
+  app.use('/ngsi-ld/*', async (c, next) => {
+    const tenant = c.req.header('ngsild-tenant');
+    if (tenant !== undefined && !TENANT.test(tenant)) {
+      throw new BadRequestDataError('Invalid NGSILD-Tenant header', 'Letters, digits, _ and -, at most 64');
+    }
+    c.set('tenant', tenant ?? '');
+    await next();
+    if (tenant !== undefined) c.header('NGSILD-Tenant', tenant);
+  });
+
+  app.get('/health', (c) => c.json({ status: 'ok' }));
+  app.get('/ready', (c) => (deps.isReady() ? c.json({ status: 'ready' }) : c.json({ status: 'not ready' }, 503)));
+
+  registerEntityRoutes(app, deps);
+  registerEntityAttributeRoutes(app, deps);
+  registerContextRoutes(app, deps);
+
+  app.notFound((c) => problemResponse(new ResourceNotFoundError('No such resource', c.req.path)));
+  app.onError((err, c) => {
+    const ngsi = toNgsiError(err, log, c.get('requestId') ?? 'unknown');
+    const headers: Record<string, string> = {};
+    if (ngsi instanceof MethodNotAllowedError && ngsi.detail) headers['Allow'] = ngsi.detail.replace('Allowed: ', '');
+    return problemResponse(ngsi, headers);
+  });
+  return app;
+}

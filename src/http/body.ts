@@ -1,0 +1,101 @@
+// Reading request bodies: size cap while streaming (413), JSON syntax (400 InvalidRequest), and the
+// JSON-LD context rules of NGSI-LD §6.3.5 (where the @context may and may not come from).
+
+import {
+  BadRequestDataError, InvalidRequestError, PayloadTooLargeError,
+} from '../ngsi/index.js';
+import type { ContextInput } from '../jsonld/index.js';
+import { APP_LD_JSON, contextFromLink, requestMediaType } from './media.js';
+
+export interface BodyOptions {
+  limit: number;
+  allowMergePatch?: boolean;
+  /** Batch endpoints: the body is an array, each element carrying its own @context in ld+json. */
+  isArray?: boolean;
+}
+
+export interface ParsedBody {
+  body: unknown;
+  /** The request context: from the Link header (json) or the body @context (ld+json). */
+  context: ContextInput | undefined;
+  /** Per element contexts of an ld+json array body. */
+  elementContexts?: Array<ContextInput | undefined>;
+}
+
+export async function readBytes(req: Request, limit: number): Promise<string> {
+  const declared = req.headers.get('content-length');
+  if (declared !== null && Number(declared) > limit) {
+    throw new PayloadTooLargeError('Request body too large', `The limit is ${limit} bytes`);
+  }
+  if (!req.body) return '';
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw new PayloadTooLargeError('Request body too large', `The limit is ${limit} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function isContextInput(v: unknown): v is ContextInput {
+  if (typeof v === 'string' || isRecord(v)) return true;
+  return Array.isArray(v) && v.every((e) => typeof e === 'string' || isRecord(e));
+}
+
+function contextOf(body: Record<string, unknown>): ContextInput {
+  const ctx = body['@context'];
+  if (!isContextInput(ctx)) throw new BadRequestDataError('Invalid @context', 'A context is a URL, an object, or an array of them');
+  return ctx;
+}
+
+/** Reads, size-checks and parses a JSON body, and locates its JSON-LD context. */
+export async function readJsonBody(req: Request, opts: BodyOptions): Promise<ParsedBody> {
+  const mediaType = requestMediaType(req.headers.get('content-type') ?? undefined, opts.allowMergePatch ?? false);
+  const text = await readBytes(req, opts.limit);
+  if (text.trim() === '') throw new InvalidRequestError('Empty request body');
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (err) {
+    throw new InvalidRequestError('Malformed JSON body', err instanceof Error ? err.message : undefined);
+  }
+  const linkContext = contextFromLink(req.headers.get('link') ?? undefined);
+  if (opts.isArray) {
+    if (!Array.isArray(body)) throw new InvalidRequestError('The body must be a JSON array');
+  } else if (!isRecord(body)) {
+    throw new BadRequestDataError('The body must be a JSON object');
+  }
+  const elements: unknown[] = Array.isArray(body) ? body : [body];
+  if (mediaType === APP_LD_JSON) {
+    // NGSI-LD §6.3.5: with application/ld+json the context is in the body, never in a Link header.
+    if (linkContext !== undefined) {
+      throw new BadRequestDataError('A JSON-LD Link header is not allowed with application/ld+json');
+    }
+    const contexts = elements.map((el) => {
+      if (!isRecord(el) || !('@context' in el)) {
+        throw new BadRequestDataError('Missing @context', 'An application/ld+json body must carry @context');
+      }
+      return contextOf(el);
+    });
+    return opts.isArray ? { body, context: undefined, elementContexts: contexts } : { body, context: contexts[0] };
+  }
+  for (const el of elements) {
+    if (isRecord(el) && '@context' in el) {
+      throw new BadRequestDataError('@context is not allowed in an application/json body', 'Send the context in a Link header, or use application/ld+json');
+    }
+  }
+  return opts.isArray
+    ? { body, context: linkContext, elementContexts: elements.map(() => linkContext) }
+    : { body, context: linkContext };
+}

@@ -1,0 +1,3 @@
+// The HTTP edge: the Hono application serving the NGSI-LD API.
+export { createApp } from './app.js';
+export type { App, AppDeps, HttpConfig } from './app.js';

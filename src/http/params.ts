@@ -1,0 +1,105 @@
+// Query-parameter allow-lists and parsing. Every route declares what it implements: unknown
+// parameters are 400, known-but-unimplemented ones 501, repeated ones 400; none is ever ignored.
+
+import { z } from 'zod';
+import {
+  BadRequestDataError, InvalidRequestError, NotImplementedError, TooManyResultsError,
+} from '../ngsi/index.js';
+
+/** Parameters of the NGSI-LD API that edgeld knows but does not implement (yet): 501. */
+const KNOWN_UNIMPLEMENTED = new Set([
+  'containedBy', 'entityMap', 'via', 'collation', 'expandValues', 'csf', 'doNotCompact',
+]);
+
+export type Params = ReadonlyMap<string, string>;
+
+export function readParams(url: string, allowed: readonly string[], unimplemented: readonly string[] = []): Params {
+  const search = new URL(url).searchParams;
+  const out = new Map<string, string>();
+  for (const [name, value] of search) {
+    if (!allowed.includes(name)) {
+      if (unimplemented.includes(name) || KNOWN_UNIMPLEMENTED.has(name)) {
+        throw new NotImplementedError(`Query parameter '${name}' is not implemented`);
+      }
+      throw new InvalidRequestError(`Unknown query parameter '${name}'`);
+    }
+    if (out.has(name)) throw new InvalidRequestError(`Query parameter '${name}' is given more than once`);
+    out.set(name, value);
+  }
+  return out;
+}
+
+/** A comma-separated list; empty items are a syntax error. */
+export function csv(params: Params, name: string): string[] | undefined {
+  const raw = params.get(name);
+  if (raw === undefined) return undefined;
+  const items = raw.split(',').map((s) => s.trim());
+  if (items.some((s) => s === '')) throw new InvalidRequestError(`Query parameter '${name}' has an empty item`);
+  return items;
+}
+
+const boolSchema = z.enum(['true', 'false']);
+
+export function bool(params: Params, name: string, fallback = false): boolean {
+  const raw = params.get(name);
+  if (raw === undefined) return fallback;
+  const parsed = boolSchema.safeParse(raw);
+  if (!parsed.success) throw new InvalidRequestError(`Query parameter '${name}' must be true or false`);
+  return parsed.data === 'true';
+}
+
+export function int(params: Params, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const raw = params.get(name);
+  if (raw === undefined) return undefined;
+  const parsed = z.coerce.number().int().min(min).max(max).safeParse(raw.trim() === '' ? 'x' : raw);
+  if (!parsed.success || !/^\d+$/.test(raw)) {
+    throw new InvalidRequestError(`Query parameter '${name}' must be an integer >= ${min}`);
+  }
+  return parsed.data;
+}
+
+/** A value out of a closed set. */
+export function oneOf<T extends string>(params: Params, name: string, values: readonly T[]): T | undefined {
+  const raw = params.get(name);
+  if (raw === undefined) return undefined;
+  const hit = values.find((v) => v === raw);
+  if (hit === undefined) throw new BadRequestDataError(`Query parameter '${name}' must be one of ${values.join(', ')}`);
+  return hit;
+}
+
+export interface Representation {
+  format: 'normalized' | 'keyValues' | 'concise';
+  sysAttrs: boolean;
+}
+
+const OPTION_VALUES = ['keyValues', 'simplified', 'concise', 'normalized', 'sysAttrs'] as const;
+
+/** `options` and `format` (NGSI-LD §6.3.7): format wins over options; simplified = keyValues. */
+export function representation(params: Params, extraOptions: readonly string[] = []): Representation & { options: Set<string> } {
+  const options = new Set(csv(params, 'options') ?? []);
+  for (const o of options) {
+    if (!(OPTION_VALUES as readonly string[]).includes(o) && !extraOptions.includes(o)) {
+      throw new BadRequestDataError(`Unknown option '${o}'`, `Allowed: ${[...OPTION_VALUES, ...extraOptions].join(', ')}`);
+    }
+  }
+  const format = oneOf(params, 'format', ['normalized', 'keyValues', 'simplified', 'concise'] as const);
+  const fromOptions = options.has('keyValues') || options.has('simplified')
+    ? 'keyValues'
+    : options.has('concise') ? 'concise' : 'normalized';
+  const chosen = format === undefined ? fromOptions : format === 'simplified' ? 'keyValues' : format;
+  return { format: chosen, sysAttrs: options.has('sysAttrs'), options };
+}
+
+export interface Page { limit: number; offset: number; count: boolean }
+
+/** `limit`, `offset`, `count` (NGSI-LD §5.5.9): above the maximum 403 TooManyResults. */
+export function page(params: Params, limits: { limitDefault: number; limitMax: number }): Page {
+  const limit = int(params, 'limit', 0) ?? limits.limitDefault;
+  const offset = int(params, 'offset', 0) ?? 0;
+  const count = bool(params, 'count');
+  if (limit > limits.limitMax) {
+    throw new TooManyResultsError(`limit ${limit} is above the maximum ${limits.limitMax}`);
+  }
+  if (limit === 0 && !count) throw new BadRequestDataError('limit=0 is only allowed with count=true');
+  return { limit, offset, count };
+}

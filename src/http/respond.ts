@@ -1,0 +1,69 @@
+// Response writing for NGSI-LD payloads: the context goes in the body for application/ld+json and
+// in a Link header otherwise (NGSI-LD §6.3.6); pagination links and counts (§6.3.13).
+
+import type { Context } from 'hono';
+import type { ResolvedContext } from '../jsonld/index.js';
+import type { Json } from '../ngsi/index.js';
+import { APP_GEO_JSON, APP_JSON, APP_LD_JSON, linkHeaderValue, type ResponseMediaType } from './media.js';
+
+export const BASE = '/ngsi-ld/v1';
+
+/** The URL a Link header names for this context (hosted composite contexts are served by us). */
+export function contextLinkUrl(c: Context, ctx: ResolvedContext): string {
+  if (ctx.linkUrl !== undefined) return ctx.linkUrl;
+  const origin = new URL(c.req.url).origin;
+  return `${origin}${BASE}/jsonldContexts/${ctx.hostedId ?? ''}`;
+}
+
+function withContext(payload: Json, ctx: ResolvedContext): Json {
+  if (Array.isArray(payload)) return payload.map((p) => withContext(p, ctx));
+  if (typeof payload === 'object' && payload !== null) {
+    // Spec output keeps @context last, as the NGSI-LD examples do.
+    return { ...payload, '@context': ctx.bodyContext as Json }; // NOTE: bodyContext is JSON by construction
+  }
+  return payload;
+}
+
+export function sendPayload(
+  c: Context, payload: Json, ctx: ResolvedContext, mediaType: ResponseMediaType,
+  status = 200, headers: Record<string, string> = {},
+): Response {
+  const out: Record<string, string> = { ...headers, 'Content-Type': mediaType };
+  let body = payload;
+  if (mediaType === APP_LD_JSON) body = withContext(payload, ctx);
+  else out['Link'] = [headers['Link'], linkHeaderValue(contextLinkUrl(c, ctx))].filter(Boolean).join(', ');
+  return new Response(JSON.stringify(body), { status, headers: out });
+}
+
+/** A plain JSON answer that carries no JSON-LD context (UpdateResult, batch results). */
+export function sendJson(payload: Json, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(payload), { status, headers: { 'Content-Type': APP_JSON, ...headers } });
+}
+
+export function noContent(headers: Record<string, string> = {}): Response {
+  return new Response(null, { status: 204, headers });
+}
+
+/** `Link` rel=next/prev and `NGSILD-Results-Count` for a page of results. */
+export function pageHeaders(
+  requestUrl: string, page: { limit: number; offset: number; count: boolean }, hasMore: boolean, total: number | undefined,
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (page.count && total !== undefined) headers['NGSILD-Results-Count'] = String(total);
+  const url = new URL(requestUrl);
+  const linkTo = (offset: number, rel: string): string => {
+    const u = new URL(url);
+    u.searchParams.set('offset', String(offset));
+    u.searchParams.set('limit', String(page.limit));
+    return `<${u.pathname}${u.search}>; rel="${rel}"; type="${APP_JSON}"`;
+  };
+  const links: string[] = [];
+  if (page.limit > 0 && page.offset > 0) links.push(linkTo(Math.max(0, page.offset - page.limit), 'prev'));
+  if (page.limit > 0 && hasMore) links.push(linkTo(page.offset + page.limit, 'next'));
+  if (links.length > 0) headers['Link'] = links.join(', ');
+  return headers;
+}
+
+export function isGeoJson(mediaType: ResponseMediaType): boolean {
+  return mediaType === APP_GEO_JSON;
+}

@@ -1,0 +1,142 @@
+// Routes of the entities resource (NGSI-LD §6.4 and §6.5): create, list, retrieve, replace,
+// merge, delete.
+
+import {
+  BadRequestDataError, InvalidRequestError, mergeEntity, parseEntity, parseEntityFragment, replaceEntity,
+  type Iri,
+} from '../../ngsi/index.js';
+import type { Actor, UpdateResult } from '../../entities/index.js';
+import type { ResolvedContext } from '../../jsonld/index.js';
+import { resource, type AppContext, type AppDeps, type App } from '../app.js';
+import { readJsonBody } from '../body.js';
+import { APP_GEO_JSON, APP_JSON, APP_LD_JSON, contextFromLink, negotiate } from '../media.js';
+import { csv, page, readParams } from '../params.js';
+import { BASE, noContent, pageHeaders, sendJson, sendPayload } from '../respond.js';
+import { RETRIEVAL_PARAMS, parseRetrieval, renderForResponse } from '../retrieval.js';
+
+const OFFERED = [APP_JSON, APP_LD_JSON, APP_GEO_JSON] as const;
+const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>"{}|\\^`]+$/;
+
+/** Query parameters that belong to entity query and arrive with the full query language. */
+const QUERY_LANGUAGE_PARAMS = ['q', 'georel', 'geometry', 'coordinates', 'geoproperty', 'scopeQ', 'idPattern', 'orderBy', 'geoQ'];
+
+export function actorOf(c: AppContext): Actor {
+  return { tenant: c.get('tenant') };
+}
+
+export function entityIdParam(c: AppContext): string {
+  const id = c.req.param('id') ?? '';
+  if (!ABSOLUTE_URI.test(id)) throw new BadRequestDataError('Invalid entity id', `'${id}' is not an absolute URI`);
+  return id;
+}
+
+/** The context of a request without a body: its Link header, else the core context. */
+export async function linkContext(c: AppContext, deps: AppDeps): Promise<ResolvedContext> {
+  return deps.contexts.resolve(contextFromLink(c.req.header('link')));
+}
+
+export function updateResultBody(result: UpdateResult, ctx: ResolvedContext): { updated: string[]; notUpdated: Array<{ attributeName: string; reason: string }> } {
+  return {
+    updated: result.updated.map((a: Iri) => ctx.compactIri(a)),
+    notUpdated: result.notUpdated.map((n) => ({ attributeName: ctx.compactIri(n.attr), reason: n.reason })),
+  };
+}
+
+/** 204 when everything was updated, 207 with the UpdateResult otherwise (NGSI-LD §6.5.3.3). */
+export function updateResponse(result: UpdateResult, ctx: ResolvedContext): Response {
+  return result.notUpdated.length === 0 ? noContent() : sendJson(updateResultBody(result, ctx), 207);
+}
+
+export function registerEntityRoutes(app: App, deps: AppDeps): void {
+  const { entities, contexts, config } = deps;
+
+  resource(app, `${BASE}/entities`, {
+    // NGSI-LD §6.4.3.1 Create Entity
+    POST: async (c) => {
+      readParams(c.req.url, []);
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit });
+      const ctx = await contexts.resolve(body.context);
+      const entity = parseEntity(body.body, ctx, { now: entities.now() });
+      await entities.create(actorOf(c), entity);
+      return new Response(null, { status: 201, headers: { Location: `${BASE}/entities/${entity.id}` } });
+    },
+    // NGSI-LD §6.4.3.2 Query Entities (type/id listing; the query language is served separately)
+    GET: async (c) => {
+      const params = readParams(c.req.url, [...RETRIEVAL_PARAMS, 'type', 'id', 'limit', 'offset', 'count'], QUERY_LANGUAGE_PARAMS);
+      const mediaType = negotiate(c.req.header('accept'), OFFERED);
+      const ctx = await linkContext(c, deps);
+      const retrieval = parseRetrieval(params, ctx);
+      const typeNames = csv(params, 'type');
+      if (typeNames?.some((t) => /[;|()]/.test(t))) {
+        throw new BadRequestDataError('Type selections with ; | or parentheses need the query language', 'Use a comma-separated list of types');
+      }
+      const ids = csv(params, 'id');
+      for (const id of ids ?? []) if (!ABSOLUTE_URI.test(id)) throw new BadRequestDataError(`Invalid entity id '${id}'`);
+      const local = params.get('local') === 'true';
+      if (!typeNames && !retrieval.attrs && !local) {
+        throw new BadRequestDataError('A query needs one of type, attrs, q, geo parameters or local=true');
+      }
+      const p = page(params, config);
+      const types = typeNames && !typeNames.includes('*') ? typeNames.map((t) => ctx.expandTerm(t)) : undefined;
+      const query = { limit: p.limit + 1, offset: p.offset, count: p.count, ...(types ? { types } : {}), ...(ids ? { ids } : {}), ...(retrieval.attrs ? { attrs: retrieval.attrs } : {}) };
+      const found = entities.list(actorOf(c), query);
+      const pageOf = found.entities.slice(0, p.limit);
+      const hasMore = found.entities.length > p.limit;
+      const payload = renderForResponse(pageOf, retrieval, ctx, mediaType, (l) => entities.getMany(actorOf(c), l), false);
+      return sendPayload(c, payload, ctx, mediaType, 200, pageHeaders(c.req.url, p, hasMore, found.count));
+    },
+  });
+
+  resource(app, `${BASE}/entities/:id`, {
+    // NGSI-LD §6.5.3.1 Retrieve Entity
+    GET: async (c) => {
+      const params = readParams(c.req.url, RETRIEVAL_PARAMS);
+      const mediaType = negotiate(c.req.header('accept'), OFFERED);
+      const id = entityIdParam(c);
+      const ctx = await linkContext(c, deps);
+      const retrieval = parseRetrieval(params, ctx);
+      const entity = entities.get(actorOf(c), id);
+      const payload = renderForResponse([entity], retrieval, ctx, mediaType, (l) => entities.getMany(actorOf(c), l), true);
+      return sendPayload(c, payload, ctx, mediaType);
+    },
+    // NGSI-LD §6.5.3.3 Replace Entity
+    PUT: async (c) => {
+      readParams(c.req.url, []);
+      const id = entityIdParam(c);
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit });
+      const doc = body.body as Record<string, unknown>; // NOTE: readJsonBody guarantees an object
+      if (doc['id'] !== undefined && doc['id'] !== id) {
+        throw new BadRequestDataError('The id in the body differs from the id in the path', `${String(doc['id'])} != ${id}`);
+      }
+      const ctx = await contexts.resolve(body.context);
+      const replacement = parseEntity({ ...doc, id }, ctx, { now: entities.now() });
+      await entities.replace(actorOf(c), id, (current, now) => replaceEntity(current, replacement, now));
+      return noContent();
+    },
+    // NGSI-LD §6.5.3.4 Merge Entity
+    PATCH: async (c) => {
+      readParams(c.req.url, []);
+      const id = entityIdParam(c);
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, allowMergePatch: true });
+      const ctx = await contexts.resolve(body.context);
+      const fragment = parseEntityFragment(body.body, ctx, { now: entities.now() });
+      if (fragment.id !== undefined && fragment.id !== id) {
+        throw new BadRequestDataError('The id in the body differs from the id in the path', `${fragment.id} != ${id}`);
+      }
+      const result = await entities.update(actorOf(c), id, (current, now) => mergeEntity(current, fragment, now));
+      return updateResponse(result, ctx);
+    },
+    // NGSI-LD §6.5.3.2 Delete Entity
+    DELETE: async (c) => {
+      readParams(c.req.url, []);
+      const id = entityIdParam(c);
+      await entities.delete(actorOf(c), id);
+      return noContent();
+    },
+  });
+
+  // A path that only makes sense with an id.
+  app.all(`${BASE}/entities/`, () => {
+    throw new InvalidRequestError('Missing entity id');
+  });
+}

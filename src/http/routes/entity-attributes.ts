@@ -1,0 +1,96 @@
+// Routes of entity attributes (NGSI-LD §6.6 and §6.7): append, update, partial update,
+// replace and delete of attributes.
+
+import {
+  appendAttributes, deleteAttribute, parseAttributeFragment, parseAttributes, replaceAttribute,
+  updateAttributePartial, updateAttributes, BadRequestDataError,
+} from '../../ngsi/index.js';
+import { resource, type App, type AppContext, type AppDeps } from '../app.js';
+import { readJsonBody } from '../body.js';
+import { bool, csv, readParams } from '../params.js';
+import { BASE, noContent } from '../respond.js';
+import { actorOf, entityIdParam, linkContext, updateResponse } from './entities.js';
+
+const FORBIDDEN_NAME = /[<>"'=()\u0000-\u001f\u007f]/;
+
+function attrNameParam(c: AppContext): string {
+  const name = c.req.param('attr') ?? '';
+  if (name === '' || FORBIDDEN_NAME.test(name)) throw new BadRequestDataError('Invalid attribute name', name);
+  return name;
+}
+
+export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
+  const { entities, contexts, config } = deps;
+
+  resource(app, `${BASE}/entities/:id/attrs`, {
+    // NGSI-LD §6.6.3.1 Append Entity Attributes
+    POST: async (c) => {
+      const params = readParams(c.req.url, ['options']);
+      const options = new Set(csv(params, 'options') ?? []);
+      for (const o of options) if (o !== 'noOverwrite') throw new BadRequestDataError(`Unknown option '${o}'`, 'Allowed: noOverwrite');
+      const id = entityIdParam(c);
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit });
+      const ctx = await contexts.resolve(body.context);
+      const attrs = parseAttributes(body.body, ctx, { now: entities.now(), allowNull: false });
+      const result = await entities.update(actorOf(c), id,
+        (current, now) => appendAttributes(current, attrs, { noOverwrite: options.has('noOverwrite'), now }));
+      return updateResponse(result, ctx);
+    },
+    // NGSI-LD §6.6.3.2 Update Entity Attributes
+    PATCH: async (c) => {
+      readParams(c.req.url, []);
+      const id = entityIdParam(c);
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, allowMergePatch: true });
+      const ctx = await contexts.resolve(body.context);
+      const attrs = parseAttributes(body.body, ctx, { now: entities.now(), allowNull: true });
+      const result = await entities.update(actorOf(c), id, (current, now) => updateAttributes(current, attrs, now));
+      return updateResponse(result, ctx);
+    },
+  });
+
+  resource(app, `${BASE}/entities/:id/attrs/:attr`, {
+    // NGSI-LD §6.7.3.1 Partial Attribute Update
+    PATCH: async (c) => {
+      readParams(c.req.url, []);
+      const id = entityIdParam(c);
+      const name = attrNameParam(c);
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, allowMergePatch: true });
+      const ctx = await contexts.resolve(body.context);
+      const attr = ctx.expandTerm(name);
+      const fragment = parseAttributeFragment(body.body, ctx, { now: entities.now(), attr });
+      await entities.update(actorOf(c), id, (current, now) => updateAttributePartial(current, attr, fragment, now));
+      return noContent();
+    },
+    // NGSI-LD §6.7.3.3 Replace Attribute
+    PUT: async (c) => {
+      readParams(c.req.url, []);
+      const id = entityIdParam(c);
+      const name = attrNameParam(c);
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit });
+      const ctx = await contexts.resolve(body.context);
+      const attr = ctx.expandTerm(name);
+      const parsed = parseAttributes({ [name]: body.body }, ctx, { now: entities.now(), allowNull: false });
+      const instances = parsed[attr];
+      if (!Array.isArray(instances) || instances.length !== 1) {
+        throw new BadRequestDataError('The body must be one attribute');
+      }
+      const attribute = instances[0]!;
+      await entities.update(actorOf(c), id, (current, now) => replaceAttribute(current, attr, attribute, now));
+      return noContent();
+    },
+    // NGSI-LD §6.7.3.2 Delete Attribute
+    DELETE: async (c) => {
+      const params = readParams(c.req.url, ['datasetId', 'deleteAll']);
+      const id = entityIdParam(c);
+      const name = attrNameParam(c);
+      const ctx = await linkContext(c, deps);
+      const attr = ctx.expandTerm(name);
+      const datasetId = params.get('datasetId');
+      const deleteAll = bool(params, 'deleteAll');
+      if (datasetId !== undefined && deleteAll) throw new BadRequestDataError('datasetId and deleteAll=true exclude each other');
+      await entities.update(actorOf(c), id, (current, now) =>
+        deleteAttribute(current, attr, { ...(datasetId !== undefined ? { datasetId } : {}), deleteAll, now }));
+      return noContent();
+    },
+  });
+}

@@ -1,0 +1,100 @@
+// Composition root: builds every module with its narrow dependencies, starts the HTTP listener,
+// and disposes everything in reverse order on shutdown.
+
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import type { Config } from './config/index.js';
+import { createChangeEmitter, type ChangeEmitter } from './events.js';
+import { uuid, type Clock, type IdGenerator, type Logger } from './lib/index.js';
+import { openStore, type Store } from './store/index.js';
+import { createContextService, type ContextService } from './jsonld/index.js';
+import { createEntityService, type EntityService } from './entities/index.js';
+import { createApp, type App } from './http/index.js';
+
+export interface BrokerDeps {
+  config: Config;
+  log: Logger;
+  clock: Clock;
+  newId?: IdGenerator;
+  /** Outbound fetch for remote @contexts (tests inject a local one). */
+  fetch?: typeof fetch;
+  /** SQLite path override; ':memory:' in tests. Default `<storage.dir>/edgeld.db`. */
+  dbPath?: string;
+}
+
+export interface Broker {
+  app: App;
+  store: Store;
+  contexts: ContextService;
+  entities: EntityService;
+  events: ChangeEmitter;
+  /** Starts listening; resolves with the bound port. */
+  listen(): Promise<number>;
+  /** Orderly shutdown: stop accepting, drain in-flight requests, flush writes, checkpoint, close. */
+  close(): Promise<void>;
+}
+
+export function createBroker(deps: BrokerDeps): Broker {
+  const { config, log, clock } = deps;
+  const store = openStore({
+    path: deps.dbPath ?? join(config.storage.dir, 'edgeld.db'),
+    busyTimeoutMs: config.storage.busyTimeout,
+    historyBucket: config.history.bucket,
+    log: log.child('store'),
+    clock,
+  });
+  const events = createChangeEmitter((err) => log.error('change listener failed', { err }));
+  const contexts = createContextService({
+    persistence: store.contexts,
+    allowRemote: config.contexts.allowRemote,
+    fetchTimeoutMs: config.contexts.fetchTimeout,
+    maxBytes: config.contexts.maxBytes,
+    log: log.child('jsonld'),
+    clock,
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+  });
+  const entities = createEntityService({ store, events, clock, newId: deps.newId ?? uuid });
+  let server: ServerType | undefined;
+  let closing = false;
+  const app = createApp({
+    config: { bodyLimit: config.http.bodyLimit, limitDefault: config.pagination.limitDefault, limitMax: config.pagination.limitMax },
+    contexts,
+    entities,
+    log: log.child('http'),
+    isReady: () => !closing && store.isOpen(),
+  });
+
+  return {
+    app, store, contexts, entities, events,
+    listen: () => new Promise((resolve, reject) => {
+      const s = serve({ fetch: app.fetch, port: config.server.port, hostname: config.server.host }, (info: AddressInfo) => {
+        resolve(info.port);
+      });
+      s.once('error', reject);
+      server = s;
+    }),
+    close: async () => {
+      if (closing) return;
+      closing = true;
+      if (server) {
+        const s = server;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            log.warn('shutdown timeout: closing remaining connections');
+            if ('closeAllConnections' in s) s.closeAllConnections();
+            resolve();
+          }, config.server.shutdownTimeout);
+          timer.unref();
+          s.close(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+          if ('closeIdleConnections' in s) s.closeIdleConnections();
+        });
+      }
+      await store.flush();
+      store.close();
+    },
+  };
+}
