@@ -1,0 +1,158 @@
+// Entity and attribute writes through the HTTP API (NGSI-LD §6.4-§6.7): status codes, the 207
+// UpdateResult, NGSI-LD Null, multi-attributes, and the history instance every write leaves.
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startTestBroker, T0, type TestBroker } from '../../helpers/broker.js';
+
+const ID = 'urn:ngsi-ld:Room:w1';
+const P = `/ngsi-ld/v1/entities/${ID}`;
+let b: TestBroker;
+
+const get = async (q = ''): Promise<any> => (await b.request('GET', `${P}${q}`)).json;
+const history = (attr?: string) =>
+  b.broker.store.history.listForEntity('', ID, attr === undefined ? undefined : `https://uri.etsi.org/ngsi-ld/default-context/${attr}`);
+
+beforeEach(async () => {
+  b = await startTestBroker();
+  const res = await b.request('POST', '/ngsi-ld/v1/entities', {
+    body: { id: ID, type: 'Room', temperature: { type: 'Property', value: 20, unitCode: 'CEL' }, humidity: { type: 'Property', value: 40 } },
+  });
+  expect(res.status).toBe(201);
+  expect(res.headers.get('location')).toBe(P);
+  expect(res.text).toBe('');
+  b.clock.advance(1000);
+});
+afterEach(() => b.close());
+
+describe('create', () => {
+  it('records one history instance per attribute', () => {
+    const h = history();
+    expect(h).toHaveLength(2);
+    expect(h.every((i) => i.instanceId.startsWith('urn:ngsi-ld:Instance:'))).toBe(true);
+    expect(h.find((i) => i.attr.endsWith('temperature'))?.attribute).toMatchObject({ kind: 'Property', value: 20, unitCode: 'CEL' });
+  });
+});
+
+describe('append attributes (POST .../attrs)', () => {
+  it('204 and adds or overwrites attributes', async () => {
+    const res = await b.request('POST', `${P}/attrs`, { body: { pressure: { type: 'Property', value: 1013 }, temperature: { type: 'Property', value: 22 } } });
+    expect(res.status).toBe(204);
+    const e = await get();
+    expect(e.pressure.value).toBe(1013);
+    expect(e.temperature).toEqual({ type: 'Property', value: 22 });
+    expect(history('temperature')).toHaveLength(2);
+  });
+  it('207 with notUpdated for existing attributes with options=noOverwrite', async () => {
+    const res = await b.request('POST', `${P}/attrs?options=noOverwrite`, { body: { pressure: { type: 'Property', value: 1 }, temperature: { type: 'Property', value: 99 } } });
+    expect(res.status).toBe(207);
+    expect(res.json.updated).toEqual(['pressure']);
+    expect(res.json.notUpdated).toEqual([{ attributeName: 'temperature', reason: expect.any(String) }]);
+    expect((await get()).temperature.value).toBe(20);
+  });
+});
+
+describe('update attributes (PATCH .../attrs)', () => {
+  it('204 when all exist', async () => {
+    const res = await b.request('PATCH', `${P}/attrs`, { body: { temperature: { type: 'Property', value: 25 } } });
+    expect(res.status).toBe(204);
+    expect((await get()).temperature).toEqual({ type: 'Property', value: 25 });
+  });
+  it('207 UpdateResult naming the attributes that do not exist', async () => {
+    const res = await b.request('PATCH', `${P}/attrs`, { body: { temperature: { type: 'Property', value: 25 }, nothere: { type: 'Property', value: 1 } } });
+    expect(res.status).toBe(207);
+    expect(res.json.updated).toEqual(['temperature']);
+    expect(res.json.notUpdated[0].attributeName).toBe('nothere');
+  });
+  it('NGSI-LD Null deletes the attribute and leaves a deletion instance', async () => {
+    const res = await b.request('PATCH', `${P}/attrs`, { body: { humidity: { type: 'Property', value: 'urn:ngsi-ld:null' } } });
+    expect(res.status).toBe(204);
+    expect((await get()).humidity).toBeUndefined();
+    const h = history('humidity');
+    expect(h).toHaveLength(2);
+    expect(h[1]?.deletedAt).toBe(T0 + 1000);
+    expect(h[1]?.attribute).toBeUndefined();
+  });
+});
+
+describe('partial attribute update (PATCH .../attrs/{attr})', () => {
+  it('changes only the given members and records an instance', async () => {
+    const res = await b.request('PATCH', `${P}/attrs/temperature`, { body: { value: 23, observedAt: '2026-05-01T10:00:00.000Z' } });
+    expect(res.status).toBe(204);
+    const t = (await get('?options=sysAttrs')).temperature;
+    expect(t).toMatchObject({ type: 'Property', value: 23, unitCode: 'CEL', observedAt: '2026-05-01T10:00:00.000Z' });
+    expect(t.createdAt).toBe(new Date(T0).toISOString());
+    expect(t.modifiedAt).toBe(new Date(T0 + 1000).toISOString());
+    const h = history('temperature');
+    expect(h).toHaveLength(2);
+    expect(h[1]?.observedAt).toBe(Date.parse('2026-05-01T10:00:00.000Z'));
+  });
+});
+
+describe('replace attribute (PUT .../attrs/{attr})', () => {
+  it('replaces the attribute completely', async () => {
+    const res = await b.request('PUT', `${P}/attrs/temperature`, { body: { type: 'Property', value: 30 } });
+    expect(res.status).toBe(204);
+    expect((await get()).temperature).toEqual({ type: 'Property', value: 30 });
+  });
+});
+
+describe('delete attribute', () => {
+  it('204, then 404 on a second delete; the deletion is in the history', async () => {
+    expect((await b.request('DELETE', `${P}/attrs/humidity`)).status).toBe(204);
+    expect((await b.request('DELETE', `${P}/attrs/humidity`)).status).toBe(404);
+    expect(history('humidity').at(-1)?.deletedAt).toBe(T0 + 1000);
+  });
+  it('datasetId and deleteAll select instances of a multi-attribute', async () => {
+    await b.request('POST', `${P}/attrs`, { body: { temperature: [{ type: 'Property', value: 5, datasetId: 'urn:ngsi-ld:Dataset:a' }, { type: 'Property', value: 6, datasetId: 'urn:ngsi-ld:Dataset:b' }] } });
+    expect((await get()).temperature).toHaveLength(3);
+    expect((await b.request('DELETE', `${P}/attrs/temperature?datasetId=urn:ngsi-ld:Dataset:a`)).status).toBe(204);
+    expect((await get()).temperature).toHaveLength(2);
+    expect((await b.request('DELETE', `${P}/attrs/temperature?deleteAll=true`)).status).toBe(204);
+    expect((await get()).temperature).toBeUndefined();
+  });
+});
+
+describe('merge entity (PATCH /entities/{id})', () => {
+  it('merges attributes and sub-attributes, NGSI-LD Null deletes', async () => {
+    const res = await b.request('PATCH', P, { body: { temperature: { value: 21, accuracy: { type: 'Property', value: 0.1 } }, humidity: 'urn:ngsi-ld:null', light: { type: 'Property', value: 300 } } });
+    expect(res.status).toBe(204);
+    const e = await get();
+    expect(e.temperature).toEqual({ type: 'Property', value: 21, unitCode: 'CEL', accuracy: { type: 'Property', value: 0.1 } });
+    expect(e.humidity).toBeUndefined();
+    expect(e.light.value).toBe(300);
+  });
+});
+
+describe('replace entity (PUT /entities/{id})', () => {
+  it('replaces all attributes and keeps createdAt', async () => {
+    const res = await b.request('PUT', P, { body: { type: 'Room', light: { type: 'Property', value: 1 } } });
+    expect(res.status).toBe(204);
+    const e = await get('?options=sysAttrs');
+    expect(e.temperature).toBeUndefined();
+    expect(e.light.value).toBe(1);
+    expect(e.createdAt).toBe(new Date(T0).toISOString());
+    expect(e.modifiedAt).toBe(new Date(T0 + 1000).toISOString());
+    expect(history('temperature').at(-1)?.deletedAt).toBe(T0 + 1000);
+  });
+});
+
+describe('delete entity', () => {
+  it('204; then 404, while the history remains and the id can be created again', async () => {
+    expect((await b.request('DELETE', P)).status).toBe(204);
+    expect((await b.request('GET', P)).status).toBe(404);
+    const h = history();
+    expect(h.length).toBe(4);
+    expect(h.filter((i) => i.deletedAt !== undefined)).toHaveLength(2);
+    const again = await b.request('POST', '/ngsi-ld/v1/entities', { body: { id: ID, type: 'Room' } });
+    expect(again.status).toBe(201);
+  });
+});
+
+describe('tenants', () => {
+  it('keeps tenants apart', async () => {
+    const headers = { 'NGSILD-Tenant': 'site2' };
+    expect((await b.request('GET', P, { headers })).status).toBe(404);
+    expect((await b.request('POST', '/ngsi-ld/v1/entities', { body: { id: ID, type: 'Room' }, headers })).status).toBe(201);
+    expect((await b.request('GET', P, { headers })).json.temperature).toBeUndefined();
+  });
+});

@@ -1,0 +1,239 @@
+// Configuration loading: defaults, config file (nested and dotted), environment overrides and errors.
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CONFIG_OPTIONS, ConfigError, defaultConfig, loadConfig, renderOptionsMarkdown } from '../../src/config/index.js';
+
+let dir: string;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'edgeld-config-'));
+});
+
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function writeConfig(content: unknown, name = 'config.json'): string {
+  const path = join(dir, name);
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
+  return path;
+}
+
+function loadError(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('defaultConfig', () => {
+  it('holds every documented default', () => {
+    expect(defaultConfig()).toEqual({
+      server: { port: 1026, host: '0.0.0.0', shutdownTimeout: 10_000 },
+      storage: { dir: './data', busyTimeout: 5_000 },
+      mqtt: { port: 1883 },
+      pagination: { limitDefault: 20, limitMax: 1_000 },
+      temporal: { limit: 10_000 },
+      contexts: { allowRemote: true, fetchTimeout: 5_000, maxBytes: 1_048_576 },
+      http: { bodyLimit: 2_097_152 },
+      log: { level: 'info' },
+      history: { bucket: 'month' },
+      batch: { maxSize: 1_000 },
+      application: { authentication: { enabled: false } },
+    });
+  });
+
+  it('is what loadConfig returns when nothing is set', () => {
+    expect(loadConfig({ argv: [], env: {} })).toEqual(defaultConfig());
+  });
+});
+
+describe('CONFIG_OPTIONS', () => {
+  it('lists every option with its dotted name, env name and default', () => {
+    expect(CONFIG_OPTIONS.map((o) => o.name)).toEqual([
+      'server.port',
+      'server.host',
+      'server.shutdown-timeout',
+      'storage.dir',
+      'storage.busy-timeout',
+      'mqtt.port',
+      'pagination.limit-default',
+      'pagination.limit-max',
+      'temporal.limit',
+      'contexts.allow-remote',
+      'contexts.fetch-timeout',
+      'contexts.max-bytes',
+      'http.body-limit',
+      'log.level',
+      'history.bucket',
+      'batch.max-size',
+      'application.authentication.enabled',
+    ]);
+    const limit = CONFIG_OPTIONS.find((o) => o.name === 'pagination.limit-default');
+    expect(limit).toMatchObject({ env: 'PAGINATION_LIMIT_DEFAULT', default: 20, kind: 'integer' });
+    expect(CONFIG_OPTIONS.find((o) => o.name === 'log.level')?.values).toEqual(['debug', 'info', 'warn', 'error', 'silent']);
+    for (const option of CONFIG_OPTIONS) expect(option.description).not.toBe('');
+  });
+
+  it('renders one Markdown row per option', () => {
+    const table = renderOptionsMarkdown();
+    expect(table.split('\n')).toHaveLength(CONFIG_OPTIONS.length + 2);
+    expect(table).toContain('| `application.authentication.enabled` | `APPLICATION_AUTHENTICATION_ENABLED` | `false` |');
+  });
+});
+
+describe('loadConfig from a file', () => {
+  it('reads nested groups from the file named by --config', () => {
+    const path = writeConfig({ server: { port: 8080, 'shutdown-timeout': 500 }, application: { authentication: { enabled: true } } });
+    const config = loadConfig({ argv: ['--config', path], env: {} });
+    expect(config.server).toEqual({ port: 8080, host: '0.0.0.0', shutdownTimeout: 500 });
+    expect(config.application.authentication.enabled).toBe(true);
+    expect(config.mqtt.port).toBe(1883);
+  });
+
+  it('reads dotted keys and mixed forms from the file named by EDGELD_CONFIG', () => {
+    const path = writeConfig({ 'server.port': 9000, 'pagination.limit-max': 50, application: { 'authentication.enabled': true } });
+    const config = loadConfig({ argv: [], env: { EDGELD_CONFIG: path } });
+    expect(config.server.port).toBe(9000);
+    expect(config.pagination.limitMax).toBe(50);
+    expect(config.application.authentication.enabled).toBe(true);
+  });
+
+  it('prefers --config over EDGELD_CONFIG and accepts --config=path', () => {
+    const a = writeConfig({ 'server.port': 1 }, 'a.json');
+    const b = writeConfig({ 'server.port': 2 }, 'b.json');
+    expect(loadConfig({ argv: [`--config=${a}`], env: { EDGELD_CONFIG: b } }).server.port).toBe(1);
+  });
+
+  it('names every unknown key, suggesting the kebab-case spelling', () => {
+    const path = writeConfig({ server: { port: 1, shutdownTimeout: 5, colour: 'red' }, 'nope.deep': 1, log: 'info' });
+    const err = loadError(() => loadConfig({ argv: ['--config', path], env: {} }));
+    expect(err.issues.map((i) => i.option)).toEqual(['server.shutdownTimeout', 'server.colour', 'nope.deep', 'log']);
+    expect(err.message).toContain('server.shutdownTimeout');
+    expect(err.message).toContain('did you mean "server.shutdown-timeout"?');
+    expect(err.message).toContain(`file ${path}`);
+  });
+
+  it('rejects an option given both nested and dotted', () => {
+    const path = writeConfig({ server: { port: 1 }, 'server.port': 2 });
+    const err = loadError(() => loadConfig({ argv: ['--config', path], env: {} }));
+    expect(err.issues).toEqual([expect.objectContaining({ option: 'server.port', message: 'set more than once in the file' })]);
+  });
+
+  it('names a missing file', () => {
+    const path = join(dir, 'absent.json');
+    const err = loadError(() => loadConfig({ argv: ['--config', path], env: {} }));
+    expect(err.message).toContain(path);
+    expect(err.message).toContain('file not found');
+  });
+
+  it('reports a file that is not a JSON object', () => {
+    const bad = writeConfig('{ "server": ', 'bad.json');
+    expect(loadError(() => loadConfig({ argv: ['--config', bad], env: {} })).message).toContain('not valid JSON');
+    const list = writeConfig([1, 2], 'list.json');
+    expect(loadError(() => loadConfig({ argv: ['--config', list], env: {} })).message).toContain('expected a JSON object');
+  });
+
+  it('does not coerce file values: JSON types must match', () => {
+    const path = writeConfig({ 'server.port': '1026' });
+    const err = loadError(() => loadConfig({ argv: ['--config', path], env: {} }));
+    expect(err.issues).toEqual([expect.objectContaining({ option: 'server.port', source: `file ${path}` })]);
+  });
+});
+
+describe('loadConfig from the environment', () => {
+  it('overrides the file', () => {
+    const path = writeConfig({ server: { port: 8080, host: '10.0.0.1' } });
+    const config = loadConfig({ argv: ['--config', path], env: { SERVER_PORT: '9090' } });
+    expect(config.server.port).toBe(9090);
+    expect(config.server.host).toBe('10.0.0.1');
+  });
+
+  it('coerces numbers, booleans and enums', () => {
+    const config = loadConfig({
+      argv: [],
+      env: {
+        PAGINATION_LIMIT_DEFAULT: ' 50 ',
+        SERVER_SHUTDOWN_TIMEOUT: '2500',
+        APPLICATION_AUTHENTICATION_ENABLED: 'true',
+        CONTEXTS_ALLOW_REMOTE: '0',
+        LOG_LEVEL: 'WARN',
+        HISTORY_BUCKET: 'day',
+        STORAGE_DIR: '/var/lib/edgeld',
+      },
+    });
+    expect(config.pagination.limitDefault).toBe(50);
+    expect(config.server.shutdownTimeout).toBe(2500);
+    expect(config.application.authentication.enabled).toBe(true);
+    expect(config.contexts.allowRemote).toBe(false);
+    expect(config.log.level).toBe('warn');
+    expect(config.history.bucket).toBe('day');
+    expect(config.storage.dir).toBe('/var/lib/edgeld');
+    expect(loadConfig({ argv: [], env: { APPLICATION_AUTHENTICATION_ENABLED: '1' } }).application.authentication.enabled).toBe(true);
+    expect(loadConfig({ argv: [], env: { CONTEXTS_ALLOW_REMOTE: 'False' } }).contexts.allowRemote).toBe(false);
+  });
+
+  it('treats an empty variable as unset and ignores unrelated variables', () => {
+    const config = loadConfig({ argv: [], env: { SERVER_PORT: '', PATH: '/usr/bin', SERVER_COLOUR: 'red' } });
+    expect(config.server.port).toBe(1026);
+  });
+
+  it('accepts port 0 for an ephemeral port', () => {
+    expect(loadConfig({ argv: [], env: { SERVER_PORT: '0', MQTT_PORT: '0' } }).mqtt.port).toBe(0);
+  });
+});
+
+describe('ConfigError', () => {
+  it('lists every bad option by dotted name at once', () => {
+    const path = writeConfig({ storage: { 'busy-timeout': -1 }, history: { bucket: 'year' } });
+    const err = loadError(() =>
+      loadConfig({
+        argv: ['--config', path],
+        env: {
+          SERVER_PORT: 'abc',
+          MQTT_PORT: '70000',
+          LOG_LEVEL: 'loud',
+          APPLICATION_AUTHENTICATION_ENABLED: 'yes',
+          HTTP_BODY_LIMIT: '1.5',
+          SERVER_HOST: '  ',
+        },
+      }),
+    );
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.name).toBe('ConfigError');
+    const byOption = new Map(err.issues.map((i) => [i.option, i]));
+    expect([...byOption.keys()].sort()).toEqual([
+      'application.authentication.enabled',
+      'history.bucket',
+      'http.body-limit',
+      'log.level',
+      'mqtt.port',
+      'server.port',
+      'storage.busy-timeout',
+    ]);
+    expect(byOption.get('server.port')).toMatchObject({ source: 'env SERVER_PORT', message: 'expected an integer' });
+    expect(byOption.get('mqtt.port')?.message).toMatch(/65535/);
+    expect(byOption.get('application.authentication.enabled')?.message).toBe('expected true, false, 1 or 0');
+    expect(byOption.get('history.bucket')?.source).toBe(`file ${path}`);
+    for (const option of byOption.keys()) expect(err.message).toContain(`- ${option} (`);
+    expect(err.message).toMatch(/^invalid configuration, 7 problems:/);
+  });
+
+  it('rejects pagination.limit-default above pagination.limit-max', () => {
+    const err = loadError(() => loadConfig({ argv: [], env: { PAGINATION_LIMIT_DEFAULT: '200', PAGINATION_LIMIT_MAX: '100' } }));
+    expect(err.issues).toEqual([
+      { option: 'pagination.limit-default', source: 'env PAGINATION_LIMIT_DEFAULT', message: 'must not exceed pagination.limit-max (100)' },
+    ]);
+  });
+
+  it('reports --config without a path', () => {
+    const err = loadError(() => loadConfig({ argv: ['--config'], env: {} }));
+    expect(err.issues[0]).toMatchObject({ option: 'config file', message: 'expected a path after --config' });
+  });
+});
