@@ -1,12 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/lib/index.js';
 import { MIGRATIONS, runMigrations, type Migration } from '../../src/store/migrations.js';
 import { fileStore, memoryStore, rawRead, tempDir } from './helpers.js';
 import Database from 'better-sqlite3';
 
 describe('store migrations', () => {
-  const tmp = tempDir();
-  afterEach(() => tmp.cleanup());
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    tmp = tempDir();
+    return tmp.cleanup;
+  });
 
   it('creates the parent directory and applies every migration on a new file', () => {
     const store = fileStore(tmp.file);

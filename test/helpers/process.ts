@@ -1,0 +1,56 @@
+// Starts the real broker process (node dist/main.js) on ephemeral ports with a temp data dir,
+// and waits for its start-up line; bounded waits only.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+
+export interface BrokerProcess {
+  child: ChildProcess;
+  port: number;
+  base: string;
+  stderr(): string;
+  /** Resolves with the exit code (or signal name) when the process ends. */
+  exited: Promise<number | string>;
+}
+
+export async function startBrokerProcess(env: Record<string, string>, timeoutMs = 15_000): Promise<BrokerProcess> {
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env['PATH'] ?? '', SERVER_HOST: '127.0.0.1', SERVER_PORT: '0', MQTT_PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  const exited = new Promise<number | string>((resolve) => {
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown'));
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`broker did not start in ${timeoutMs} ms:\n${err}`)), timeoutMs);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+      const m = /"msg":"edgeld started","http":"[^"]*:(\d+)"/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`broker exited (${code}) before start:\n${err}`));
+    });
+  });
+  return { child, port, base: `http://127.0.0.1:${port}`, stderr: () => err, exited };
+}
+
+/** Awaits a promise for at most `ms`. */
+export async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

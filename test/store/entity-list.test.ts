@@ -1,0 +1,59 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from '../../src/store/index.js';
+import { entity, memoryStore, NS } from './helpers.js';
+
+const A = NS + 'A';
+const B = NS + 'B';
+const C = NS + 'C';
+const id = (n: number): string => `urn:ngsi-ld:E:${String(n).padStart(2, '0')}`;
+const ids = (r: { entities: Array<{ id: string }> }): string[] => r.entities.map((e) => e.id);
+
+describe('store entities: list', () => {
+  let store: Store;
+  beforeEach(() => {
+    store = memoryStore();
+    // Created in a shuffled id order so creation order differs from id order.
+    for (const n of [5, 1, 4, 2, 3, 6]) store.entities.insert('', entity(id(n), n % 2 === 0 ? [A] : n === 3 ? [A, B] : [B]));
+    store.entities.insert('other', entity(id(7), [A]));
+    return () => store.close();
+  });
+
+  it('returns live entities in creation order', () => {
+    expect(ids(store.entities.list('', { limit: 100, offset: 0, count: false }))).toEqual([5, 1, 4, 2, 3, 6].map(id));
+  });
+
+  it('filters by any of the types', () => {
+    expect(ids(store.entities.list('', { types: [A], limit: 100, offset: 0, count: false }))).toEqual([4, 2, 3, 6].map(id));
+    expect(ids(store.entities.list('', { types: [B, A], limit: 100, offset: 0, count: false }))).toEqual([5, 1, 4, 2, 3, 6].map(id));
+    expect(ids(store.entities.list('', { types: [C], limit: 100, offset: 0, count: true }))).toEqual([]);
+    expect(store.entities.list('', { types: [C, NS + 'Never'], limit: 10, offset: 0, count: true }).count).toBe(0);
+  });
+
+  it('filters by any of the ids, combined with types', () => {
+    expect(ids(store.entities.list('', { ids: [id(3), id(5), id(9)], limit: 100, offset: 0, count: false }))).toEqual([5, 3].map(id));
+    expect(ids(store.entities.list('', { ids: [id(3), id(5)], types: [A], limit: 100, offset: 0, count: false }))).toEqual([id(3)]);
+  });
+
+  it('pages with limit and offset and counts only when asked', () => {
+    const page = store.entities.list('', { types: [A], limit: 2, offset: 1, count: true });
+    expect(ids(page)).toEqual([2, 3].map(id));
+    expect(page.count).toBe(4);
+    const noCount = store.entities.list('', { limit: 2, offset: 4, count: false });
+    expect(ids(noCount)).toEqual([3, 6].map(id));
+    expect('count' in noCount).toBe(false);
+  });
+
+  it('counts without fetching when limit is 0', () => {
+    expect(store.entities.list('', { ids: [id(1), id(2)], limit: 0, offset: 0, count: true })).toEqual({ entities: [], count: 2 });
+  });
+
+  it('leaves out soft-deleted entities and other tenants', () => {
+    store.entities.markDeleted('', id(4), 1);
+    expect(store.entities.list('', { types: [A], limit: 100, offset: 0, count: true })).toMatchObject({ count: 3 });
+    expect(ids(store.entities.list('other', { limit: 100, offset: 0, count: false }))).toEqual([id(7)]);
+  });
+
+  it('treats empty type and id lists as no constraint', () => {
+    expect(store.entities.list('', { types: [], ids: [], limit: 100, offset: 0, count: true }).count).toBe(6);
+  });
+});
