@@ -1,3 +1,5 @@
+// Persistence of cached and implicitly created JSON-LD contexts.
+
 import { describe, expect, it } from 'vitest';
 import type { PersistedContext } from '../../src/store/index.js';
 import { memoryStore, T0 } from './helpers.js';

@@ -1,5 +1,7 @@
+// Entity repository: round trip, soft delete and re-create, AlreadyExists, type/attribute indexes, reopen.
+
 import { beforeEach, describe, expect, it } from 'vitest';
-import { AlreadyExistsError } from '../../src/ngsi/errors.js';
+import { AlreadyExistsError } from '../../src/ngsi/index.js';
 import { entity, everyKind, fileStore, memoryStore, NS, property, rawRead, T0, tempDir } from './helpers.js';
 
 const ROOM = NS + 'Room';

@@ -1,3 +1,5 @@
+// Entity listing: creation order, type and id filters, paging and count.
+
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/index.js';
 import { entity, memoryStore, NS } from './helpers.js';
@@ -55,5 +57,22 @@ describe('store entities: list', () => {
 
   it('treats empty type and id lists as no constraint', () => {
     expect(store.entities.list('', { types: [], ids: [], limit: 100, offset: 0, count: true }).count).toBe(6);
+  });
+});
+
+describe('store entities: list by attributes', () => {
+  it('keeps entities having any of the attributes, and follows attribute changes', () => {
+    const store = memoryStore();
+    const p = { kind: 'Property' as const, value: 1, createdAt: 0, modifiedAt: 0, sub: {} };
+    store.entities.insert('', entity('urn:ngsi-ld:E:1', [A], { [NS + 'x']: [p] }));
+    store.entities.insert('', entity('urn:ngsi-ld:E:2', [A], { [NS + 'y']: [p] }));
+    store.entities.insert('', entity('urn:ngsi-ld:E:3', [A], {}));
+    const q = (attrs: string[]) => ids(store.entities.list('', { attrs, limit: 10, offset: 0, count: true }));
+    expect(q([NS + 'x'])).toEqual(['urn:ngsi-ld:E:1']);
+    expect(q([NS + 'x', NS + 'y'])).toEqual(['urn:ngsi-ld:E:1', 'urn:ngsi-ld:E:2']);
+    expect(q([NS + 'never'])).toEqual([]);
+    store.entities.update('', entity('urn:ngsi-ld:E:3', [A], { [NS + 'x']: [p] }));
+    expect(q([NS + 'x'])).toEqual(['urn:ngsi-ld:E:1', 'urn:ngsi-ld:E:3']);
+    store.close();
   });
 });

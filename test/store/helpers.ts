@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFixedClock, silentLogger } from '../../src/lib/index.js';
-import type { AttributeBase, Entity, Json, PropertyAttr } from '../../src/ngsi/model.js';
+import type { AttributeBase, Entity, Json, PropertyAttr } from '../../src/ngsi/index.js';
 import { openStore, type Store, type StoreOptions } from '../../src/store/index.js';
 
 export const T0 = Date.UTC(2024, 0, 15, 12, 0, 0);

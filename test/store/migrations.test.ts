@@ -1,3 +1,5 @@
+// Numbered migrations tracked in user_version: applied once, each in its own transaction.
+
 import { beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/lib/index.js';
 import { MIGRATIONS, runMigrations, type Migration } from '../../src/store/migrations.js';

@@ -1,0 +1,104 @@
+// The history repository: attribute instances appended to time buckets under a cached series id
+// per (tenant, entity, attribute, datasetId).
+
+import type BetterSqlite3 from 'better-sqlite3';
+import type { EntityId, Iri } from '../ngsi/index.js';
+import type { BucketCatalogue, StoredHistoryRow } from './buckets.js';
+import { decodeInstance, encodeInstance } from './history-codec.js';
+import type { IriDictionary } from './iris.js';
+import type { RunInTx } from './transactions.js';
+import type { CacheGroup } from './tx-cache.js';
+import type { HistoryInstance, HistoryRepository } from './types.js';
+
+interface SeriesRow {
+  id: number;
+  attr: Iri;
+  dataset_id: string | null;
+}
+
+interface HistoryDeps {
+  db: BetterSqlite3.Database;
+  iris: IriDictionary;
+  buckets: BucketCatalogue;
+  caches: CacheGroup;
+  transaction: RunInTx;
+}
+
+const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Series order of listForEntity: attribute IRI, then datasetId with the default instance first. */
+function compareSeries(a: SeriesRow, b: SeriesRow): number {
+  if (a.attr !== b.attr) return compareText(a.attr, b.attr);
+  if (a.dataset_id === b.dataset_id) return 0;
+  if (a.dataset_id === null) return -1;
+  if (b.dataset_id === null) return 1;
+  return compareText(a.dataset_id, b.dataset_id);
+}
+
+export function createHistoryRepository({ db, iris, buckets, caches, transaction }: HistoryDeps): HistoryRepository {
+  const seriesCache = caches.create<string, number>();
+  const findSeries = db.prepare<[string, string, number, string | null], number>(
+    'SELECT id FROM series WHERE tenant = ? AND entity_id = ? AND attr = ? AND dataset_id IS ?',
+  ).pluck();
+  const insertSeries = db.prepare<[string, string, number, string | null]>(
+    'INSERT INTO series (tenant, entity_id, attr, dataset_id) VALUES (?, ?, ?, ?)',
+  );
+  const SERIES_OF = 'SELECT s.id, i.iri AS attr, s.dataset_id FROM series s JOIN iris i ON i.id = s.attr WHERE s.tenant = ? AND s.entity_id = ?';
+  const seriesOfEntity = db.prepare<[string, string], SeriesRow>(SERIES_OF);
+  const seriesOfAttr = db.prepare<[string, string, number], SeriesRow>(`${SERIES_OF} AND s.attr = ?`);
+
+  const seriesId = (tenant: string, entityId: EntityId, attr: Iri, datasetId: string | undefined): number => {
+    const attrId = iris.intern(attr);
+    const dataset = datasetId ?? null;
+    const key = JSON.stringify([tenant, entityId, attrId, dataset]);
+    const cached = seriesCache.get(key);
+    if (cached !== undefined) return cached;
+    const id = findSeries.get(tenant, entityId, attrId, dataset) ?? Number(insertSeries.run(tenant, entityId, attrId, dataset).lastInsertRowid);
+    seriesCache.set(key, id);
+    return id;
+  };
+
+  const append = (tenant: string, instances: HistoryInstance[]): void => {
+    if (instances.length === 0) return;
+    transaction(() => {
+      for (const inst of instances) {
+        const row = encodeInstance(seriesId(tenant, inst.entityId, inst.attr, inst.datasetId), inst);
+        buckets.tableFor(row.t).insert(row);
+      }
+    });
+  };
+
+  const listForEntity = (tenant: string, entityId: EntityId, attr?: Iri): HistoryInstance[] => {
+    let series: SeriesRow[];
+    if (attr === undefined) series = seriesOfEntity.all(tenant, entityId);
+    else {
+      const attrId = iris.lookup(attr);
+      series = attrId === undefined ? [] : seriesOfAttr.all(tenant, entityId, attrId);
+    }
+    if (series.length === 0) return [];
+    series.sort(compareSeries);
+    const rank = new Map(series.map((s, i) => [s.id, i]));
+    const byId = new Map(series.map((s) => [s.id, s]));
+    const ids = series.map((s) => s.id);
+    const rows: Array<{ row: StoredHistoryRow; bucket: number }> = [];
+    buckets.list().forEach((b, bucket) => {
+      for (const row of buckets.table(b.name).rowsOfSeries(ids)) rows.push({ row, bucket });
+    });
+    // Buckets partition time, so (t, bucket, rowid) is insertion order within a series.
+    rows.sort((a, b) =>
+      (rank.get(a.row.series) ?? 0) - (rank.get(b.row.series) ?? 0) || a.row.t - b.row.t || a.bucket - b.bucket || a.row.rid - b.row.rid);
+    return rows.map(({ row }) => {
+      const s = byId.get(row.series);
+      if (!s) throw new Error(`history row of unknown series ${row.series}`);
+      const key: Pick<HistoryInstance, 'entityId' | 'attr' | 'datasetId'> = { entityId, attr: s.attr };
+      if (s.dataset_id !== null) key.datasetId = s.dataset_id;
+      return decodeInstance(row, key);
+    });
+  };
+
+  return {
+    append,
+    listForEntity,
+    buckets: () => buckets.list().map((b) => b.name),
+  };
+}

@@ -1,0 +1,108 @@
+// Numbered, forward-only schema migrations tracked in PRAGMA user_version. Never edit one that has
+// shipped: add the next number. Bucketed history tables are created at runtime (see buckets.ts).
+
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Logger } from '../lib/index.js';
+
+export interface Migration {
+  version: number;
+  up(db: BetterSqlite3.Database): void;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    up(db) {
+      db.exec(`
+        -- Type and attribute IRIs as small integers: every index row and series stays short.
+        CREATE TABLE iris (
+          id  INTEGER PRIMARY KEY,
+          iri TEXT NOT NULL UNIQUE
+        );
+
+        -- id, created_at, modified_at and deleted_at live in columns, not again in doc.
+        CREATE TABLE entities (
+          rowid       INTEGER PRIMARY KEY,
+          tenant      TEXT    NOT NULL,
+          id          TEXT    NOT NULL,
+          doc         TEXT    NOT NULL,
+          created_at  INTEGER NOT NULL,
+          modified_at INTEGER NOT NULL,
+          deleted_at  INTEGER
+        );
+        -- Soft-deleted rows stay for temporal reads, so only live ids must be unique.
+        CREATE UNIQUE INDEX entities_live_id ON entities (tenant, id) WHERE deleted_at IS NULL;
+        -- Creation-order listing per tenant (the index carries rowid); untouched by doc updates.
+        CREATE INDEX entities_live_order ON entities (tenant) WHERE deleted_at IS NULL;
+
+        CREATE TABLE entity_types (
+          entity INTEGER NOT NULL REFERENCES entities (rowid) ON DELETE CASCADE,
+          iri    INTEGER NOT NULL REFERENCES iris (id),
+          PRIMARY KEY (entity, iri)
+        ) WITHOUT ROWID;
+        CREATE INDEX entity_types_iri ON entity_types (iri, entity);
+
+        CREATE TABLE entity_attrs (
+          entity INTEGER NOT NULL REFERENCES entities (rowid) ON DELETE CASCADE,
+          iri    INTEGER NOT NULL REFERENCES iris (id),
+          PRIMARY KEY (entity, iri)
+        ) WITHOUT ROWID;
+        CREATE INDEX entity_attrs_iri ON entity_attrs (iri, entity);
+
+        -- One series per (tenant, entity, attribute, datasetId); history rows carry only its id.
+        CREATE TABLE series (
+          id         INTEGER PRIMARY KEY,
+          tenant     TEXT    NOT NULL,
+          entity_id  TEXT    NOT NULL,
+          attr       INTEGER NOT NULL REFERENCES iris (id),
+          dataset_id TEXT
+        );
+        -- NOTE: NULLs are distinct in a UNIQUE constraint; ifnull() makes the default instance
+        -- (no datasetId) unique too. A datasetId is a URI, so it is never ''.
+        CREATE UNIQUE INDEX series_key ON series (tenant, entity_id, attr, ifnull(dataset_id, ''));
+
+        CREATE TABLE history_buckets (
+          name     TEXT    PRIMARY KEY,
+          start_ms INTEGER NOT NULL,
+          end_ms   INTEGER NOT NULL
+        ) WITHOUT ROWID;
+
+        CREATE TABLE contexts (
+          id         TEXT    PRIMARY KEY,
+          url        TEXT    NOT NULL UNIQUE,
+          body       TEXT    NOT NULL,
+          kind       TEXT    NOT NULL CHECK (kind IN ('Cached', 'ImplicitlyCreated')),
+          created_at INTEGER NOT NULL
+        );
+      `);
+    },
+  },
+];
+
+function userVersion(db: BetterSqlite3.Database): number {
+  const v: unknown = db.pragma('user_version', { simple: true });
+  if (typeof v !== 'number') throw new Error(`unexpected user_version: ${String(v)}`);
+  return v;
+}
+
+/** Applies the migrations newer than the database, each in its own transaction. Returns how many ran. */
+export function runMigrations(db: BetterSqlite3.Database, migrations: readonly Migration[], log: Logger): number {
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1) throw new Error(`migration ${i} has version ${m.version}; expected ${i + 1}`);
+  });
+  const current = userVersion(db);
+  if (current > migrations.length) {
+    throw new Error(`database schema version ${current} is newer than this broker (${migrations.length})`);
+  }
+  let applied = 0;
+  for (const m of migrations.slice(current)) {
+    db.transaction(() => {
+      m.up(db);
+      // PRAGMA takes no bound parameters; version is an integer from the list above.
+      db.pragma(`user_version = ${m.version}`);
+    }).immediate();
+    applied += 1;
+    log.info('store migration applied', { version: m.version });
+  }
+  return applied;
+}

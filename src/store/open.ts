@@ -1,0 +1,105 @@
+// Opens the database (directory, pragmas, migrations) and assembles the Store from its parts.
+
+import Database from 'better-sqlite3';
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { createBucketCatalogue } from './buckets.js';
+import { createContextPersistence } from './contexts.js';
+import { createEntityRepository } from './entities.js';
+import { createHistoryRepository } from './history.js';
+import { createIriDictionary } from './iris.js';
+import { MIGRATIONS, runMigrations } from './migrations.js';
+import { createTxRunner } from './transactions.js';
+import { createCacheGroup } from './tx-cache.js';
+import type { DiskStats, Store, StoreOptions } from './types.js';
+
+const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+
+const isMemory = (path: string): boolean => path === ':memory:' || path === '';
+
+/**
+ * NOTE: synchronous=NORMAL in WAL mode syncs only at checkpoints: a power cut may lose the last
+ * commits but never corrupts, and it saves an fsync per commit on the SD card.
+ * journal_size_limit keeps the WAL from staying large on disk after a burst.
+ */
+function applyPragmas(db: Database.Database, busyTimeoutMs: number): void {
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
+  db.pragma('foreign_keys = ON');
+  db.pragma('cache_size = -8192');
+  db.pragma('temp_store = MEMORY');
+  db.pragma('journal_size_limit = 4194304');
+}
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+function pragmaNumber(db: Database.Database, name: string): number {
+  const v: unknown = db.pragma(name, { simple: true });
+  return typeof v === 'number' ? v : 0;
+}
+
+export function openStore(opts: StoreOptions): Store {
+  const { path, log } = opts;
+  if (!isMemory(path)) mkdirSync(dirname(path), { recursive: true });
+  const busyTimeoutMs = opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  const db = new Database(path, { timeout: busyTimeoutMs });
+  try {
+    applyPragmas(db, busyTimeoutMs);
+    runMigrations(db, MIGRATIONS, log);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+
+  const caches = createCacheGroup(db);
+  const runner = createTxRunner(db, caches, log);
+  const iris = createIriDictionary(db, caches);
+  const buckets = createBucketCatalogue(db, opts.historyBucket, caches);
+  log.info('store opened', { path, journalMode: db.pragma('journal_mode', { simple: true }), schema: MIGRATIONS.length });
+
+  const checkpoint = (): void => {
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  };
+
+  const store: Store = {
+    transaction: runner.transaction,
+    write: runner.write,
+    entities: createEntityRepository(db, iris, runner.transaction),
+    history: createHistoryRepository({ db, iris, buckets, caches, transaction: runner.transaction }),
+    contexts: createContextPersistence(db),
+    flush() {
+      if (!db.open) return Promise.resolve();
+      try {
+        runner.flushQueue();
+        return Promise.resolve();
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    },
+    checkpoint,
+    close() {
+      if (!db.open) return;
+      runner.shutdown();
+      try {
+        checkpoint();
+      } catch (err) {
+        log.warn('checkpoint at close failed', { err });
+      }
+      db.close();
+      log.info('store closed', { path });
+    },
+    isOpen: () => db.open,
+    diskStats(): DiskStats {
+      const dbBytes = pragmaNumber(db, 'page_count') * pragmaNumber(db, 'page_size');
+      return { dbBytes, walBytes: isMemory(path) ? 0 : fileSize(`${path}-wal`) };
+    },
+  };
+  return store;
+}

@@ -1,0 +1,124 @@
+// The store's public contracts: the Store handle, its repositories and the shapes they return.
+// Row shapes and SQL stay private to this module; only domain types cross this boundary.
+
+import type { Clock, Logger } from '../lib/index.js';
+import type { Attribute, Entity, EntityId, Iri } from '../ngsi/index.js';
+
+export interface StoreOptions {
+  /** Database file path, or ':memory:'. */
+  path: string;
+  busyTimeoutMs?: number;
+  historyBucket: 'day' | 'month';
+  log: Logger;
+  clock: Clock;
+}
+
+export interface TxContext {
+  /** Registers a side effect that runs after COMMIT, in registration order; never on rollback. */
+  onCommit(fn: () => void): void;
+}
+
+export interface DiskStats {
+  /** page_count * page_size of the main database. */
+  dbBytes: number;
+  /** Size of the WAL file; 0 when it does not exist or the database is in memory. */
+  walBytes: number;
+}
+
+export interface Store {
+  /**
+   * Runs fn in one IMMEDIATE transaction, synchronously; onCommit hooks run after COMMIT, in order;
+   * nothing runs on rollback. Nested calls join the outer transaction inside a SAVEPOINT, so a
+   * nested failure the caller catches undoes only the nested writes.
+   */
+  transaction<T>(fn: (tx: TxContext) => T): T;
+  /**
+   * Group commit: writes queued in one event-loop turn (or 200 of them) run in ONE transaction,
+   * each in its own SAVEPOINT. A throwing fn rolls back only its savepoint and rejects its own
+   * promise. Promises settle and onCommit hooks run after COMMIT; a failed COMMIT rejects all.
+   */
+  write<T>(fn: (tx: TxContext) => T): Promise<T>;
+  readonly entities: EntityRepository;
+  readonly history: HistoryRepository;
+  readonly contexts: ContextPersistence;
+  /** Commits what is queued now; resolves when it is committed (used at shutdown). */
+  flush(): Promise<void>;
+  /** PRAGMA wal_checkpoint(TRUNCATE). */
+  checkpoint(): void;
+  /** Commits what is queued synchronously, checkpoints and closes. Idempotent. */
+  close(): void;
+  isOpen(): boolean;
+  /** Bytes used on disk, for metrics. */
+  diskStats(): DiskStats;
+}
+
+export interface EntityListQuery {
+  /** Any-of, expanded type IRIs. An empty list means no constraint. */
+  types?: Iri[];
+  /** Any-of. An empty list means no constraint. */
+  ids?: EntityId[];
+  /** Any-of, expanded attribute IRIs: entities having at least one of them. */
+  attrs?: Iri[];
+  limit: number;
+  offset: number;
+  count: boolean;
+}
+
+export interface EntityRepository {
+  /** The live entity with that id. */
+  get(tenant: string, id: EntityId): Entity | undefined;
+  /** The live entities among ids; missing ones are simply absent from the map. */
+  getMany(tenant: string, ids: EntityId[]): Map<EntityId, Entity>;
+  exists(tenant: string, id: EntityId): boolean;
+  /** Throws AlreadyExistsError when a live entity has that id. A soft-deleted id may be created again. */
+  insert(tenant: string, entity: Entity): void;
+  /** Replaces the document of a live entity (types/attrs indexes kept in sync); false when none. */
+  update(tenant: string, entity: Entity): boolean;
+  /** Soft delete: sets deletedAt and keeps the row for temporal reads; false when no live entity. */
+  markDeleted(tenant: string, id: EntityId, at: number): boolean;
+  /** Live entities in creation order; count computed only when asked. */
+  list(tenant: string, q: EntityListQuery): { entities: Entity[]; count?: number };
+}
+
+export interface HistoryInstance {
+  entityId: EntityId;
+  attr: Iri;
+  datasetId?: string;
+  /** 'urn:ngsi-ld:Instance:<uuid>' (any other string is kept verbatim). */
+  instanceId: string;
+  observedAt?: number;
+  createdAt: number;
+  modifiedAt: number;
+  deletedAt?: number;
+  /** The instance as written; absent for a deletion instance (value NGSI-LD Null). */
+  attribute?: Attribute;
+  /** The writer's subject (JWT sub), for audit. */
+  subject?: string;
+}
+
+export interface HistoryRepository {
+  /** Appends instances atomically (joins the caller's transaction when there is one). */
+  append(tenant: string, instances: HistoryInstance[]): void;
+  /** All instances of an entity (optionally one attribute), ordered by (attr, datasetId, time, insertion). */
+  listForEntity(tenant: string, entityId: EntityId, attr?: Iri): HistoryInstance[];
+  /** Names of the bucket tables that exist, oldest first. */
+  buckets(): string[];
+}
+
+/** Structurally identical to the jsonld module's persisted context record. */
+export interface PersistedContext {
+  id: string;
+  url: string;
+  body: string;
+  kind: 'Cached' | 'ImplicitlyCreated';
+  createdAt: number;
+}
+
+export interface ContextPersistence {
+  get(url: string): PersistedContext | undefined;
+  getById(id: string): PersistedContext | undefined;
+  /** Upsert by url. */
+  put(ctx: PersistedContext): void;
+  delete(id: string): boolean;
+  list(): PersistedContext[];
+}

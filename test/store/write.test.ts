@@ -1,0 +1,141 @@
+// store.write group commit: per-write savepoints, hook timing, batch limits, flush and close.
+
+import { describe, expect, it } from 'vitest';
+import { entity, memoryStore, NS } from './helpers.js';
+
+const T = NS + 'Thing';
+const id = (n: number): string => `urn:ngsi-ld:Thing:${n}`;
+
+describe('store.write (group commit)', () => {
+  it('commits the others when one of N concurrent writes throws, and rejects only that one', async () => {
+    const store = memoryStore();
+    const events: string[] = [];
+    const writes = [1, 2, 3, 4].map((n) => store.write((tx) => {
+      store.entities.insert('', entity(id(n), [T]));
+      events.push(`fn${n}`);
+      tx.onCommit(() => events.push(`hook${n}`));
+      if (n === 3) throw new Error('three fails');
+      return n;
+    }));
+    const settled = await Promise.allSettled(writes);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(settled[0]).toEqual({ status: 'fulfilled', value: 1 });
+    expect(settled[2]).toMatchObject({ reason: new Error('three fails') });
+    // One COMMIT for the batch: every fn ran before the first hook, and the failed one has no hook.
+    expect(events).toEqual(['fn1', 'fn2', 'fn3', 'fn4', 'hook1', 'hook2', 'hook4']);
+    expect([1, 2, 3, 4].map((n) => store.entities.exists('', id(n)))).toEqual([true, true, false, true]);
+    store.close();
+  });
+
+  it('keeps dictionary caches right when a savepoint rolls back a new IRI', async () => {
+    const store = memoryStore();
+    const fresh = NS + 'Fresh';
+    const results = await Promise.allSettled([
+      store.write(() => store.entities.insert('', entity(id(1), [NS + 'Other']))),
+      store.write(() => {
+        store.entities.insert('', entity(id(2), [fresh]));
+        throw new Error('rolled back');
+      }),
+      store.write(() => store.entities.insert('', entity(id(3), [fresh]))),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    await store.write(() => store.entities.insert('', entity(id(4), [fresh])));
+    expect(store.entities.list('', { types: [fresh], limit: 10, offset: 0, count: false }).entities.map((e) => e.id)).toEqual([id(3), id(4)]);
+    store.close();
+  });
+
+  it('resolves promises after COMMIT and sends a write issued from onCommit to the next batch', async () => {
+    const store = memoryStore();
+    const events: string[] = [];
+    let late: Promise<void> | undefined;
+    const first = store.write((tx) => {
+      events.push('fn1');
+      tx.onCommit(() => {
+        events.push('hook1');
+        late = store.write((tx2) => {
+          events.push('late fn');
+          tx2.onCommit(() => events.push('late hook'));
+        });
+      });
+    });
+    const second = store.write((tx) => {
+      events.push('fn2');
+      tx.onCommit(() => events.push('hook2'));
+    });
+    await Promise.all([first, second]);
+    events.push('resolved');
+    await late;
+    expect(events).toEqual(['fn1', 'fn2', 'hook1', 'hook2', 'resolved', 'late fn', 'late hook']);
+    store.close();
+  });
+
+  it('commits at most 200 writes per transaction, in order', async () => {
+    const store = memoryStore();
+    const events: string[] = [];
+    const all = Array.from({ length: 450 }, (_, i) => store.write((tx) => {
+      events.push(`fn${i}`);
+      tx.onCommit(() => events.push(`hook${i}`));
+      return i;
+    }));
+    expect(await Promise.all(all)).toEqual(Array.from({ length: 450 }, (_, i) => i));
+    // Batch boundaries: the hooks of a batch run between its last fn and the next batch's first fn.
+    expect(events.indexOf('hook199')).toBeLessThan(events.indexOf('fn200'));
+    expect(events.indexOf('fn199')).toBeLessThan(events.indexOf('hook0'));
+    expect(events.indexOf('hook399')).toBeLessThan(events.indexOf('fn400'));
+    expect(events.indexOf('fn200')).toBe(events.indexOf('hook199') + 1);
+    store.close();
+  });
+
+  it('rejects a write whose fn returns a Promise, without touching the others', async () => {
+    const store = memoryStore();
+    const bad = store.write(async () => {
+      store.entities.insert('', entity(id(1), [T]));
+    });
+    const good = store.write(() => store.entities.insert('', entity(id(2), [T])));
+    await expect(bad).rejects.toThrow(/synchronous/);
+    await good;
+    expect(store.entities.exists('', id(1))).toBe(false);
+    expect(store.entities.exists('', id(2))).toBe(true);
+    store.close();
+  });
+
+  it('runs a write queued inside a transaction after that transaction', async () => {
+    const store = memoryStore();
+    const events: string[] = [];
+    let queued: Promise<void> | undefined;
+    store.transaction(() => {
+      queued = store.write(() => {
+        events.push('write');
+      });
+      events.push('transaction');
+    });
+    await queued;
+    expect(events).toEqual(['transaction', 'write']);
+    store.close();
+  });
+
+  it('flush() commits what is queued', async () => {
+    const store = memoryStore();
+    const p = store.write(() => store.entities.insert('', entity(id(1), [T])));
+    await store.flush();
+    expect(store.entities.exists('', id(1))).toBe(true);
+    await p;
+    store.close();
+  });
+
+  it('close() commits queued writes synchronously; later writes reject', async () => {
+    const store = memoryStore();
+    let committed = false;
+    const p = store.write((tx) => {
+      tx.onCommit(() => {
+        committed = true;
+      });
+      return 'done';
+    });
+    store.close();
+    expect(committed).toBe(true);
+    await expect(p).resolves.toBe('done');
+    await expect(store.write(() => 1)).rejects.toThrow(/closed/);
+    await expect(store.flush()).resolves.toBeUndefined();
+  });
+});
