@@ -81,11 +81,6 @@ export interface Entity {
   deletedAt?: number;
 }
 
-/** An attribute fragment as received in a partial update (`PATCH .../attrs/{attr}`). */
-export type AttributeFragment = Partial<Omit<Attribute, 'kind' | 'createdAt' | 'modifiedAt'>> & {
-  kind?: AttributeKind;
-};
-
 export function assertNever(x: never, what = 'value'): never {
   throw new Error(`unexpected ${what}: ${JSON.stringify(x)}`);
 }

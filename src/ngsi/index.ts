@@ -1,0 +1,33 @@
+// The pure NGSI-LD domain: vocabulary, error catalogue, entity model, parsing of compact input,
+// update rules and representations. Other modules import from here only.
+
+export * from './model.js';
+export * from './vocab.js';
+export * from './terms.js';
+export * from './errors.js';
+
+export type {
+  AttributeDeletion, AttributeFragment, AttributeInput, AttributeInputs, EntityFragment, FragmentInput, FragmentValue,
+  PayloadMember,
+} from './fragment.js';
+export { isDeletion } from './fragment.js';
+export {
+  assertSameEntityId, parseAttribute, parseAttributeFragment, parseAttributes, parseEntity, parseEntityFragment,
+  type ParseOptions,
+} from './parse.js';
+export { inferKind, isGeoAttribute } from './build-attribute.js';
+
+export type { Change, NotUpdated, UpdateOutcome } from './draft.js';
+export {
+  appendAttributes, deleteAttribute, mergeEntity, replaceAttribute, replaceEntity, updateAttributePartial,
+  updateAttributes,
+} from './update.js';
+
+export { renderEntity, type RenderOptions, type RepresentationFormat } from './render.js';
+export { renderFeatureCollection, renderGeoJson, type GeoJsonOptions } from './geojson.js';
+export { parseLanguagePreference, pickLanguage, type LanguagePreference } from './lang.js';
+
+export { GEOMETRY_TYPES, checkGeometry, looksLikeGeometry, type Geometry, type GeometryCheck } from './geometry.js';
+export { formatDateTime, parseDateTime } from './time.js';
+export { isAbsoluteUri, isLanguageKey, isScopePath, nameProblem } from './names.js';
+export type { JsonObject } from './json.js';

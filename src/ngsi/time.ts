@@ -1,0 +1,39 @@
+// ISO 8601 date-times at the domain boundary: strict parsing to epoch milliseconds and formatting back.
+// NGSI-LD §4.6.3 requires a date-time with a time zone; we refuse anything looser.
+
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(Z|[+-]\d{2}(?::?\d{2})?)$/i;
+
+function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+function offsetMinutes(zone: string): number | undefined {
+  if (zone === 'Z' || zone === 'z') return 0;
+  const sign = zone.startsWith('-') ? -1 : 1;
+  const digits = zone.slice(1).replace(':', '');
+  const hours = Number(digits.slice(0, 2));
+  const minutes = digits.length > 2 ? Number(digits.slice(2)) : 0;
+  if (hours > 23 || minutes > 59) return undefined;
+  return sign * (hours * 60 + minutes);
+}
+
+/** Epoch milliseconds of an ISO 8601 date-time with zone, or undefined when it is not one. */
+export function parseDateTime(text: string): number | undefined {
+  const m = DATE_TIME.exec(text);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[4], m[5]].map(Number);
+  if (year === undefined || month === undefined || day === undefined || hour === undefined || minute === undefined) {
+    return undefined;
+  }
+  const second = m[6] === undefined ? 0 : Number(m[6]);
+  const millis = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  const offset = offsetMinutes(m[8] ?? '');
+  if (offset === undefined) return undefined;
+  return Date.UTC(year, month - 1, day, hour, minute, second, millis) - offset * 60_000;
+}
+
+/** The broker's output form of an instant: UTC with milliseconds (`toISOString`). */
+export const formatDateTime = (ms: number): string => new Date(ms).toISOString();
