@@ -30,7 +30,7 @@ export interface UpdateOutcome {
 
 export interface UpdateResult { updated: Iri[]; notUpdated: NotUpdated[] }
 
-export interface EntityListQuery { types?: Iri[]; ids?: EntityId[]; limit: number; offset: number; count: boolean }
+export interface EntityListQuery { types?: Iri[]; ids?: EntityId[]; attrs?: Iri[]; limit: number; offset: number; count: boolean }
 
 export interface EntityService {
   create(actor: Actor, entity: Entity): Promise<void>;

@@ -92,9 +92,12 @@ describe('other representations', () => {
       expect(res.json.name).toBe('Main hall');
       expect(res.json.owner).toBe('urn:ngsi-ld:Person:p1');
       expect(res.json.location).toEqual(BUILDING.location.value);
-      expect(res.json.category).toBe('commercial');
-      expect(res.json.config).toEqual(BUILDING.config.json);
-      expect(res.json.readings).toEqual([1, 2, 3]);
+      // NGSI-LD §4.5.4: the newer kinds keep their member name so they stay unambiguous.
+      expect(res.json.category).toEqual({ vocab: 'commercial' });
+      expect(res.json.config).toEqual({ json: BUILDING.config.json });
+      expect(res.json.readings).toEqual({ valueList: [1, 2, 3] });
+      expect(res.json.title).toEqual({ languageMap: BUILDING.title.languageMap });
+      expect(res.json.temperature).toEqual({ dataset: { '@none': 21.5, 'urn:ngsi-ld:Dataset:outside': 19 } });
       expect(res.json.address).toEqual({ streetAddress: '1 Main St' });
     }
   });

@@ -84,7 +84,8 @@ describe('jsonldContexts resource', () => {
     const id: string = listed.json[0].localId;
     const served = await b.request('GET', `/ngsi-ld/v1/jsonldContexts/${id}`);
     expect(served.status).toBe(200);
-    expect(served.json['@context']).toEqual(USER_CONTEXT['@context']);
+    // The hosted document is the whole context the request used: the inline part, then core.
+    expect(served.json['@context']).toEqual([USER_CONTEXT['@context'], 'https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.9.jsonld']);
     // A client can use the hosted URL as its context: it resolves locally.
     const hostedUrl = `http://127.0.0.1/ngsi-ld/v1/jsonldContexts/${id}`;
     const read = await b.request('GET', '/ngsi-ld/v1/entities/urn:ngsi-ld:Sensor:i1', { headers: { Link: link(hostedUrl) } });
