@@ -32,7 +32,7 @@ export function registerContextRoutes(app: App, deps: AppDeps): void {
     GET: (c) => {
       readParams(c.req.url, []);
       const mediaType = negotiate(c.req.header('accept'), [APP_LD_JSON, APP_JSON]);
-      const id = c.req.param('id');
+      const id = c.req.param('id') ?? '';
       const body = contexts.get(id);
       if (!body) throw new ResourceNotFoundError('Unknown @context', id);
       return new Response(JSON.stringify(body), { status: 200, headers: { 'Content-Type': mediaType } });
@@ -40,7 +40,7 @@ export function registerContextRoutes(app: App, deps: AppDeps): void {
     // NGSI-LD §5.13.5 Delete and Reload @context
     DELETE: async (c) => {
       const params = readParams(c.req.url, ['reload']);
-      const id = c.req.param('id');
+      const id = c.req.param('id') ?? '';
       const found = await contexts.delete(id, { reload: bool(params, 'reload') });
       if (!found) throw new ResourceNotFoundError('Unknown @context', id);
       return noContent();
