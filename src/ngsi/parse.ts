@@ -2,7 +2,7 @@
 // model: whole entities, attribute maps of update bodies, merge fragments and single attributes.
 
 import type { Attribute, Entity, EntityId, Iri } from './model.js';
-import { ENTITY_CORE_MEMBERS, NGSI_LD_NULL } from './vocab.js';
+import { ENTITY_CORE_MEMBERS, NGSI_LD_NULL, SPECIFIC_ACCESS_POLICY } from './vocab.js';
 import type { TermMapper } from './terms.js';
 import { BadRequestDataError } from './errors.js';
 import { isPlainObject } from './json.js';
@@ -83,6 +83,14 @@ function addInstances<T extends { datasetId?: string }>(
   into[iri] = all;
 }
 
+/** Interface §2.1, §2.6 rule 5: specificAccessPolicy is a Property whose value is `read` or `write`. */
+const ACCESS_POLICIES: readonly unknown[] = ['read', 'write'];
+function checkAccessPolicy(instances: Attribute[] | undefined, ctx: ParseContext): void {
+  if (instances === undefined) return;
+  const ok = instances.length === 1 && instances[0]!.kind === 'Property' && ACCESS_POLICIES.includes(instances[0]!.value);
+  if (!ok) fail(ctx, 'specificAccessPolicy must be one Property whose value is read or write');
+}
+
 function onlyAttributes(inputs: AttributeInput[], ctx: ParseContext): Attribute[] {
   return inputs.map((a) => (isDeletion(a) ? fail(ctx, 'NGSI-LD Null is only allowed in updates') : a));
 }
@@ -104,6 +112,7 @@ export function parseEntity(doc: unknown, mapper: TermMapper, opts: ParseOptions
   forEachAttribute(body, ctx, (iri, raw, at) => {
     addInstances(attrs, iri, onlyAttributes(parseInstances(raw, at, (item, c) => parseAttributeInput(item, c, iri)), at), at);
   });
+  checkAccessPolicy(attrs[SPECIFIC_ACCESS_POLICY], child(ctx, 'specificAccessPolicy'));
   const entity: Entity = { id, types, attrs, createdAt: opts.now, modifiedAt: opts.now };
   if (body.scope !== undefined) {
     const scope = readScope(body.scope, child(ctx, 'scope'));

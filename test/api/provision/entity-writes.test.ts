@@ -156,3 +156,22 @@ describe('tenants', () => {
     expect((await b.request('GET', P, { headers })).json.temperature).toBeUndefined();
   });
 });
+
+describe('specificAccessPolicy', () => {
+  it('is accepted and stored under the authorization IRI, and rendered back by name', async () => {
+    const res = await b.request('POST', '/ngsi-ld/v1/entities', {
+      body: { id: 'urn:ngsi-ld:Room:sap', type: 'Room', specificAccessPolicy: { type: 'Property', value: 'read' } },
+    });
+    expect(res.status).toBe(201);
+    const stored = b.broker.store.entities.get('', 'urn:ngsi-ld:Room:sap');
+    expect(Object.keys(stored?.attrs ?? {})).toEqual(['https://ontology.eglobalmark.com/authorization#specificAccessPolicy']);
+    const back = await b.request('GET', '/ngsi-ld/v1/entities/urn:ngsi-ld:Room:sap');
+    expect(back.json.specificAccessPolicy).toEqual({ type: 'Property', value: 'read' });
+  });
+  it('refuses a value other than read or write', async () => {
+    const res = await b.request('POST', '/ngsi-ld/v1/entities', {
+      body: { id: 'urn:ngsi-ld:Room:sap2', type: 'Room', specificAccessPolicy: { type: 'Property', value: 'admin' } },
+    });
+    expect(res.status).toBe(400);
+  });
+});

@@ -1,0 +1,85 @@
+// Compiles a context list into term maps on a cache miss: one JSON-LD 1.1 context processing by
+// jsonld, plus one probe compaction for IRIs several terms share. jsonld errors are translated here.
+
+import { BadRequestDataError, NgsiError } from '../ngsi/index.js';
+import {
+  compactDocument, processContext, type DocumentLoader, type JsonObject,
+} from './jsonld-api.js';
+import { expandTermWith } from './term-mapper.js';
+import { draftTermMaps, settleTermMaps, type TermMaps } from './term-maps.js';
+
+/** Loads a context document by URL; throws an NgsiError when it cannot. */
+export type LoadContext = (url: string) => Promise<JsonObject>;
+
+export interface CompiledContext {
+  maps: TermMaps;
+  /** The URLs loaded while processing (for usage statistics). */
+  urls: ReadonlySet<string>;
+}
+
+export async function compileContext(list: unknown[], load: LoadContext): Promise<CompiledContext> {
+  const urls = new Set<string>();
+  let failure: NgsiError | undefined;
+  const loader: DocumentLoader = async (url) => {
+    try {
+      const document = await load(url);
+      urls.add(url);
+      // jsonld resolves relative URLs inside loaded documents in place: give it a copy.
+      return { contextUrl: null, documentUrl: url, document: structuredClone(document) };
+    } catch (err) {
+      failure ??= err instanceof NgsiError ? err : undefined;
+      throw err;
+    }
+  };
+  try {
+    const draft = draftTermMaps(await processContext(list, loader));
+    const chosen = draft.ambiguous.length === 0
+      ? new Map<string, string>()
+      : await probeCompaction(list, loader, draft.ambiguous, (key) => expandTermWith(draft.maps, key));
+    return { maps: settleTermMaps(draft.maps, chosen), urls };
+  } catch (err) {
+    // NOTE: jsonld rewraps loader errors (and drops their cause inside scoped contexts): report the load failure.
+    throw failure ?? translateJsonLdError(err);
+  }
+}
+
+/** Turns anything jsonld throws into an NgsiError (an invalid context is the client's fault). */
+export function translateJsonLdError(err: unknown): NgsiError {
+  if (err instanceof NgsiError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  const details: unknown = typeof err === 'object' && err !== null ? Reflect.get(err, 'details') : undefined;
+  const code: unknown = typeof details === 'object' && details !== null ? Reflect.get(details, 'code') : undefined;
+  const detail = typeof code === 'string' ? `${message} (${code})` : message;
+  return new BadRequestDataError('Invalid JSON-LD context', detail, { cause: err });
+}
+
+/**
+ * Asks jsonld which key compaction writes for each IRI, valued by an empty node object, and maps the
+ * keys back to IRIs. NOTE: when several terms share an IRI the choice depends on their containers and
+ * coercions (JSON-LD 1.1 API §4.3); asking jsonld keeps the run-time map identical to it.
+ */
+async function probeCompaction(
+  list: unknown[], loader: DocumentLoader, iris: readonly string[], expandKey: (key: string) => string,
+): Promise<Map<string, string>> {
+  const wanted = new Set(iris);
+  const chosen = new Map<string, string>();
+  const read = (compacted: JsonObject): void => {
+    for (const key of Object.keys(compacted)) {
+      const iri = expandKey(key);
+      if (key !== '@context' && wanted.has(iri)) chosen.set(iri, key);
+    }
+  };
+  try {
+    read(await compactDocument(Object.fromEntries(iris.map((iri) => [iri, [{}]])), list, loader));
+  } catch {
+    // One IRI jsonld refuses (e.g. confused with a prefix) must not cost the others their choice.
+    for (const iri of iris) {
+      try {
+        read(await compactDocument({ [iri]: [{}] }, list, loader));
+      } catch {
+        // Left to the run-time fallback.
+      }
+    }
+  }
+  return chosen;
+}

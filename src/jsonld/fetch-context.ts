@@ -1,0 +1,93 @@
+// One bounded fetch of a remote context document: http(s) only, timeout over headers and body,
+// size cap enforced while streaming, JSON object with @context required. Failures → 503.
+
+import { LdContextNotAvailableError } from '../ngsi/index.js';
+import { isJsonObject, type JsonObject } from './jsonld-api.js';
+
+export interface FetchLimits {
+  fetch: typeof fetch;
+  timeoutMs: number;
+  maxBytes: number;
+}
+
+export interface FetchedContext {
+  /** The JSON text as received. */
+  body: string;
+  document: JsonObject;
+}
+
+const TITLE = 'Unable to load the JSON-LD context';
+const ACCEPT = 'application/ld+json, application/json';
+
+function unavailable(url: string, reason: string, cause?: unknown): LdContextNotAvailableError {
+  return new LdContextNotAvailableError(TITLE, `${url}: ${reason}`, cause === undefined ? undefined : { cause });
+}
+
+export async function fetchContextDocument(url: string, limits: FetchLimits): Promise<FetchedContext> {
+  let parsedUrl: URL;
+  try {
+    parsedUrl = new URL(url);
+  } catch (err) {
+    throw unavailable(url, 'not a URL', err);
+  }
+  if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:') {
+    throw unavailable(url, 'only http and https contexts can be fetched');
+  }
+  const signal = AbortSignal.timeout(limits.timeoutMs);
+  let text: string;
+  try {
+    const res = await limits.fetch(parsedUrl, { headers: { accept: ACCEPT }, signal, redirect: 'follow' });
+    if (!res.ok) {
+      await res.body?.cancel().catch(() => undefined);
+      throw unavailable(url, `the server answered ${res.status}`);
+    }
+    text = await readCapped(url, res, limits.maxBytes);
+  } catch (err) {
+    if (err instanceof LdContextNotAvailableError) throw err;
+    const reason = signal.aborted ? `no answer within ${limits.timeoutMs} ms` : errorMessage(err);
+    throw unavailable(url, reason, err);
+  }
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (err) {
+    throw unavailable(url, 'the document is not JSON', err);
+  }
+  if (!isJsonObject(document) || !('@context' in document)) {
+    throw unavailable(url, 'the document is not a JSON object with @context');
+  }
+  return { body: text, document };
+}
+
+async function readCapped(url: string, res: Response, maxBytes: number): Promise<string> {
+  const declared = Number(res.headers.get('content-length') ?? NaN);
+  if (declared > maxBytes) {
+    await res.body?.cancel().catch(() => undefined);
+    throw unavailable(url, `the document is larger than ${maxBytes} bytes`);
+  }
+  if (res.body === null) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw unavailable(url, `the document is larger than ${maxBytes} bytes`);
+    }
+    chunks.push(value);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch (err) {
+    throw unavailable(url, 'the document is not UTF-8 text', err);
+  }
+}
+
+function errorMessage(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+  return err.message + cause;
+}

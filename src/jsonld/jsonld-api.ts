@@ -1,0 +1,83 @@
+// Typed access to the jsonld package (v9), the broker's only import of it. The published typings
+// describe an older jsonld API, so the subset called here is declared here.
+
+import { createRequire } from 'node:module';
+import jsonldPackage from 'jsonld';
+
+export type JsonObject = Record<string, unknown>;
+
+export interface RemoteDocument {
+  contextUrl: null;
+  documentUrl: string;
+  document: JsonObject;
+}
+
+export type DocumentLoader = (url: string) => Promise<RemoteDocument>;
+
+/** A term definition as jsonld keeps it in an active context (only the members read here). */
+export interface TermDefinition {
+  '@id'?: unknown;
+  '@type'?: unknown;
+  '@container'?: unknown;
+  '@language'?: unknown;
+  '@direction'?: unknown;
+  reverse?: boolean;
+  /** The term may be the prefix of a compact IRI. */
+  _prefix?: boolean;
+  _termHasColon?: boolean;
+}
+
+/** The processed ("active") context jsonld builds: term definitions, @vocab, @base. */
+export interface ActiveContext {
+  mappings: Map<string, TermDefinition | null>;
+  '@vocab'?: string;
+  '@base'?: string;
+}
+
+interface Options {
+  documentLoader?: DocumentLoader;
+  contextResolver?: unknown;
+}
+
+interface JsonLdApi {
+  processContext(active: ActiveContext | null, local: unknown, options: Options): Promise<ActiveContext>;
+  expand(input: unknown, options: Options): Promise<unknown[]>;
+  compact(input: unknown, ctx: unknown, options: Options): Promise<JsonObject>;
+}
+
+type ContextResolverClass = new (opts: { sharedCache: Map<string, unknown> }) => unknown;
+
+// NOTE: cast because @types/jsonld describes jsonld 1.5 (no processContext, loose document types).
+const api = jsonldPackage as unknown as JsonLdApi;
+// NOTE: cast because jsonld's ContextResolver (its `contextResolver` option) ships without typings.
+const ContextResolver = createRequire(import.meta.url)('jsonld/lib/ContextResolver.js') as ContextResolverClass;
+
+/**
+ * Options for one jsonld call. NOTE: jsonld keeps resolved contexts in a module-wide cache shared by
+ * all calls; an `@import` of a context that an earlier call processed against the same active context
+ * then reads the wrong kind of entry ("a term definition must not contain mappings"). A resolver per
+ * call keeps calls independent (the broker caches resolved contexts itself).
+ */
+function optionsFor(documentLoader: DocumentLoader): Options {
+  return { documentLoader, contextResolver: new ContextResolver({ sharedCache: new Map() }) };
+}
+
+/** Processes a context (list) from the initial context with JSON-LD 1.1 context processing. */
+export async function processContext(local: unknown, documentLoader: DocumentLoader): Promise<ActiveContext> {
+  const initial = await api.processContext(null, null, {});
+  return api.processContext(initial, local, optionsFor(documentLoader));
+}
+
+/** JSON-LD expansion of a document. */
+export function expandDocument(input: unknown, documentLoader: DocumentLoader): Promise<unknown[]> {
+  return api.expand(input, optionsFor(documentLoader));
+}
+
+/** JSON-LD compaction of a document with a context. */
+export function compactDocument(input: unknown, ctx: unknown, documentLoader: DocumentLoader): Promise<JsonObject> {
+  return api.compact(input, ctx, optionsFor(documentLoader));
+}
+
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,87 @@
+// The public types of the jsonld module: context inputs, the persistence port the store implements,
+// resolved contexts (term maps) and the context service (ETSI NGSI-LD §5.13 context management).
+
+import type { Clock, Logger } from '../lib/index.js';
+import type { TermMapper } from '../ngsi/index.js';
+
+/** The value of a request's `@context`: one URL, one inline context, or a list of both. */
+export type ContextInput = string | Record<string, unknown> | Array<string | Record<string, unknown>>;
+
+export interface PersistedContext {
+  id: string;
+  url: string;
+  /** JSON text of the context document. */
+  body: string;
+  kind: 'Cached' | 'ImplicitlyCreated';
+  createdAt: number;
+}
+
+/** Implemented by the store (SQLite); jsonld/ never imports store/. */
+export interface ContextPersistence {
+  get(url: string): PersistedContext | undefined;
+  getById(id: string): PersistedContext | undefined;
+  /** Upsert by url. */
+  put(ctx: PersistedContext): void;
+  delete(id: string): boolean;
+  list(): PersistedContext[];
+}
+
+export interface ResolvedContext extends TermMapper {
+  /** Stable key of this context list (cache key). */
+  readonly key: string;
+  /**
+   * The context to put in a JSON-LD response body's @context: the client's contexts in order, with the
+   * core URL appended when not present; just the core URL string when the client gave none.
+   */
+  readonly bodyContext: string | Array<string | Record<string, unknown>>;
+  /**
+   * For a `Link` header on application/json responses: an absolute URL when the client's context is
+   * one URL (or only core); otherwise undefined and `hostedId` is set.
+   */
+  readonly linkUrl: string | undefined;
+  /** Id under which this composite/inline context is served at /ngsi-ld/v1/jsonldContexts/{id} (ImplicitlyCreated). */
+  readonly hostedId: string | undefined;
+}
+
+export type ContextKind = 'Hosted' | 'Cached' | 'ImplicitlyCreated';
+
+export interface ContextEntryInfo {
+  id: string;
+  url: string;
+  kind: ContextKind;
+  createdAt?: number;
+  lastUsage?: number;
+  numberOfHits?: number;
+}
+
+export interface ContextService {
+  /** The core context alone (no I/O). */
+  readonly core: ResolvedContext;
+  /**
+   * Resolve the context of a request: undefined = core only. Throws LdContextNotAvailableError (503)
+   * when a remote context cannot be loaded (network error, timeout, non-2xx, too large, not JSON,
+   * remote disabled) and BadRequestDataError when a context is invalid JSON-LD. Cached per key
+   * (bounded LRU) so jsonld runs only on a miss.
+   */
+  resolve(input: ContextInput | undefined): Promise<ResolvedContext>;
+  /** ETSI 5.13: list/get/delete cached contexts. */
+  list(opts: { kind?: ContextKind }): ContextEntryInfo[];
+  /** Body of a context by id (or by URL); undefined when unknown. The core context is listed with kind 'Hosted'. */
+  get(idOrUrl: string): Record<string, unknown> | undefined;
+  /**
+   * Evicts from memory and persistence; returns false when unknown; throws BadRequestDataError for the
+   * core context. With reload=true a Cached context is fetched again.
+   */
+  delete(idOrUrl: string, opts?: { reload?: boolean }): Promise<boolean>;
+}
+
+export interface ContextServiceOptions {
+  persistence: ContextPersistence;
+  allowRemote: boolean;
+  fetchTimeoutMs: number;
+  maxBytes: number;
+  log: Logger;
+  clock: Clock;
+  /** Injectable for tests; defaults to the global fetch. */
+  fetch?: typeof fetch;
+}
