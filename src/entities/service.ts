@@ -5,7 +5,7 @@
 import {
   ResourceNotFoundError, type Entity, type EntityId, type Iri,
 } from '../ngsi/index.js';
-import type { Store } from '../store/index.js';
+import type { EntityListQuery, Store } from '../store/index.js';
 import type { ChangeEmitter, ChangeEvent } from '../events.js';
 import type { Clock, IdGenerator } from '../lib/index.js';
 import {
@@ -30,7 +30,6 @@ export interface UpdateOutcome {
 
 export interface UpdateResult { updated: Iri[]; notUpdated: NotUpdated[] }
 
-export interface EntityListQuery { types?: Iri[]; ids?: EntityId[]; attrs?: Iri[]; limit: number; offset: number; count: boolean }
 
 export interface EntityService {
   create(actor: Actor, entity: Entity): Promise<void>;

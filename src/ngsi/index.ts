@@ -31,3 +31,4 @@ export { GEOMETRY_TYPES, checkGeometry, looksLikeGeometry, type Geometry, type G
 export { formatDateTime, parseDateTime } from './time.js';
 export { isAbsoluteUri, isLanguageKey, isScopePath, nameProblem } from './names.js';
 export type { JsonObject } from './json.js';
+export { compileIdPattern, type EntityFilter } from './filters.js';

@@ -7,67 +7,46 @@ import { decodeEntity, encodeEntityDoc, type EntityRow } from './entity-doc.js';
 import type { IriDictionary } from './iris.js';
 import type { RunInTx } from './transactions.js';
 import type { EntityListQuery, EntityRepository } from './types.js';
+import { ENTITY_INDEXERS } from './entity-indexes.js';
+import { MATCH_NOTHING, translateFilter, type FilterContext } from './entity-filters.js';
 
 const ROW = 'e.id, e.doc, e.created_at, e.modified_at, e.deleted_at';
 
-interface ListParams {
-  tenant: string;
-  ids?: string;
-  types?: string;
-  attrs?: string;
-  limit?: number;
-  offset?: number;
-}
+type ListParams = Record<string, unknown>;
 
 function isUniqueViolation(err: unknown): boolean {
   return err instanceof Error && Reflect.get(err, 'code') === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
-/** One prepared statement per filter combination and purpose, built on first use and reused. */
+const STATEMENT_CACHE_SIZE = 128;
+
+/**
+ * Page and count statements, cached by their SQL text (the filter combination, never values).
+ * NOTE: with an id list, look each id up in the live-id index and sort the few hits; left alone
+ * the planner prefers walking the tenant's whole creation-order index to avoid that sort.
+ */
 function createListStatements(db: BetterSqlite3.Database) {
-  const pages = new Map<string, BetterSqlite3.Statement<[ListParams], EntityRow>>();
-  const counts = new Map<string, BetterSqlite3.Statement<[ListParams], number>>();
-  /**
-   * NOTE: with an id list, look each id up in the live-id index and sort the few hits; left alone
-   * the planner prefers walking the tenant's whole creation-order index to avoid that sort.
-   */
-  const fromOf = (hasIds: boolean): string => (hasIds ? 'entities e INDEXED BY entities_live_id' : 'entities e');
-  const whereOf = (hasIds: boolean, hasTypes: boolean, hasAttrs: boolean): string => {
-    const where = ['e.tenant = @tenant', 'e.deleted_at IS NULL'];
-    if (hasAttrs) {
-      where.push('EXISTS (SELECT 1 FROM entity_attrs a WHERE a.entity = e.rowid AND a.iri IN (SELECT value FROM json_each(@attrs)))');
+  const cache = new Map<string, BetterSqlite3.Statement<[ListParams], unknown>>();
+  const prepare = (sql: string): BetterSqlite3.Statement<[ListParams], unknown> => {
+    let stmt = cache.get(sql);
+    if (!stmt) {
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value ?? '');
+      stmt = db.prepare<[ListParams], unknown>(sql);
+      cache.set(sql, stmt);
     }
-    if (hasIds) where.push('e.id IN (SELECT value FROM json_each(@ids))');
-    if (hasTypes) {
-      where.push('EXISTS (SELECT 1 FROM entity_types t WHERE t.entity = e.rowid AND t.iri IN (SELECT value FROM json_each(@types)))');
-    }
-    return where.join(' AND ');
+    return stmt;
   };
   return {
-    page(hasIds: boolean, hasTypes: boolean, hasAttrs: boolean): BetterSqlite3.Statement<[ListParams], EntityRow> {
-      const key = `${hasIds}/${hasTypes}/${hasAttrs}`;
-      let stmt = pages.get(key);
-      if (!stmt) {
-        stmt = db.prepare<[ListParams], EntityRow>(
-          `SELECT ${ROW} FROM ${fromOf(hasIds)} WHERE ${whereOf(hasIds, hasTypes, hasAttrs)} ORDER BY e.rowid LIMIT @limit OFFSET @offset`,
-        );
-        pages.set(key, stmt);
-      }
-      return stmt;
+    page(from: string, where: string): BetterSqlite3.Statement<[ListParams], EntityRow> {
+      // NOTE: the statement selects exactly the EntityRow columns (ROW).
+      return prepare(`SELECT ${ROW} FROM ${from} WHERE ${where} ORDER BY e.rowid LIMIT @limit OFFSET @offset`) as BetterSqlite3.Statement<[ListParams], EntityRow>;
     },
-    count(hasIds: boolean, hasTypes: boolean, hasAttrs: boolean): BetterSqlite3.Statement<[ListParams], number> {
-      const key = `${hasIds}/${hasTypes}/${hasAttrs}`;
-      let stmt = counts.get(key);
-      if (!stmt) {
-        stmt = db.prepare<[ListParams], number>(`SELECT count(*) FROM ${fromOf(hasIds)} WHERE ${whereOf(hasIds, hasTypes, hasAttrs)}`).pluck();
-        counts.set(key, stmt);
-      }
-      return stmt;
-    },
+    prepare,
   };
 }
 
 export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDictionary, transaction: RunInTx): EntityRepository {
+  const indexers = ENTITY_INDEXERS.map((make) => make(db, iris));
   const getRow = db.prepare<[string, string], EntityRow>(`SELECT ${ROW} FROM entities e WHERE tenant = ? AND id = ? AND deleted_at IS NULL`);
   const getMany = db.prepare<[string, string], EntityRow>(
     `SELECT ${ROW} FROM entities e WHERE tenant = ? AND deleted_at IS NULL AND id IN (SELECT value FROM json_each(?))`,
@@ -117,6 +96,7 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
       }
       syncIndex('types', rowid, entity.types, true);
       syncIndex('attrs', rowid, Object.keys(entity.attrs), true);
+      for (const ix of indexers) ix.write(rowid, entity, true);
     });
   };
 
@@ -127,31 +107,46 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
       updateRow.run(encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, entity.deletedAt ?? null, rowid);
       syncIndex('types', rowid, entity.types, false);
       syncIndex('attrs', rowid, Object.keys(entity.attrs), false);
+      for (const ix of indexers) ix.write(rowid, entity, false);
       return true;
     });
 
   const list = (tenant: string, q: EntityListQuery): { entities: Entity[]; count?: number } => {
     const params: ListParams = { tenant };
-    if (q.ids && q.ids.length > 0) params.ids = JSON.stringify(q.ids);
-    if (q.types && q.types.length > 0) {
-      const known = q.types.map((t) => iris.lookup(t)).filter((id) => id !== undefined);
-      // No requested type was ever stored: nothing can match.
-      if (known.length === 0) return q.count ? { entities: [], count: 0 } : { entities: [] };
-      params.types = JSON.stringify(known);
+    const where = ['e.tenant = @tenant', 'e.deleted_at IS NULL'];
+    const none = q.count ? { entities: [], count: 0 } : { entities: [] };
+    const hasIds = q.ids !== undefined && q.ids.length > 0;
+    if (hasIds) {
+      params['ids'] = JSON.stringify(q.ids);
+      where.push('e.id IN (SELECT value FROM json_each(@ids))');
     }
-    if (q.attrs && q.attrs.length > 0) {
-      const known = q.attrs.map((a) => iris.lookup(a)).filter((id) => id !== undefined);
-      if (known.length === 0) return q.count ? { entities: [], count: 0 } : { entities: [] };
-      params.attrs = JSON.stringify(known);
+    for (const [key, table, list] of [['types', 'entity_types', q.types], ['attrs', 'entity_attrs', q.attrs]] as const) {
+      if (!list || list.length === 0) continue;
+      const known = list.map((t) => iris.lookup(t)).filter((id) => id !== undefined);
+      // No requested IRI was ever stored: nothing can match.
+      if (known.length === 0) return none;
+      params[key] = JSON.stringify(known);
+      where.push(`EXISTS (SELECT 1 FROM ${table} x WHERE x.entity = e.rowid AND x.iri IN (SELECT value FROM json_each(@${key})))`);
     }
-    const hasIds = params.ids !== undefined;
-    const hasTypes = params.types !== undefined;
-    const hasAttrs = params.attrs !== undefined;
+    let n = 0;
+    const fctx: FilterContext = { db, iris, param: (prefix) => `${prefix}${n++}` };
+    for (const filter of q.filters ?? []) {
+      const fragment = translateFilter(filter, fctx);
+      if (fragment === MATCH_NOTHING) return none;
+      where.push(`(${fragment.sql})`);
+      Object.assign(params, fragment.params);
+    }
+    const from = hasIds ? 'entities e INDEXED BY entities_live_id' : 'entities e';
+    const whereSql = where.join(' AND ');
     const out: { entities: Entity[]; count?: number } = { entities: [] };
     if (q.limit > 0) {
-      out.entities = listStatements.page(hasIds, hasTypes, hasAttrs).all({ ...params, limit: q.limit, offset: q.offset }).map(decodeEntity);
+      out.entities = listStatements.page(from, whereSql).all({ ...params, limit: q.limit, offset: q.offset }).map(decodeEntity);
     }
-    if (q.count) out.count = listStatements.count(hasIds, hasTypes, hasAttrs).get(params) ?? 0;
+    if (q.count) {
+      // NOTE: a count statement returns one row with column n.
+      const row = listStatements.prepare(`SELECT count(*) AS n FROM ${from} WHERE ${whereSql}`).get(params) as { n: number } | undefined;
+      out.count = row?.n ?? 0;
+    }
     return out;
   };
 
@@ -169,7 +164,13 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
     exists: (tenant, id) => liveRowid.get(tenant, id) !== undefined,
     insert,
     update,
-    markDeleted: (tenant, id, at) => markDeleted.run(at, tenant, id).changes > 0,
+    markDeleted: (tenant, id, at) => transaction(() => {
+      const rowid = liveRowid.get(tenant, id);
+      if (rowid === undefined) return false;
+      markDeleted.run(at, tenant, id);
+      for (const ix of indexers) ix.remove(rowid);
+      return true;
+    }),
     list,
   };
 }

@@ -3,6 +3,10 @@
 
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Logger } from '../lib/index.js';
+import { up as geo } from './migration-002-geo.js';
+import { up as queryValues } from './migration-003-query-values.js';
+import { up as attributeKinds } from './migration-004-attribute-kinds.js';
+import { up as temporal } from './migration-005-temporal.js';
 
 export interface Migration {
   version: number;
@@ -77,6 +81,10 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  { version: 2, up: geo },
+  { version: 3, up: queryValues },
+  { version: 4, up: attributeKinds },
+  { version: 5, up: temporal },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {

@@ -12,6 +12,7 @@ import { MIGRATIONS, runMigrations } from './migrations.js';
 import { createTxRunner } from './transactions.js';
 import { createCacheGroup } from './tx-cache.js';
 import type { DiskStats, Store, StoreOptions } from './types.js';
+import { registerSqlFunctions } from './entity-filters.js';
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
@@ -52,6 +53,7 @@ export function openStore(opts: StoreOptions): Store {
   const db = new Database(path, { timeout: busyTimeoutMs });
   try {
     applyPragmas(db, busyTimeoutMs);
+    registerSqlFunctions(db);
     runMigrations(db, MIGRATIONS, log);
   } catch (err) {
     db.close();

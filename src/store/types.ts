@@ -2,7 +2,7 @@
 // Row shapes and SQL stay private to this module; only domain types cross this boundary.
 
 import type { Clock, Logger } from '../lib/index.js';
-import type { Attribute, Entity, EntityId, Iri } from '../ngsi/index.js';
+import type { Attribute, Entity, EntityFilter, EntityId, Iri } from '../ngsi/index.js';
 
 export interface StoreOptions {
   /** Database file path, or ':memory:'. */
@@ -59,6 +59,8 @@ export interface EntityListQuery {
   ids?: EntityId[];
   /** Any-of, expanded attribute IRIs: entities having at least one of them. */
   attrs?: Iri[];
+  /** Further filters (q, scopeQ, geo, type selection, idPattern); all must hold. */
+  filters?: EntityFilter[];
   limit: number;
   offset: number;
   count: boolean;

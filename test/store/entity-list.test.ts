@@ -76,3 +76,14 @@ describe('store entities: list by attributes', () => {
     store.close();
   });
 });
+
+describe('store entities: list by idPattern', () => {
+  it('matches ids against the pattern, with paging and count', () => {
+    const store = memoryStore();
+    for (const n of [1, 2, 3, 10, 11]) store.entities.insert('', entity(`urn:ngsi-ld:E:${n}`, [A]));
+    const r = store.entities.list('', { filters: [{ kind: 'idPattern', pattern: '^urn:ngsi-ld:E:1\\d?$' }], limit: 2, offset: 0, count: true });
+    expect(ids(r)).toEqual(['urn:ngsi-ld:E:1', 'urn:ngsi-ld:E:10']);
+    expect(r.count).toBe(3);
+    store.close();
+  });
+});

@@ -1,0 +1,56 @@
+// Translation of domain entity filters (ngsi/filters) into SQL fragments over `entities e`, with
+// named parameters only: values are always bound, never concatenated.
+
+import type BetterSqlite3 from 'better-sqlite3';
+import { compileIdPattern, type EntityFilter } from '../ngsi/index.js';
+import type { IriDictionary } from './iris.js';
+
+export interface SqlFragment {
+  /** A boolean SQL expression over `e` (the entities row); parameters as `@name`. */
+  sql: string;
+  params: Record<string, unknown>;
+}
+
+/** A filter that cannot match anything (e.g. an attribute never stored). */
+export const MATCH_NOTHING: SqlFragment = { sql: '0', params: {} };
+
+export interface FilterContext {
+  db: BetterSqlite3.Database;
+  iris: IriDictionary;
+  /** A fresh parameter name, unique within the statement. */
+  param(prefix: string): string;
+}
+
+export type FilterTranslator = (filter: EntityFilter, ctx: FilterContext) => SqlFragment | undefined;
+
+/** SQL functions the translators rely on, registered once per connection. */
+export function registerSqlFunctions(db: BetterSqlite3.Database): void {
+  const patterns = new Map<string, RegExp>();
+  db.function('ngsi_regexp', { deterministic: true }, (pattern: unknown, value: unknown) => {
+    if (typeof pattern !== 'string' || typeof value !== 'string') return 0;
+    let re = patterns.get(pattern);
+    if (!re) {
+      re = compileIdPattern(pattern);
+      if (patterns.size > 256) patterns.clear();
+      patterns.set(pattern, re);
+    }
+    return re.test(value) ? 1 : 0;
+  });
+}
+
+function idPattern(filter: EntityFilter, ctx: FilterContext): SqlFragment | undefined {
+  if (filter.kind !== 'idPattern') return undefined;
+  const p = ctx.param('idp');
+  return { sql: `ngsi_regexp(@${p}, e.id)`, params: { [p]: filter.pattern } };
+}
+
+/** Every translator; each returns undefined for filter kinds it does not own. */
+export const FILTER_TRANSLATORS: FilterTranslator[] = [idPattern];
+
+export function translateFilter(filter: EntityFilter, ctx: FilterContext): SqlFragment {
+  for (const t of FILTER_TRANSLATORS) {
+    const out = t(filter, ctx);
+    if (out) return out;
+  }
+  throw new Error(`no SQL translation for entity filter '${filter.kind}'`);
+}

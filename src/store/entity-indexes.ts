@@ -1,0 +1,19 @@
+// Secondary indexes over live entities (query values, geometries, attribute kinds): each is kept in
+// sync by the entity repository inside the same transaction as the entity row.
+
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Entity } from '../ngsi/index.js';
+import type { IriDictionary } from './iris.js';
+
+export interface EntityIndexer {
+  readonly name: string;
+  /** The entity row `rowid` was inserted (isNew) or its document replaced. */
+  write(rowid: number, entity: Entity, isNew: boolean): void;
+  /** The entity row `rowid` stopped being live (soft delete) or is gone. */
+  remove(rowid: number): void;
+}
+
+export type EntityIndexerFactory = (db: BetterSqlite3.Database, iris: IriDictionary) => EntityIndexer;
+
+/** Every secondary index, in the order they are maintained. */
+export const ENTITY_INDEXERS: EntityIndexerFactory[] = [];
