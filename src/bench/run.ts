@@ -1,0 +1,127 @@
+// Benchmark entry point (`npm run bench`): runs every scenario against the broker and against the
+// bare Hono + SQLite ceiling, then prints a table and, as the last line, a JSON summary.
+
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Cleanup } from './cleanup.js';
+import { benchTarget, type MeasureOptions } from './measure.js';
+import { fileSystemOf } from './proc.js';
+import { buildRows, formatJson, formatTable, type TargetResult } from './report.js';
+
+interface RunOptions extends MeasureOptions {
+  readonly ceilingOnly: boolean;
+  /** The broker's entry script; undefined means dist/main.js. */
+  readonly broker: string | undefined;
+}
+
+const USAGE = `usage: node dist/bench/run.js [--ceiling-only] [--concurrency N] [--duration S] [--tmp DIR] [--broker FILE]
+  --ceiling-only   benchmark only the bare Hono + SQLite ceiling
+  --concurrency N  requests in flight (default 16)
+  --duration S     measured seconds per scenario (default 3)
+  --tmp DIR        parent of the temporary data directories (default: the temp dir, unless it is tmpfs)
+  --broker FILE    entry script to benchmark as the broker (default: dist/main.js)`;
+
+function log(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+function defaultTmp(): string {
+  // Disk writes per update mean nothing on tmpfs (RAM), so prefer a disk-backed directory.
+  const tmp = tmpdir();
+  return fileSystemOf(tmp) === 'tmpfs' && existsSync('/var/tmp') ? '/var/tmp' : tmp;
+}
+
+function parseOptions(argv: readonly string[]): RunOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      'ceiling-only': { type: 'boolean', default: false },
+      concurrency: { type: 'string', default: '16' },
+      duration: { type: 'string', default: '3' },
+      tmp: { type: 'string' },
+      broker: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  const concurrency = Number(values.concurrency);
+  const seconds = Number(values.duration);
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new Error(`--concurrency: expected a positive integer\n${USAGE}`);
+  }
+  if (!(seconds > 0 && seconds <= 60)) throw new Error(`--duration: expected seconds between 0 and 60\n${USAGE}`);
+  return {
+    ceilingOnly: values['ceiling-only'],
+    concurrency,
+    durationMs: seconds * 1000,
+    tmp: values.tmp ?? defaultTmp(),
+    broker: values.broker,
+  };
+}
+
+function describeRun(options: RunOptions, ceiling: TargetResult): string[] {
+  const fs = fileSystemOf(options.tmp) ?? 'an unknown file system';
+  const notes = [
+    `${options.durationMs / 1000} s per scenario at concurrency ${options.concurrency}, Node ${process.version}, data on ${fs}`,
+    'ratio = value / ceiling (req/s: below 1 is slower; ms and bytes/op: above 1 is costlier)',
+  ];
+  if (ceiling.rssIdle !== undefined && ceiling.rssLoaded !== undefined) {
+    const mib = (bytes: number) => (bytes / 1_048_576).toFixed(1);
+    notes.push(`ceiling RSS for reference: idle ${mib(ceiling.rssIdle)} MiB, loaded ${mib(ceiling.rssLoaded)} MiB`);
+  }
+  return notes;
+}
+
+function hasErrors(result: TargetResult | undefined): boolean {
+  return result?.scenarios.some((s) => s.load.errors > 0) ?? false;
+}
+
+async function main(): Promise<void> {
+  let options: RunOptions;
+  try {
+    options = parseOptions(process.argv.slice(2));
+  } catch (err) {
+    log(err instanceof Error ? err.message : String(err));
+    process.exitCode = 2;
+    return;
+  }
+  const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+  const cleanup = new Cleanup();
+  process.on('exit', () => cleanup.runAllSync());
+  const signals: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
+  for (const signal of signals) {
+    process.on(signal, () => {
+      log(`interrupted by ${signal}; cleaning up`);
+      void cleanup.runAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+    });
+  }
+
+  try {
+    let broker: TargetResult | undefined;
+    if (!options.ceilingOnly) {
+      const script = options.broker === undefined ? here('../main.js') : resolve(options.broker);
+      if (!existsSync(script)) throw new Error(`${script} not found: build the broker first, or pass --ceiling-only`);
+      broker = await benchTarget({ name: 'broker', script }, options, cleanup);
+    }
+    const ceiling = await benchTarget({ name: 'ceiling', script: here('./ceiling.js') }, options, cleanup);
+
+    const rows = buildRows(broker, ceiling);
+    const notes = [...describeRun(options, ceiling), ...(broker?.notes ?? []), ...ceiling.notes];
+    const noteLines = notes.map((n) => `note: ${n}`).join('\n');
+    process.stdout.write(`${formatTable(rows)}\n\n${noteLines}\n${formatJson(rows)}\n`);
+    if (hasErrors(broker) || hasErrors(ceiling)) process.exitCode = 1;
+  } catch (err) {
+    log(`bench failed: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  } finally {
+    await cleanup.runAll();
+  }
+}
+
+await main();

@@ -1,0 +1,101 @@
+// The one configuration schema: every option, its type, bounds, default and description.
+// Keys here are camelCase; the option names users write are the dotted kebab-case form (options.ts).
+
+import { z } from 'zod';
+
+const port = (fallback: number, description: string) =>
+  z.int().min(0).max(65_535).default(fallback).describe(description);
+const positiveInt = (fallback: number, description: string) => z.int().min(1).default(fallback).describe(description);
+const nonNegativeInt = (fallback: number, description: string) =>
+  z.int().min(0).default(fallback).describe(description);
+
+// NOTE: groups use `prefault({})`, not `default({})`: a default is returned as is, while a prefault is
+// parsed, so the defaults of the options inside the group apply.
+export const configSchema = z
+  .strictObject({
+    server: z
+      .strictObject({
+        port: port(1026, 'HTTP listen port (0 picks a free port)'),
+        host: z.string().min(1).default('0.0.0.0').describe('HTTP listen address'),
+        shutdownTimeout: positiveInt(10_000, 'Milliseconds to drain in-flight work on SIGTERM before closing'),
+      })
+      .prefault({}),
+    storage: z
+      .strictObject({
+        dir: z.string().min(1).default('./data').describe('Directory holding the SQLite database'),
+        busyTimeout: nonNegativeInt(5_000, 'Milliseconds SQLite waits for a lock before failing'),
+      })
+      .prefault({}),
+    mqtt: z
+      .strictObject({
+        port: port(1883, 'MQTT listen port (0 picks a free port)'),
+      })
+      .prefault({}),
+    pagination: z
+      .strictObject({
+        limitDefault: positiveInt(20, 'Entities per page when a query gives no limit'),
+        limitMax: positiveInt(1_000, 'Largest limit a query may ask for (above: 403 TooManyResults)'),
+      })
+      .prefault({}),
+    temporal: z
+      .strictObject({
+        limit: positiveInt(
+          10_000,
+          'Most instances per attribute in one temporal response (more: 206 with Content-Range)',
+        ),
+      })
+      .prefault({}),
+    contexts: z
+      .strictObject({
+        allowRemote: z.boolean().default(true).describe('Fetch @context documents that are not bundled'),
+        fetchTimeout: positiveInt(5_000, 'Milliseconds allowed for fetching a remote @context'),
+        maxBytes: positiveInt(1_048_576, 'Largest remote @context document accepted, in bytes'),
+      })
+      .prefault({}),
+    http: z
+      .strictObject({
+        bodyLimit: positiveInt(2_097_152, 'Largest request body accepted, in bytes (above: 413)'),
+      })
+      .prefault({}),
+    log: z
+      .strictObject({
+        level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info').describe('Least severe level logged'),
+      })
+      .prefault({}),
+    history: z
+      .strictObject({
+        bucket: z.enum(['day', 'month']).default('month').describe('Time span of one history table'),
+      })
+      .prefault({}),
+    batch: z
+      .strictObject({
+        maxSize: positiveInt(1_000, 'Most entities in one batch operation (above: 400 BadRequestData)'),
+      })
+      .prefault({}),
+    application: z
+      .strictObject({
+        authentication: z
+          .strictObject({
+            enabled: z.boolean().default(false).describe('Require a JWT on every request and apply permissions'),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
+  })
+  .superRefine((config, ctx) => {
+    if (config.pagination.limitDefault > config.pagination.limitMax) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['pagination', 'limitDefault'],
+        message: `must not exceed pagination.limit-max (${config.pagination.limitMax})`,
+      });
+    }
+  });
+
+/** The parsed configuration: nested, camelCase keys, every option present. */
+export type Config = z.output<typeof configSchema>;
+
+/** The configuration when nothing is set: every option at its default. */
+export function defaultConfig(): Config {
+  return configSchema.parse({});
+}
