@@ -1,6 +1,6 @@
 // Change events: what a committed write did, announced after commit to subscriptions and federation.
 
-import type { Entity, EntityId, Iri } from './ngsi/model.js';
+import type { Entity, EntityId, Iri } from './ngsi/index.js';
 
 export type ChangeEvent =
   | { kind: 'entityCreated'; tenant: string; entity: Entity; subject?: string }

@@ -2,15 +2,13 @@
 // and disposes everything in reverse order on shutdown.
 
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
 import type { Config } from './config/index.js';
 import { createChangeEmitter, type ChangeEmitter } from './events.js';
 import { uuid, type Clock, type IdGenerator, type Logger } from './lib/index.js';
 import { openStore, type Store } from './store/index.js';
 import { createContextService, type ContextService } from './jsonld/index.js';
-import { createEntityService, type EntityService } from './entities/index.js';
-import { createApp, type App } from './http/index.js';
+import { createBatchService, createDiscoveryService, createEntityService, type EntityService } from './entities/index.js';
+import { createApp, listenHttp, type App, type HttpListener } from './http/index.js';
 
 export interface BrokerDeps {
   config: Config;
@@ -55,44 +53,31 @@ export function createBroker(deps: BrokerDeps): Broker {
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
   });
   const entities = createEntityService({ store, events, clock, newId: deps.newId ?? uuid });
-  let server: ServerType | undefined;
+  let listener: HttpListener | undefined;
   let closing = false;
   const app = createApp({
-    config: { bodyLimit: config.http.bodyLimit, limitDefault: config.pagination.limitDefault, limitMax: config.pagination.limitMax },
+    config: {
+      bodyLimit: config.http.bodyLimit, limitDefault: config.pagination.limitDefault, limitMax: config.pagination.limitMax,
+      batchMaxSize: config.batch.maxSize,
+    },
     contexts,
     entities,
+    batch: createBatchService({ entities, purgePageSize: config.batch.maxSize }),
+    discovery: createDiscoveryService({ store, newId: deps.newId ?? uuid }),
     log: log.child('http'),
     isReady: () => !closing && store.isOpen(),
   });
 
   return {
     app, store, contexts, entities, events,
-    listen: () => new Promise((resolve, reject) => {
-      const s = serve({ fetch: app.fetch, port: config.server.port, hostname: config.server.host }, (info: AddressInfo) => {
-        resolve(info.port);
-      });
-      s.once('error', reject);
-      server = s;
-    }),
+    listen: async () => {
+      listener = await listenHttp(app, { port: config.server.port, host: config.server.host, log: log.child('http') });
+      return listener.port;
+    },
     close: async () => {
       if (closing) return;
       closing = true;
-      if (server) {
-        const s = server;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(() => {
-            log.warn('shutdown timeout: closing remaining connections');
-            if ('closeAllConnections' in s) s.closeAllConnections();
-            resolve();
-          }, config.server.shutdownTimeout);
-          timer.unref();
-          s.close(() => {
-            clearTimeout(timer);
-            resolve();
-          });
-          if ('closeIdleConnections' in s) s.closeIdleConnections();
-        });
-      }
+      if (listener) await listener.close(config.server.shutdownTimeout);
       await store.flush();
       store.close();
     },

@@ -6,22 +6,29 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../lib/index.js';
 import { BadRequestDataError, MethodNotAllowedError, ResourceNotFoundError } from '../ngsi/index.js';
 import type { ContextService } from '../jsonld/index.js';
-import type { EntityService } from '../entities/index.js';
+import type { BatchService, DiscoveryService, EntityService } from '../entities/index.js';
 import { problemResponse, toNgsiError } from './problem.js';
 import { registerEntityRoutes } from './routes/entities.js';
 import { registerEntityAttributeRoutes } from './routes/entity-attributes.js';
 import { registerContextRoutes } from './routes/jsonld-contexts.js';
+import { registerEntityOperationRoutes } from './routes/entity-operations.js';
+import { registerTypeRoutes } from './routes/types.js';
+import { registerAttributeRoutes } from './routes/attributes.js';
 
 export interface HttpConfig {
   bodyLimit: number;
   limitDefault: number;
   limitMax: number;
+  /** Most entities in one batch operation (above: 400 BadRequestData). */
+  batchMaxSize: number;
 }
 
 export interface AppDeps {
   config: HttpConfig;
   contexts: ContextService;
   entities: EntityService;
+  batch: BatchService;
+  discovery: DiscoveryService;
   log: Logger;
   isReady: () => boolean;
 }
@@ -51,7 +58,8 @@ export function createApp(deps: AppDeps): App {
     const requestId = c.req.header('x-request-id')?.slice(0, 64) ?? randomUUID();
     c.set('requestId', requestId);
     await next();
-    c.header('X-Request-Id', requestId);
+    // NOTE: the request id goes out on error responses only (see onError): touching the headers of
+    // an already built response forces a slow copy of it in the Node adapter.
     if (log.isEnabled('info')) {
       log.info('request', {
         requestId, method: c.req.method, path: c.req.path, status: c.res.status,
@@ -68,7 +76,8 @@ export function createApp(deps: AppDeps): App {
     }
     c.set('tenant', tenant ?? '');
     await next();
-    if (tenant !== undefined) c.header('NGSILD-Tenant', tenant);
+    // NGSI-LD §6.3.14: the tenant is echoed (rare enough for the slower header copy).
+    if (tenant !== undefined) c.res.headers.set('NGSILD-Tenant', tenant);
   });
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
@@ -77,11 +86,14 @@ export function createApp(deps: AppDeps): App {
   registerEntityRoutes(app, deps);
   registerEntityAttributeRoutes(app, deps);
   registerContextRoutes(app, deps);
+  registerEntityOperationRoutes(app, deps);
+  registerTypeRoutes(app, deps);
+  registerAttributeRoutes(app, deps);
 
   app.notFound((c) => problemResponse(new ResourceNotFoundError('No such resource', c.req.path)));
   app.onError((err, c) => {
     const ngsi = toNgsiError(err, log, c.get('requestId') ?? 'unknown');
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { 'X-Request-Id': c.get('requestId') ?? 'unknown' };
     if (ngsi instanceof MethodNotAllowedError && ngsi.detail) headers['Allow'] = ngsi.detail.replace('Allowed: ', '');
     return problemResponse(ngsi, headers);
   });

@@ -24,8 +24,12 @@ export interface ParsedBody {
 
 export async function readBytes(req: Request, limit: number): Promise<string> {
   const declared = req.headers.get('content-length');
-  if (declared !== null && Number(declared) > limit) {
-    throw new PayloadTooLargeError('Request body too large', `The limit is ${limit} bytes`);
+  if (declared !== null) {
+    const length = Number(declared);
+    if (length > limit) throw new PayloadTooLargeError('Request body too large', `The limit is ${limit} bytes`);
+    // NOTE: with a declared length, Node's HTTP parser delivers exactly that many bytes, so the
+    // whole body may be read at once; text() reads the socket directly, without a web stream.
+    if (Number.isSafeInteger(length)) return req.text();
   }
   if (!req.body) return '';
   const reader = req.body.getReader();

@@ -116,13 +116,39 @@ export class MethodNotAllowedError extends NgsiError {
   readonly status = 405;
 }
 
-/** The catalogue as data, for the README table check and for documentation. */
-export const ERROR_CATALOGUE: ReadonlyArray<{ type: string; status: number }> = [
+/** When each error is used; the README's error table is rendered from this catalogue. */
+const WHEN: Record<string, string> = {
+  InvalidRequest: 'malformed JSON, unknown or repeated query parameter, bad parameter syntax, body not an array for batches',
+  BadRequestData: 'well-formed JSON but invalid NGSI-LD content: invalid id or name, JSON null, NGSI-LD Null on create, bad @context or Link header, id mismatch',
+  AlreadyExists: 'an entity with that id exists',
+  OperationNotSupported: 'an operation that cannot apply to the data, e.g. aggregation over values of mixed kinds',
+  ResourceNotFound: 'missing entity, attribute, datasetId, @context or path',
+  AccessDenied: 'authenticated but not permitted',
+  TooManyResults: '`limit` above `pagination.limit-max`',
+  TooComplexQuery: 'q or geometry over the complexity limits',
+  LdContextNotAvailable: 'a remote @context cannot be loaded (unreachable, timeout, too large, not JSON, remote contexts off)',
+  NotImplemented: 'a known NGSI-LD parameter or member edgeld does not implement',
+  Unauthorized: 'authentication enabled and the token is missing or invalid (with `WWW-Authenticate: Bearer`)',
+  InternalError: 'anything unexpected; logged with the request id',
+  NotAcceptable: '`Accept` offers no supported media type',
+  UnsupportedMediaType: 'request body with a Content-Type other than application/json or application/ld+json',
+  PayloadTooLarge: 'request body over `http.body-limit`',
+  MethodNotAllowed: 'a method the path does not support (with `Allow`)',
+};
+
+/** The catalogue as data, for the README table and its check. */
+export const ERROR_CATALOGUE: ReadonlyArray<{ type: string; status: number; when: string }> = [
   InvalidRequestError, BadRequestDataError, AlreadyExistsError, OperationNotSupportedError,
   ResourceNotFoundError, AccessDeniedError, TooManyResultsError, TooComplexQueryError,
   LdContextNotAvailableError, NotImplementedError, UnauthorizedError, InternalError,
   NotAcceptableError, UnsupportedMediaTypeError, PayloadTooLargeError, MethodNotAllowedError,
 ].map((Ctor) => {
   const e = new Ctor('');
-  return { type: e.errorType, status: e.status };
+  return { type: e.errorType, status: e.status, when: WHEN[e.errorType] ?? '' };
 });
+
+/** The README's error table (Markdown), rendered from the catalogue. */
+export function renderErrorsMarkdown(): string {
+  const rows = ERROR_CATALOGUE.map((e) => `| \`${e.type}\` | ${e.status} | ${e.when} |`);
+  return ['| Type | Status | When |', '|---|---|---|', ...rows].join('\n');
+}

@@ -13,6 +13,7 @@ import { APP_GEO_JSON, APP_JSON, APP_LD_JSON, contextFromLink, negotiate } from 
 import { csv, page, readParams } from '../params.js';
 import { BASE, noContent, pageHeaders, sendJson, sendPayload } from '../respond.js';
 import { RETRIEVAL_PARAMS, parseRetrieval, renderForResponse } from '../retrieval.js';
+import { purgeEntities } from './entities-purge.js';
 
 const OFFERED = [APP_JSON, APP_LD_JSON, APP_GEO_JSON] as const;
 const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>"{}|\\^`]+$/;
@@ -85,6 +86,8 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
       const payload = renderForResponse(pageOf, retrieval, ctx, mediaType, (l) => entities.getMany(actorOf(c), l), false);
       return sendPayload(c, payload, ctx, mediaType, 200, pageHeaders(c.req.url, p, hasMore, found.count));
     },
+    // NGSI-LD §5.6.21 Delete Entities (by type, id, idPattern)
+    DELETE: (c) => purgeEntities(c, deps, actorOf(c)),
   });
 
   resource(app, `${BASE}/entities/:id`, {
