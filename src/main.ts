@@ -11,7 +11,7 @@ async function main(): Promise<void> {
     config = loadConfig({ argv: process.argv.slice(2), env: process.env });
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`edgeld: invalid configuration\n${err.message}\n`);
+      process.stderr.write(`edgeld: ${err.message}\n`);
       process.exitCode = 2;
       return;
     }

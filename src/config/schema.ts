@@ -76,7 +76,12 @@ export const configSchema = z
       .strictObject({
         authentication: z
           .strictObject({
-            enabled: z.boolean().default(false).describe('Require a JWT on every request and apply permissions'),
+            // NOTE: authentication and permissions are not built yet; refusing `true` keeps a gateway
+            // from believing it is protected when it is not.
+            enabled: z.boolean()
+              .refine((v) => !v, 'authentication is not available in this version; only false is accepted')
+              .default(false)
+              .describe('Require a JWT on every request and apply permissions (not available yet: only false)'),
           })
           .prefault({}),
       })

@@ -237,3 +237,9 @@ describe('ConfigError', () => {
     expect(err.issues[0]).toMatchObject({ option: 'config file', message: 'expected a path after --config' });
   });
 });
+
+describe('authentication option', () => {
+  it('refuses true while authentication is not available, naming the option', () => {
+    expect(() => loadConfig({ argv: [], env: { APPLICATION_AUTHENTICATION_ENABLED: 'true' } })).toThrow(/application\.authentication\.enabled/);
+  });
+});
