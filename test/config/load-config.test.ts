@@ -90,19 +90,21 @@ describe('CONFIG_OPTIONS', () => {
 
 describe('loadConfig from a file', () => {
   it('reads nested groups from the file named by --config', () => {
-    const path = writeConfig({ server: { port: 8080, 'shutdown-timeout': 500 }, application: { authentication: { enabled: true } } });
+    const path = writeConfig({ server: { port: 8080, 'shutdown-timeout': 500 }, application: { authentication: { enabled: false } }, contexts: { 'allow-remote': false } });
     const config = loadConfig({ argv: ['--config', path], env: {} });
     expect(config.server).toEqual({ port: 8080, host: '0.0.0.0', shutdownTimeout: 500 });
-    expect(config.application.authentication.enabled).toBe(true);
+    expect(config.application.authentication.enabled).toBe(false);
+    expect(config.contexts.allowRemote).toBe(false);
     expect(config.mqtt.port).toBe(1883);
   });
 
   it('reads dotted keys and mixed forms from the file named by EDGELD_CONFIG', () => {
-    const path = writeConfig({ 'server.port': 9000, 'pagination.limit-max': 50, application: { 'authentication.enabled': true } });
+    const path = writeConfig({ 'server.port': 9000, 'pagination.limit-max': 50, application: { 'authentication.enabled': false }, contexts: { 'allow-remote': false } });
     const config = loadConfig({ argv: [], env: { EDGELD_CONFIG: path } });
     expect(config.server.port).toBe(9000);
     expect(config.pagination.limitMax).toBe(50);
-    expect(config.application.authentication.enabled).toBe(true);
+    expect(config.application.authentication.enabled).toBe(false);
+    expect(config.contexts.allowRemote).toBe(false);
   });
 
   it('prefers --config over EDGELD_CONFIG and accepts --config=path', () => {
@@ -161,7 +163,7 @@ describe('loadConfig from the environment', () => {
       env: {
         PAGINATION_LIMIT_DEFAULT: ' 50 ',
         SERVER_SHUTDOWN_TIMEOUT: '2500',
-        APPLICATION_AUTHENTICATION_ENABLED: 'true',
+        APPLICATION_AUTHENTICATION_ENABLED: 'false',
         CONTEXTS_ALLOW_REMOTE: '0',
         LOG_LEVEL: 'WARN',
         HISTORY_BUCKET: 'day',
@@ -170,12 +172,12 @@ describe('loadConfig from the environment', () => {
     });
     expect(config.pagination.limitDefault).toBe(50);
     expect(config.server.shutdownTimeout).toBe(2500);
-    expect(config.application.authentication.enabled).toBe(true);
+    expect(config.application.authentication.enabled).toBe(false);
     expect(config.contexts.allowRemote).toBe(false);
     expect(config.log.level).toBe('warn');
     expect(config.history.bucket).toBe('day');
     expect(config.storage.dir).toBe('/var/lib/edgeld');
-    expect(loadConfig({ argv: [], env: { APPLICATION_AUTHENTICATION_ENABLED: '1' } }).application.authentication.enabled).toBe(true);
+    expect(loadConfig({ argv: [], env: { CONTEXTS_ALLOW_REMOTE: '1' } }).contexts.allowRemote).toBe(true);
     expect(loadConfig({ argv: [], env: { CONTEXTS_ALLOW_REMOTE: 'False' } }).contexts.allowRemote).toBe(false);
   });
 
