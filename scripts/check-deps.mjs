@@ -29,6 +29,7 @@ export const LIBRARY_HOMES = {
   jsonld: ['jsonld'],
   jose: ['auth'],
   'node-cron': ['jobs'],
+  jsts: ['ngsi'],
   zod: ['config', 'http', 'mqtt', 'federation'],
 };
 

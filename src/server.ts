@@ -9,6 +9,8 @@ import { openStore, type Store } from './store/index.js';
 import { createContextService, type ContextService } from './jsonld/index.js';
 import { createBatchService, createDiscoveryService, createEntityService, type EntityService } from './entities/index.js';
 import { createApp, listenHttp, type App, type HttpListener } from './http/index.js';
+import { createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
+import { createJobScheduler } from './jobs/index.js';
 
 export interface BrokerDeps {
   config: Config;
@@ -26,6 +28,7 @@ export interface Broker {
   store: Store;
   contexts: ContextService;
   entities: EntityService;
+  temporal: TemporalService;
   events: ChangeEmitter;
   /** Starts listening; resolves with the bound port. */
   listen(): Promise<number>;
@@ -53,6 +56,13 @@ export function createBroker(deps: BrokerDeps): Broker {
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
   });
   const entities = createEntityService({ store, events, clock, newId: deps.newId ?? uuid });
+  // The schema accepts only ISO 8601 durations (or empty) for history.retention.
+  const retention = config.history.retention === '' ? undefined : parseDuration(config.history.retention);
+  const temporal = createTemporalService({
+    store, events, clock, newId: deps.newId ?? uuid, log: log.child('temporal'), limit: config.temporal.limit,
+    ...(retention ? { retention } : {}),
+  });
+  const jobs = createJobScheduler({ log: log.child('jobs') });
   let listener: HttpListener | undefined;
   let closing = false;
   const app = createApp({
@@ -64,13 +74,15 @@ export function createBroker(deps: BrokerDeps): Broker {
     entities,
     batch: createBatchService({ entities, purgePageSize: config.batch.maxSize }),
     discovery: createDiscoveryService({ store, newId: deps.newId ?? uuid }),
+    temporal,
     log: log.child('http'),
     isReady: () => !closing && store.isOpen(),
   });
 
   return {
-    app, store, contexts, entities, events,
+    app, store, contexts, entities, temporal, events,
     listen: async () => {
+      if (retention) jobs.schedule('history-retention', config.history.retentionSchedule, () => temporal.applyRetention(clock.now()));
       listener = await listenHttp(app, { port: config.server.port, host: config.server.host, log: log.child('http') });
       return listener.port;
     },
@@ -78,6 +90,7 @@ export function createBroker(deps: BrokerDeps): Broker {
       if (closing) return;
       closing = true;
       if (listener) await listener.close(config.server.shutdownTimeout);
+      await jobs.stop();
       await store.flush();
       store.close();
     },

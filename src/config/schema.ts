@@ -9,6 +9,11 @@ const positiveInt = (fallback: number, description: string) => z.int().min(1).de
 const nonNegativeInt = (fallback: number, description: string) =>
   z.int().min(0).default(fallback).describe(description);
 
+/** An ISO 8601 duration (PnYnMnWnDTnHnMnS), or empty. */
+const ISO_DURATION = /^$|^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+([.,]\d+)?S)?)?$/;
+/** Five or six cron fields (checked in full when the job is scheduled). */
+const CRON = /^\S+( \S+){4,5}$/;
+
 // NOTE: groups use `prefault({})`, not `default({})`: a default is returned as is, while a prefault is
 // parsed, so the defaults of the options inside the group apply.
 export const configSchema = z
@@ -65,6 +70,11 @@ export const configSchema = z
     history: z
       .strictObject({
         bucket: z.enum(['day', 'month']).default('month').describe('Time span of one history table'),
+        retention: z.string().regex(ISO_DURATION, 'expected an ISO 8601 duration such as P90D, or empty')
+          .refine((v) => v === '' || /[1-9]/.test(v), 'a retention period must be longer than zero')
+          .default('').describe('How long attribute history is kept, as an ISO 8601 duration (P90D); empty keeps it for ever'),
+        retentionSchedule: z.string().regex(CRON, 'expected a cron expression of 5 or 6 fields')
+          .default('0 * * * *').describe('When the history retention job runs (cron, UTC)'),
       })
       .prefault({}),
     batch: z

@@ -3,9 +3,9 @@
 // change event are one transaction; the event is announced only after commit.
 
 import {
-  ResourceNotFoundError, type Entity, type EntityId, type Iri,
+  ResourceNotFoundError, appendAttributes, replaceEntity, type Entity, type EntityId, type Iri,
 } from '../ngsi/index.js';
-import type { EntityListQuery, Store } from '../store/index.js';
+import type { EntityListQuery, Store, TxContext } from '../store/index.js';
 import type { ChangeEmitter, ChangeEvent } from '../events.js';
 import type { Clock, IdGenerator } from '../lib/index.js';
 import {
@@ -30,6 +30,9 @@ export interface UpdateOutcome {
 
 export interface UpdateResult { updated: Iri[]; notUpdated: NotUpdated[] }
 
+/** What upsert does to an existing entity: replace it whole, or append its attributes. */
+export type UpsertMode = 'replace' | 'update';
+
 
 export interface EntityService {
   create(actor: Actor, entity: Entity): Promise<void>;
@@ -38,6 +41,11 @@ export interface EntityService {
   /** Replaces the whole entity (PUT): history records every new instance. */
   replace(actor: Actor, id: EntityId, rule: (current: Entity, now: number) => Entity): Promise<void>;
   delete(actor: Actor, id: EntityId): Promise<void>;
+  /**
+   * Creates the entity, or (NGSI-LD §5.6.8) replaces the live one with that id (`replace`) or appends
+   * its attributes and types to it (`update`), in one write. `created` says which happened.
+   */
+  upsert(actor: Actor, entity: Entity, mode: UpsertMode): Promise<{ created: boolean }>;
   get(actor: Actor, id: EntityId): Entity;
   getMany(actor: Actor, ids: EntityId[]): Map<EntityId, Entity>;
   list(actor: Actor, query: EntityListQuery): { entities: Entity[]; count?: number };
@@ -53,6 +61,20 @@ export interface EntityServiceDeps {
 
 function notFound(id: EntityId): ResourceNotFoundError {
   return new ResourceNotFoundError('Entity not found', id);
+}
+
+/**
+ * Upsert with options=update: attributes appended as by Append Entity Attributes (NGSI-LD §5.6.3,
+ * overwriting), types added (§4.16), and a scope given in the entity replaces the stored one.
+ */
+function appendEntity(current: Entity, entity: Entity, now: number): UpdateOutcome {
+  const outcome = appendAttributes(current, entity.attrs, { noOverwrite: false, now });
+  const added = entity.types.filter((t) => !current.types.includes(t));
+  const scopeChanged = entity.scope !== undefined && entity.scope.join('\n') !== (current.scope ?? []).join('\n');
+  if (added.length === 0 && !scopeChanged) return outcome;
+  const reshaped: Entity = { ...outcome.entity, types: [...current.types, ...added], modifiedAt: now };
+  if (entity.scope !== undefined) reshaped.scope = entity.scope;
+  return { ...outcome, entity: reshaped };
 }
 
 function withSubject<T extends ChangeEvent>(event: T, subject: string | undefined): T {
@@ -73,51 +95,71 @@ export function createEntityService(deps: EntityServiceDeps): EntityService {
     return entity;
   };
 
+  const applyCreate = (tx: TxContext, actor: Actor, entity: Entity): void => {
+    store.entities.insert(actor.tenant, entity);
+    record(actor, entity.id, changesOfEntity(entity), entity.createdAt);
+    tx.onCommit(() => events.emit(withSubject({ kind: 'entityCreated', tenant: actor.tenant, entity }, actor.subject)));
+  };
+
+  const applyUpdate = (tx: TxContext, actor: Actor, previous: Entity, outcome: UpdateOutcome, now: number): UpdateResult => {
+    if (outcome.changes.length > 0 || outcome.entity !== previous) {
+      store.entities.update(actor.tenant, outcome.entity);
+      record(actor, previous.id, outcome.changes, now);
+      const deleted = outcome.changes.filter((c) => c.deleted).map((c) => c.attr);
+      const written = outcome.changes.filter((c) => !c.deleted).map((c) => c.attr);
+      tx.onCommit(() => {
+        if (written.length > 0 || deleted.length === 0) {
+          events.emit(withSubject({
+            kind: 'entityUpdated', tenant: actor.tenant, previous, entity: outcome.entity, attrs: [...new Set(written)],
+          }, actor.subject));
+        }
+        if (deleted.length > 0) {
+          events.emit(withSubject({
+            kind: 'attributesDeleted', tenant: actor.tenant, previous, entity: outcome.entity, attrs: [...new Set(deleted)],
+          }, actor.subject));
+        }
+      });
+    }
+    return { updated: outcome.updated, notUpdated: outcome.notUpdated };
+  };
+
+  const applyReplace = (tx: TxContext, actor: Actor, previous: Entity, entity: Entity, now: number): void => {
+    store.entities.update(actor.tenant, entity);
+    // Attributes that disappear get a deletion instance; every new instance is recorded.
+    const removed = deletionsOfEntity({ ...previous, attrs: Object.fromEntries(
+      Object.entries(previous.attrs).filter(([attr]) => !(attr in entity.attrs)),
+    ) });
+    record(actor, previous.id, [...removed, ...changesOfEntity(entity)], now);
+    tx.onCommit(() => events.emit(withSubject({ kind: 'entityReplaced', tenant: actor.tenant, previous, entity }, actor.subject)));
+  };
+
   return {
     now: () => clock.now(),
 
-    create: (actor, entity) => store.write((tx) => {
-      store.entities.insert(actor.tenant, entity);
-      record(actor, entity.id, changesOfEntity(entity), entity.createdAt);
-      tx.onCommit(() => events.emit(withSubject({ kind: 'entityCreated', tenant: actor.tenant, entity }, actor.subject)));
-    }),
+    create: (actor, entity) => store.write((tx) => applyCreate(tx, actor, entity)),
 
     update: (actor, id, rule) => store.write((tx) => {
       const previous = current(actor, id);
       const now = clock.now();
-      const outcome = rule(previous, now);
-      if (outcome.changes.length > 0 || outcome.entity !== previous) {
-        store.entities.update(actor.tenant, outcome.entity);
-        record(actor, id, outcome.changes, now);
-        const deleted = outcome.changes.filter((c) => c.deleted).map((c) => c.attr);
-        const written = outcome.changes.filter((c) => !c.deleted).map((c) => c.attr);
-        tx.onCommit(() => {
-          if (written.length > 0 || deleted.length === 0) {
-            events.emit(withSubject({
-              kind: 'entityUpdated', tenant: actor.tenant, previous, entity: outcome.entity, attrs: [...new Set(written)],
-            }, actor.subject));
-          }
-          if (deleted.length > 0) {
-            events.emit(withSubject({
-              kind: 'attributesDeleted', tenant: actor.tenant, previous, entity: outcome.entity, attrs: [...new Set(deleted)],
-            }, actor.subject));
-          }
-        });
-      }
-      return { updated: outcome.updated, notUpdated: outcome.notUpdated };
+      return applyUpdate(tx, actor, previous, rule(previous, now), now);
     }),
 
     replace: (actor, id, rule) => store.write((tx) => {
       const previous = current(actor, id);
       const now = clock.now();
-      const entity = rule(previous, now);
-      store.entities.update(actor.tenant, entity);
-      // Attributes that disappear get a deletion instance; every new instance is recorded.
-      const removed = deletionsOfEntity({ ...previous, attrs: Object.fromEntries(
-        Object.entries(previous.attrs).filter(([attr]) => !(attr in entity.attrs)),
-      ) });
-      record(actor, id, [...removed, ...changesOfEntity(entity)], now);
-      tx.onCommit(() => events.emit(withSubject({ kind: 'entityReplaced', tenant: actor.tenant, previous, entity }, actor.subject)));
+      applyReplace(tx, actor, previous, rule(previous, now), now);
+    }),
+
+    upsert: (actor, entity, mode) => store.write((tx) => {
+      const previous = store.entities.get(actor.tenant, entity.id);
+      if (!previous) {
+        applyCreate(tx, actor, entity);
+        return { created: true };
+      }
+      const now = clock.now();
+      if (mode === 'update') applyUpdate(tx, actor, previous, appendEntity(previous, entity, now), now);
+      else applyReplace(tx, actor, previous, replaceEntity(previous, entity, now), now);
+      return { created: false };
     }),
 
     delete: (actor, id) => store.write((tx) => {

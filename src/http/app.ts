@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../lib/index.js';
 import { BadRequestDataError, MethodNotAllowedError, ResourceNotFoundError } from '../ngsi/index.js';
 import type { ContextService } from '../jsonld/index.js';
+import type { TemporalService } from '../temporal/index.js';
 import type { BatchService, DiscoveryService, EntityService } from '../entities/index.js';
 import { problemResponse, toNgsiError } from './problem.js';
 import { registerEntityRoutes } from './routes/entities.js';
@@ -14,6 +15,7 @@ import { registerContextRoutes } from './routes/jsonld-contexts.js';
 import { registerEntityOperationRoutes } from './routes/entity-operations.js';
 import { registerTypeRoutes } from './routes/types.js';
 import { registerAttributeRoutes } from './routes/attributes.js';
+import { registerTemporalEntityRoutes } from './routes/temporal-entities.js';
 
 export interface HttpConfig {
   bodyLimit: number;
@@ -29,6 +31,7 @@ export interface AppDeps {
   entities: EntityService;
   batch: BatchService;
   discovery: DiscoveryService;
+  temporal: TemporalService;
   log: Logger;
   isReady: () => boolean;
 }
@@ -89,6 +92,7 @@ export function createApp(deps: AppDeps): App {
   registerEntityOperationRoutes(app, deps);
   registerTypeRoutes(app, deps);
   registerAttributeRoutes(app, deps);
+  registerTemporalEntityRoutes(app, deps);
 
   app.notFound((c) => problemResponse(new ResourceNotFoundError('No such resource', c.req.path)));
   app.onError((err, c) => {

@@ -1,9 +1,16 @@
 // Entity filters of the query API as domain values (NGSI-LD §4.9 q, §4.10 geo, §4.19 scopeQ, type
 // selection, idPattern). Parsed at the edge, evaluated in memory here or translated to SQL in store/.
 
+import type { GeoQuery } from './geo/query.js';
+import type { QExpr, ScopeExpr, TypeExpr } from './query/index.js';
+
 /** One filter of an entity query; all filters of a query must hold (AND). */
 export type EntityFilter =
-  | { kind: 'idPattern'; pattern: string };
+  | { kind: 'idPattern'; pattern: string }
+  | { kind: 'geo'; query: GeoQuery }
+  | { kind: 'q'; expr: QExpr }
+  | { kind: 'scopeQ'; expr: ScopeExpr }
+  | { kind: 'types'; expr: TypeExpr };
 
 /** Compiles an idPattern (POSIX-like regular expression, NGSI-LD §4.9) or throws SyntaxError. */
 export function compileIdPattern(pattern: string): RegExp {

@@ -32,3 +32,15 @@ export { formatDateTime, parseDateTime } from './time.js';
 export { isAbsoluteUri, isLanguageKey, isScopePath, nameProblem } from './names.js';
 export type { JsonObject } from './json.js';
 export { compileIdPattern, type EntityFilter } from './filters.js';
+export {
+  EARTH_RADIUS_M, MAX_GEO_QUERY_POSITIONS, compileGeoQuery, distanceToShapeMetres, hasGeoQueryMembers, haversineMetres,
+  matchesGeo, nearBounds, parseGeoQuery, shapeBounds, toShape, type Bounds, type GeoMatcher, type GeoQuery,
+  type GeoQueryInput, type NearDistance, type Position, type QueryShape, type Shape, type TopologicalRelation,
+} from './geo/index.js';
+export {
+  DATE_SHAPE, Q_LIMITS, Q_MEMBERS, TIME_SHAPE, compileQPattern, evaluateQ, evaluateScopeQ, evaluateTypeSelection,
+  instantOf, isInstantMember, isPlainPath, jsonElements, matchesFilter, matchesScalar, parseQ, parseScopeQ,
+  parseTypeSelection, resolvePath, scopeTermTest, splitOp, valueElements, type QCompareOp, type QElement, type QExpr,
+  type QKey, type QMember, type QPath, type QPositiveOp, type QScalar, type QValue, type ScopeExpr, type ScopeTerm,
+  type TypeExpr,
+} from './query/index.js';

@@ -1,15 +1,29 @@
 // History time buckets: one table per UTC month or day, created on first write and listed in the
-// `history_buckets` catalogue, so retention can drop whole tables instead of deleting rows.
+// `history_buckets` catalogue (with coarse bounds of the other time columns, so reads skip buckets
+// that cannot match), so retention can drop whole tables instead of deleting rows.
 
 import type BetterSqlite3 from 'better-sqlite3';
 import type { CacheGroup } from './tx-cache.js';
 
 export type BucketSize = 'day' | 'month';
 
+/** Inclusive bounds of a time column over a bucket's rows; conservative (never narrower than the data). */
+export interface TimeBounds {
+  min: number;
+  max: number;
+}
+
 export interface BucketRange {
   name: string;
   startMs: number;
   endMs: number;
+}
+
+/** A catalogued bucket with the bounds of created_at, modified_at and deleted_at (absent: no such row). */
+export interface BucketInfo extends BucketRange {
+  created?: TimeBounds;
+  modified?: TimeBounds;
+  deleted?: TimeBounds;
 }
 
 export interface HistoryRow {
@@ -29,6 +43,7 @@ export interface HistoryRow {
 export type StoredHistoryRow = HistoryRow & { rid: number };
 
 export interface BucketTable {
+  readonly name: string;
   insert(row: HistoryRow): void;
   /** Rows of the given series ids, ordered by (t, insertion). */
   rowsOfSeries(seriesIds: number[]): StoredHistoryRow[];
@@ -37,14 +52,28 @@ export interface BucketTable {
 export interface BucketCatalogue {
   /** The table for instant t, created (in the caller's transaction) when missing. */
   tableFor(t: number): BucketTable;
-  /** Existing buckets, oldest first. */
-  list(): BucketRange[];
+  /** The existing table for instant t, if any. */
+  existingFor(t: number): BucketTable | undefined;
+  /** Existing buckets, oldest first, with their time-column bounds. */
+  list(): BucketInfo[];
   /** An existing bucket's table. */
   table(name: string): BucketTable;
+  /** Widens a bucket's catalogued bounds to cover a row written without `insert` (an updated row). */
+  cover(name: string, row: HistoryRow): void;
+  /** Drops a bucket table and its catalogue entry (in the caller's transaction). */
+  drop(name: string): void;
+  /** Changes whenever a bucket is dropped: statements prepared on bucket tables must be forgotten. */
+  generation(): number;
 }
 
+const DROPPED = 'dropped';
 const NAME = /^history_\d{6}(\d{2})?$/;
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
+
+/** Bounds are kept to the hour: a write inside known bounds costs no catalogue update. */
+const GRAIN_MS = 3_600_000;
+const floorGrain = (ms: number): number => Math.floor(ms / GRAIN_MS) * GRAIN_MS;
+const ceilGrain = (ms: number): number => floorGrain(ms) + GRAIN_MS - 1;
 
 /** The bucket holding instant t (UTC). */
 export function bucketOf(t: number, size: BucketSize): BucketRange {
@@ -64,16 +93,35 @@ export function bucketOf(t: number, size: BucketSize): BucketRange {
   };
 }
 
+/** Checks a bucket table name before it is spliced into SQL (table names cannot be bound parameters). */
+export function checkBucketName(name: string): string {
+  if (!NAME.test(name)) throw new Error(`invalid history bucket name: ${name}`);
+  return name;
+}
+
 /**
- * NOTE: a rowid table plus an index on (series, t) rather than WITHOUT ROWID. Rows arrive in time
+ * Indexes of a bucket table: (series, t) for writes, observedAt reads and retention; one per other
+ * time property for temporal reads on createdAt, modifiedAt and deletedAt (only deletion rows).
+ */
+export function bucketIndexSql(name: string): string {
+  const n = checkBucketName(name);
+  return `
+    CREATE INDEX IF NOT EXISTS ${n}_series_t ON ${n} (series, t);
+    CREATE INDEX IF NOT EXISTS ${n}_series_created ON ${n} (series, created_at);
+    CREATE INDEX IF NOT EXISTS ${n}_series_modified ON ${n} (series, modified_at);
+    CREATE INDEX IF NOT EXISTS ${n}_series_deleted ON ${n} (series, deleted_at) WHERE deleted_at IS NOT NULL;`;
+}
+
+/**
+ * NOTE: a rowid table plus indexes on (series, time) rather than WITHOUT ROWID. Rows arrive in time
  * order, so the table grows by appending to its last page (one dirty page per batch), and only the
- * small index entries (series, t, rowid) land inside the tree. A WITHOUT ROWID table clustered on
+ * small index entries (series, time, rowid) land inside the trees. A WITHOUT ROWID table clustered on
  * (series, t, ...) would insert whole rows mid-tree, splitting more and larger pages, and would
  * need a random instance_id in its key, losing insertion order for equal t.
  */
 function createTableSql(name: string): string {
   return `
-    CREATE TABLE IF NOT EXISTS ${name} (
+    CREATE TABLE IF NOT EXISTS ${checkBucketName(name)} (
       series      INTEGER NOT NULL REFERENCES series (id),
       t           INTEGER NOT NULL,
       observed_at INTEGER,
@@ -84,13 +132,11 @@ function createTableSql(name: string): string {
       value       TEXT,
       num         REAL,
       sub         TEXT
-    );
-    CREATE INDEX IF NOT EXISTS ${name}_series_t ON ${name} (series, t);`;
+    );${bucketIndexSql(name)}`;
 }
 
-function prepareTable(db: BetterSqlite3.Database, name: string): BucketTable {
-  // Table names cannot be bound parameters; every name is built by bucketOf and checked here.
-  if (!NAME.test(name)) throw new Error(`invalid history bucket name: ${name}`);
+function prepareTable(db: BetterSqlite3.Database, name: string, onInsert: (row: HistoryRow) => void): BucketTable {
+  checkBucketName(name);
   const insert = db.prepare<[HistoryRow]>(
     `INSERT INTO ${name} (series, t, observed_at, created_at, modified_at, deleted_at, instance_id, value, num, sub)
      VALUES (@series, @t, @observed_at, @created_at, @modified_at, @deleted_at, @instance_id, @value, @num, @sub)`,
@@ -100,26 +146,94 @@ function prepareTable(db: BetterSqlite3.Database, name: string): BucketTable {
      FROM ${name} WHERE series IN (SELECT value FROM json_each(?)) ORDER BY series, t, rowid`,
   );
   return {
+    name,
     insert: (row) => {
       insert.run(row);
+      onInsert(row);
     },
     rowsOfSeries: (ids) => (ids.length === 0 ? [] : select.all(JSON.stringify(ids))),
   };
 }
 
+interface CatalogueRow {
+  name: string;
+  start_ms: number;
+  end_ms: number;
+  created_min: number | null;
+  created_max: number | null;
+  modified_min: number | null;
+  modified_max: number | null;
+  deleted_min: number | null;
+  deleted_max: number | null;
+}
+
+type Bounds = Pick<BucketInfo, 'created' | 'modified' | 'deleted'>;
+
+const boundsOf = (min: number | null, max: number | null): TimeBounds | undefined =>
+  min === null || max === null ? undefined : { min, max };
+
+function widen(b: TimeBounds | undefined, at: number | null): TimeBounds | undefined {
+  if (at === null) return b;
+  if (b && b.min <= at && at <= b.max) return b;
+  return { min: Math.min(b?.min ?? at, floorGrain(at)), max: Math.max(b?.max ?? at, ceilGrain(at)) };
+}
+
 export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSize, caches: CacheGroup): BucketCatalogue {
-  // Prepared statements of buckets whose table is known to exist (committed, or created in this transaction).
-  const tables = caches.create<string, BucketTable>();
+  // Prepared statements of buckets whose table is known to exist; DROPPED once dropped (look again).
+  // NOTE: a marker, not null: a pending entry must hide the committed one until COMMIT.
+  const tables = caches.create<string, BucketTable | typeof DROPPED>();
+  const bounds = caches.create<string, Bounds>();
+  let dropped = 0;
+  const COLUMNS = 'name, start_ms, end_ms, created_min, created_max, modified_min, modified_max, deleted_min, deleted_max';
   const exists = db.prepare<[string], number>('SELECT 1 FROM history_buckets WHERE name = ?').pluck();
   const register = db.prepare<[string, number, number]>('INSERT INTO history_buckets (name, start_ms, end_ms) VALUES (?, ?, ?)');
-  const listAll = db.prepare<[], { name: string; start_ms: number; end_ms: number }>(
-    'SELECT name, start_ms, end_ms FROM history_buckets ORDER BY start_ms, name',
+  const unregister = db.prepare<[string]>('DELETE FROM history_buckets WHERE name = ?');
+  const getOne = db.prepare<[string], CatalogueRow>(`SELECT ${COLUMNS} FROM history_buckets WHERE name = ?`);
+  const listAll = db.prepare<[], CatalogueRow>(`SELECT ${COLUMNS} FROM history_buckets ORDER BY start_ms, name`);
+  const saveBounds = db.prepare<[number | null, number | null, number | null, number | null, number | null, number | null, string]>(
+    `UPDATE history_buckets SET created_min = ?, created_max = ?, modified_min = ?, modified_max = ?,
+       deleted_min = ?, deleted_max = ? WHERE name = ?`,
   );
 
+  const boundsFor = (name: string): Bounds => {
+    const cached = bounds.get(name);
+    if (cached) return cached;
+    const row = getOne.get(name);
+    const b: Bounds = {};
+    const created = boundsOf(row?.created_min ?? null, row?.created_max ?? null);
+    const modified = boundsOf(row?.modified_min ?? null, row?.modified_max ?? null);
+    const deleted = boundsOf(row?.deleted_min ?? null, row?.deleted_max ?? null);
+    if (created) b.created = created;
+    if (modified) b.modified = modified;
+    if (deleted) b.deleted = deleted;
+    bounds.set(name, b);
+    return b;
+  };
+
+  const cover = (name: string, row: HistoryRow): void => {
+    const old = boundsFor(name);
+    const next: Bounds = {};
+    const created = widen(old.created, row.created_at);
+    const modified = widen(old.modified, row.modified_at);
+    const deleted = widen(old.deleted, row.deleted_at);
+    if (created === old.created && modified === old.modified && deleted === old.deleted) return;
+    if (created) next.created = created;
+    if (modified) next.modified = modified;
+    if (deleted) next.deleted = deleted;
+    saveBounds.run(created?.min ?? null, created?.max ?? null, modified?.min ?? null, modified?.max ?? null,
+      deleted?.min ?? null, deleted?.max ?? null, name);
+    bounds.set(name, next);
+  };
+
+  const known = (name: string): BucketTable | undefined => {
+    const t = tables.get(name);
+    return t === DROPPED ? undefined : t;
+  };
+
   const table = (name: string): BucketTable => {
-    let t = tables.get(name);
+    let t = known(name);
     if (!t) {
-      t = prepareTable(db, name);
+      t = prepareTable(db, name, (row) => cover(name, row));
       tables.set(name, t);
     }
     return t;
@@ -128,8 +242,8 @@ export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSi
   return {
     tableFor(t) {
       const range = bucketOf(t, size);
-      const known = tables.get(range.name);
-      if (known) return known;
+      const cached = known(range.name);
+      if (cached) return cached;
       if (exists.get(range.name) === undefined) {
         if (!db.inTransaction) throw new Error('history buckets are created inside a transaction');
         db.exec(createTableSql(range.name));
@@ -137,7 +251,30 @@ export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSi
       }
       return table(range.name);
     },
-    list: () => listAll.all().map((r) => ({ name: r.name, startMs: r.start_ms, endMs: r.end_ms })),
+    existingFor(t) {
+      const name = bucketOf(t, size).name;
+      return known(name) ?? (exists.get(name) === undefined ? undefined : table(name));
+    },
+    list: () => listAll.all().map((r) => {
+      const info: BucketInfo = { name: r.name, startMs: r.start_ms, endMs: r.end_ms };
+      const created = boundsOf(r.created_min, r.created_max);
+      const modified = boundsOf(r.modified_min, r.modified_max);
+      const deleted = boundsOf(r.deleted_min, r.deleted_max);
+      if (created) info.created = created;
+      if (modified) info.modified = modified;
+      if (deleted) info.deleted = deleted;
+      return info;
+    }),
     table,
+    cover,
+    drop(name) {
+      if (!db.inTransaction) throw new Error('history buckets are dropped inside a transaction');
+      db.exec(`DROP TABLE IF EXISTS ${checkBucketName(name)}`);
+      unregister.run(name);
+      tables.set(name, DROPPED);
+      bounds.set(name, {});
+      dropped += 1;
+    },
+    generation: () => dropped,
   };
 }

@@ -4,6 +4,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { compileIdPattern, type EntityFilter } from '../ngsi/index.js';
 import type { IriDictionary } from './iris.js';
+import { translateGeoFilter } from './geo-sql.js';
+import { QUERY_FILTER_TRANSLATORS } from './q-sql.js';
 
 export interface SqlFragment {
   /** A boolean SQL expression over `e` (the entities row); parameters as `@name`. */
@@ -45,7 +47,7 @@ function idPattern(filter: EntityFilter, ctx: FilterContext): SqlFragment | unde
 }
 
 /** Every translator; each returns undefined for filter kinds it does not own. */
-export const FILTER_TRANSLATORS: FilterTranslator[] = [idPattern];
+export const FILTER_TRANSLATORS: FilterTranslator[] = [idPattern, translateGeoFilter, ...QUERY_FILTER_TRANSLATORS];
 
 export function translateFilter(filter: EntityFilter, ctx: FilterContext): SqlFragment {
   for (const t of FILTER_TRANSLATORS) {

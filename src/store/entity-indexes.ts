@@ -4,6 +4,9 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Entity } from '../ngsi/index.js';
 import type { IriDictionary } from './iris.js';
+import { createGeoIndexer } from './geo-index.js';
+import { createAttributeKindIndexer } from './attribute-kinds.js';
+import { createQueryValuesIndexer } from './query-values.js';
 
 export interface EntityIndexer {
   readonly name: string;
@@ -16,4 +19,4 @@ export interface EntityIndexer {
 export type EntityIndexerFactory = (db: BetterSqlite3.Database, iris: IriDictionary) => EntityIndexer;
 
 /** Every secondary index, in the order they are maintained. */
-export const ENTITY_INDEXERS: EntityIndexerFactory[] = [];
+export const ENTITY_INDEXERS: EntityIndexerFactory[] = [createAttributeKindIndexer, createGeoIndexer, createQueryValuesIndexer];

@@ -1,10 +1,12 @@
 // The history repository: attribute instances appended to time buckets under a cached series id
-// per (tenant, entity, attribute, datasetId).
+// per (tenant, entity, attribute, datasetId), with the temporal reads, edits and retention on top.
 
 import type BetterSqlite3 from 'better-sqlite3';
 import type { EntityId, Iri } from '../ngsi/index.js';
 import type { BucketCatalogue, StoredHistoryRow } from './buckets.js';
 import { decodeInstance, encodeInstance } from './history-codec.js';
+import { createHistoryEditor, type SeriesKeys } from './history-edit.js';
+import { createHistoryReader } from './history-query.js';
 import type { IriDictionary } from './iris.js';
 import type { RunInTx } from './transactions.js';
 import type { CacheGroup } from './tx-cache.js';
@@ -24,6 +26,8 @@ interface HistoryDeps {
   transaction: RunInTx;
 }
 
+const REMOVED = -1;
+
 const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Series order of listForEntity: attribute IRI, then datasetId with the default instance first. */
@@ -36,6 +40,7 @@ function compareSeries(a: SeriesRow, b: SeriesRow): number {
 }
 
 export function createHistoryRepository({ db, iris, buckets, caches, transaction }: HistoryDeps): HistoryRepository {
+  // REMOVED (not null: a pending entry must hide the committed one): the series is gone, look again.
   const seriesCache = caches.create<string, number>();
   const findSeries = db.prepare<[string, string, number, string | null], number>(
     'SELECT id FROM series WHERE tenant = ? AND entity_id = ? AND attr = ? AND dataset_id IS ?',
@@ -52,7 +57,7 @@ export function createHistoryRepository({ db, iris, buckets, caches, transaction
     const dataset = datasetId ?? null;
     const key = JSON.stringify([tenant, entityId, attrId, dataset]);
     const cached = seriesCache.get(key);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined && cached !== REMOVED) return cached;
     const id = findSeries.get(tenant, entityId, attrId, dataset) ?? Number(insertSeries.run(tenant, entityId, attrId, dataset).lastInsertRowid);
     seriesCache.set(key, id);
     return id;
@@ -96,9 +101,22 @@ export function createHistoryRepository({ db, iris, buckets, caches, transaction
     });
   };
 
+  const keys: SeriesKeys = {
+    idOf: seriesId,
+    forget(tenant, removed) {
+      for (const s of removed) {
+        const attrId = iris.lookup(s.attr);
+        if (attrId !== undefined) seriesCache.set(JSON.stringify([tenant, s.entityId, attrId, s.datasetId ?? null]), REMOVED);
+      }
+    },
+  };
+  const reader = createHistoryReader(db, iris, buckets);
+
   return {
     append,
     listForEntity,
     buckets: () => buckets.list().map((b) => b.name),
+    ...reader,
+    ...createHistoryEditor({ db, buckets, transaction, keys, reader }),
   };
 }

@@ -13,6 +13,13 @@ export type {
   StoreOptions,
   TxContext,
 } from './types.js';
+export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } from './discovery.js';
+
+export type { EntityArchive } from './entity-archive.js';
+export type {
+  HistoryEditor, HistoryReadOptions, HistoryReader, HistoryRetention, HistorySeries, HistoryWindow, PeriodGrid, PeriodStats,
+  TimedInstance, TimeOrder, TimeProperty,
+} from './history-types.js';
 
 /** Opens (creating when needed) the database at opts.path, applies pragmas and pending migrations. */
 export { openStore } from './open.js';

@@ -5,7 +5,9 @@ import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createBucketCatalogue } from './buckets.js';
 import { createContextPersistence } from './contexts.js';
+import { createDiscoveryRepository } from './discovery.js';
 import { createEntityRepository } from './entities.js';
+import { createEntityArchive } from './entity-archive.js';
 import { createHistoryRepository } from './history.js';
 import { createIriDictionary } from './iris.js';
 import { MIGRATIONS, runMigrations } from './migrations.js';
@@ -13,6 +15,7 @@ import { createTxRunner } from './transactions.js';
 import { createCacheGroup } from './tx-cache.js';
 import type { DiskStats, Store, StoreOptions } from './types.js';
 import { registerSqlFunctions } from './entity-filters.js';
+import { registerGeoSqlFunctions } from './geo-sql.js';
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
@@ -54,6 +57,7 @@ export function openStore(opts: StoreOptions): Store {
   try {
     applyPragmas(db, busyTimeoutMs);
     registerSqlFunctions(db);
+    registerGeoSqlFunctions(db);
     runMigrations(db, MIGRATIONS, log);
   } catch (err) {
     db.close();
@@ -70,12 +74,15 @@ export function openStore(opts: StoreOptions): Store {
     db.pragma('wal_checkpoint(TRUNCATE)');
   };
 
+  const entities = createEntityRepository(db, iris, runner.transaction);
   const store: Store = {
     transaction: runner.transaction,
     write: runner.write,
-    entities: createEntityRepository(db, iris, runner.transaction),
+    entities,
+    archive: createEntityArchive(db, iris, entities, runner.transaction),
     history: createHistoryRepository({ db, iris, buckets, caches, transaction: runner.transaction }),
     contexts: createContextPersistence(db),
+    discovery: createDiscoveryRepository(db, iris),
     flush() {
       if (!db.open) return Promise.resolve();
       try {

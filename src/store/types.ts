@@ -2,7 +2,10 @@
 // Row shapes and SQL stay private to this module; only domain types cross this boundary.
 
 import type { Clock, Logger } from '../lib/index.js';
+import type { EntityArchive } from './entity-archive.js';
+import type { HistoryEditor, HistoryReader, HistoryRetention } from './history-types.js';
 import type { Attribute, Entity, EntityFilter, EntityId, Iri } from '../ngsi/index.js';
+import type { DiscoveryRepository } from './discovery.js';
 
 export interface StoreOptions {
   /** Database file path, or ':memory:'. */
@@ -40,7 +43,11 @@ export interface Store {
   write<T>(fn: (tx: TxContext) => T): Promise<T>;
   readonly entities: EntityRepository;
   readonly history: HistoryRepository;
+  /** Latest documents of ids, live or soft-deleted, for temporal reads; permanent removal. */
+  readonly archive: EntityArchive;
   readonly contexts: ContextPersistence;
+  /** Entity types and attributes of live entities (NGSI-LD §5.7.5-5.7.9). */
+  readonly discovery: DiscoveryRepository;
   /** Commits what is queued now; resolves when it is committed (used at shutdown). */
   flush(): Promise<void>;
   /** PRAGMA wal_checkpoint(TRUNCATE). */
@@ -98,7 +105,8 @@ export interface HistoryInstance {
   subject?: string;
 }
 
-export interface HistoryRepository {
+/** Appends, reads (history-types), edits and retention of attribute history. */
+export interface HistoryRepository extends HistoryReader, HistoryEditor, HistoryRetention {
   /** Appends instances atomically (joins the caller's transaction when there is one). */
   append(tenant: string, instances: HistoryInstance[]): void;
   /** All instances of an entity (optionally one attribute), ordered by (attr, datasetId, time, insertion). */

@@ -3,7 +3,7 @@
 
 import {
   BadRequestDataError, InvalidRequestError, LdContextNotAvailableError, isAbsoluteUri, parseAttributes, parseEntity,
-  parseEntityFragment, type EntityId, type Json,
+  parseEntityFragment, type Entity, type EntityId, type Json,
 } from '../../ngsi/index.js';
 import type { BatchOutcome, NotUpdated, UpsertMode } from '../../entities/index.js';
 import type { ContextInput, ResolvedContext } from '../../jsonld/index.js';
@@ -78,7 +78,7 @@ async function readBatch<T>(c: AppContext, deps: AppDeps, parse: Parse<T>): Prom
   return slots;
 }
 
-/** Entity ids of a delete body: strings only, any media type, no context needed. */
+/** Entity ids of a delete body: strings, in application/json or application/ld+json alike (no context needed). */
 async function readIds(c: AppContext, deps: AppDeps): Promise<Array<Slot<null>>> {
   requestMediaType(c.req.header('content-type'), false);
   const text = await readBytes(c.req.raw, deps.config.bodyLimit);
@@ -118,6 +118,9 @@ async function runBatch<T>(
   const outcomes = valid.length > 0 ? await write(valid) : [];
   const byItem = new Map(valid.map((s, i) => [s, outcomes[i]]));
   const report: BatchReport = { success: [], created: [], errors: [] };
+  // An id repeated in a batch (upsert) is listed once, where it first succeeded.
+  const succeeded = new Set<EntityId>();
+  const created = new Set<EntityId>();
   const fail = (entityId: Json, err: unknown): void => {
     const problem = problemOf(toNgsiError(err, deps.log, c.get('requestId')));
     report.errors.push({ entityId, error: { ...problem } });
@@ -132,10 +135,12 @@ async function runBatch<T>(
     if (outcome.status === 'failed') fail(slot.id, outcome.error);
     else if (outcome.status === 'partial') fail(slot.id, notUpdatedError(outcome.notUpdated, slot.ctx));
     else {
-      if (!report.success.includes(slot.id)) report.success.push(slot.id);
-      if (outcome.created && !report.created.includes(slot.id)) report.created.push(slot.id);
+      succeeded.add(slot.id);
+      if (outcome.created) created.add(slot.id);
     }
   }
+  report.success = [...succeeded];
+  report.created = [...created];
   return report;
 }
 
@@ -156,7 +161,7 @@ function options<T extends string>(params: Params, allowed: readonly T[]): Set<T
   return out;
 }
 
-const parseWhole: Parse<ReturnType<typeof parseEntity>> = (element, ctx, now) => {
+const parseWhole: Parse<Entity> = (element, ctx, now) => {
   const entity = parseEntity(element, ctx, { now });
   return { id: entity.id, value: entity };
 };

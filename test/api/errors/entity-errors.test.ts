@@ -165,6 +165,6 @@ describe('existence', () => {
     await expectProblem(await b.request('GET', '/ngsi-ld/v1/nothing'), 404, 'ResourceNotFound');
     const res = await b.request('PUT', '/ngsi-ld/v1/entities');
     await expectProblem(res, 405, 'MethodNotAllowed');
-    expect(res.headers.get('allow')).toBe('GET, POST');
+    expect(res.headers.get('allow')).toBe('DELETE, GET, POST');
   });
 });

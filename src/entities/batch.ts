@@ -1,0 +1,104 @@
+// Batch entity operations (NGSI-LD §5.6.7-5.6.10, §5.6.20) and Delete Entities by selection (§5.6.21)
+// over the single write path: each entity is its own write, all issued in one turn so group commit packs them.
+
+import {
+  appendAttributes, mergeEntity, ResourceNotFoundError,
+  type AttributeInputs, type Entity, type EntityFragment, type EntityId,
+} from '../ngsi/index.js';
+import type { EntityListQuery } from '../store/index.js';
+import type { Actor, EntityService, NotUpdated, UpdateResult, UpsertMode } from './service.js';
+
+/** How one entity of a batch fared, in the order of the input. */
+export type BatchOutcome =
+  | { status: 'succeeded'; created: boolean }
+  /** The write happened, but some attributes were left alone (noOverwrite, merge of a missing instance). */
+  | { status: 'partial'; notUpdated: NotUpdated[] }
+  | { status: 'failed'; error: unknown };
+
+export interface AttributesOf {
+  id: EntityId;
+  attrs: AttributeInputs;
+}
+
+export interface FragmentOf {
+  id: EntityId;
+  fragment: EntityFragment;
+}
+
+/** The selection of Delete Entities: any-of types, any-of ids, and every filter. */
+export type PurgeSelection = Pick<EntityListQuery, 'types' | 'ids' | 'filters'>;
+
+export interface BatchService {
+  /** §5.6.7: an id that exists, or repeats an earlier one of the batch, fails with AlreadyExists. */
+  create(actor: Actor, entities: Entity[]): Promise<BatchOutcome[]>;
+  /** §5.6.8: created, or replaced / appended to (`mode`); `created` tells which. */
+  upsert(actor: Actor, entities: Entity[], mode: UpsertMode): Promise<BatchOutcome[]>;
+  /** §5.6.9: attributes appended to live entities (§5.6.3), existing ones kept with noOverwrite. */
+  update(actor: Actor, items: AttributesOf[], opts: { noOverwrite: boolean }): Promise<BatchOutcome[]>;
+  /** §5.6.20: each fragment merged into its live entity (§5.6.17). */
+  merge(actor: Actor, items: FragmentOf[]): Promise<BatchOutcome[]>;
+  /** §5.6.10: each live entity marked deleted; a missing one fails with ResourceNotFound. */
+  delete(actor: Actor, ids: EntityId[]): Promise<BatchOutcome[]>;
+  /** §5.6.21: deletes every live entity of the selection, a page at a time; returns how many. */
+  purge(actor: Actor, selection: PurgeSelection): Promise<number>;
+}
+
+export interface BatchServiceDeps {
+  entities: EntityService;
+  /** Entities deleted per round of a purge (one group commit each). */
+  purgePageSize: number;
+}
+
+/**
+ * Starts every write before awaiting any: the writes queue in the same event-loop turn, so the
+ * store commits them together (one transaction, a savepoint each); a failure undoes only its own.
+ */
+async function settle<T>(items: readonly T[], write: (item: T) => Promise<BatchOutcome>): Promise<BatchOutcome[]> {
+  const pending = items.map((item) => write(item));
+  const settled = await Promise.allSettled(pending);
+  return settled.map((s): BatchOutcome => (s.status === 'fulfilled' ? s.value : { status: 'failed', error: s.reason }));
+}
+
+function outcomeOf(result: UpdateResult): BatchOutcome {
+  return result.notUpdated.length === 0 ? { status: 'succeeded', created: false } : { status: 'partial', notUpdated: result.notUpdated };
+}
+
+export function createBatchService(deps: BatchServiceDeps): BatchService {
+  const { entities, purgePageSize } = deps;
+  const succeeded = (created: boolean): BatchOutcome => ({ status: 'succeeded', created });
+
+  const deleteAll = (actor: Actor, ids: EntityId[]): Promise<BatchOutcome[]> =>
+    settle(ids, (id) => entities.delete(actor, id).then(() => succeeded(false)));
+
+  return {
+    create: (actor, list) => settle(list, (e) => entities.create(actor, e).then(() => succeeded(true))),
+
+    upsert: (actor, list, mode) => settle(list, (e) => entities.upsert(actor, e, mode).then((r) => succeeded(r.created))),
+
+    update: (actor, items, opts) => settle(items, (item) => entities.update(actor, item.id,
+      (current, now) => appendAttributes(current, item.attrs, { noOverwrite: opts.noOverwrite, now })).then(outcomeOf)),
+
+    merge: (actor, items) => settle(items, (item) => entities.update(actor, item.id,
+      (current, now) => mergeEntity(current, item.fragment, now)).then(outcomeOf)),
+
+    delete: deleteAll,
+
+    async purge(actor, selection) {
+      let deleted = 0;
+      let failure: unknown;
+      for (;;) {
+        const page = entities.list(actor, { ...selection, limit: purgePageSize, offset: 0, count: false }).entities;
+        if (page.length === 0) break;
+        const outcomes = await deleteAll(actor, page.map((e) => e.id));
+        const done = outcomes.filter((o) => o.status === 'succeeded').length;
+        // An entity deleted meanwhile by another request is gone all the same.
+        for (const o of outcomes) if (o.status === 'failed' && !(o.error instanceof ResourceNotFoundError)) failure ??= o.error;
+        deleted += done;
+        // What failed is listed again: stop when a round deletes nothing.
+        if (done === 0) break;
+      }
+      if (failure !== undefined) throw failure;
+      return deleted;
+    },
+  };
+}

@@ -1,0 +1,259 @@
+// Routes of temporal entities (NGSI-LD §6.18-6.24): retrieve, query (GET and POST), create or add
+// instances, modify one instance, delete attribute history and the whole temporal entity. A cut
+// answer is 206 with `Content-Range: date-time <start>-<end>/<size>` (§6.3.10).
+
+import { z } from 'zod';
+import {
+  BadRequestDataError, NotImplementedError, formatDateTime, hasGeoQueryMembers, isAbsoluteUri, nameProblem, parseAttributeFragment,
+  parseGeoQuery, type EntityFilter, type GeoQueryInput, type Json, type TermMapper,
+} from '../../ngsi/index.js';
+import {
+  parseAggregation, parseTemporalAttributes, parseTemporalEntity, parseTemporalFormat, parseTemporalQuery,
+  type RawTemporalParams, type TemporalRange, type TemporalRequest, type TemporalSelection, type TemporalView,
+} from '../../temporal/index.js';
+import type { ResolvedContext } from '../../jsonld/index.js';
+import { resource, type App, type AppContext, type AppDeps } from '../app.js';
+import { readJsonBody } from '../body.js';
+import { APP_JSON, APP_LD_JSON, negotiate } from '../media.js';
+import { bool, csv, page, readParams, type Params } from '../params.js';
+import { BASE, noContent, pageHeaders, sendPayload } from '../respond.js';
+import { actorOf, entityIdParam, linkContext } from './entities.js';
+
+const OFFERED = [APP_JSON, APP_LD_JSON] as const;
+const TEMPORAL = ['timerel', 'timeAt', 'endTimeAt', 'timeproperty', 'lastN', 'firstN', 'offsetN', 'aggrMethods', 'aggrPeriodDuration'] as const;
+const VIEW = ['attrs', 'pick', 'omit', 'options', 'format', 'datasetId'] as const;
+const GEO = ['georel', 'geometry', 'coordinates', 'geoproperty'] as const;
+const PAGE = ['limit', 'offset', 'count'] as const;
+/** Known NGSI-LD parameters temporal reads do not implement: 501. */
+const UNIMPLEMENTED = ['lang', 'join', 'joinLevel', 'geometryProperty', 'orderBy'];
+
+interface ViewInput { attrs?: string[]; pick?: string[]; omit?: string[]; datasetId?: string[]; options: string[]; format?: string }
+
+const member = (mapper: TermMapper) => (name: string): string => (name === 'id' || name === 'type' ? name : mapper.expandTerm(name));
+
+/** The temporal query and the representation (NGSI-LD §6.18.3.1), names expanded with the context. */
+function temporalRequest(raw: RawTemporalParams, input: ViewInput, mapper: TermMapper): TemporalRequest {
+  const { format, sysAttrs, audit } = parseTemporalFormat(input.options, input.format);
+  const aggregation = parseAggregation(format, raw);
+  if (input.attrs && (input.pick || input.omit)) throw new BadRequestDataError('attrs cannot be combined with pick or omit');
+  if (input.pick && input.omit) throw new BadRequestDataError('pick and omit cannot be combined');
+  const view: TemporalView = { format, sysAttrs, audit, aggrMethods: aggregation.methods };
+  if (aggregation.period) view.aggrPeriod = aggregation.period;
+  if (input.attrs) view.attrs = new Set(input.attrs.map((a) => mapper.expandTerm(a)));
+  if (input.pick) view.pick = new Set(input.pick.map(member(mapper)));
+  if (input.omit) view.omit = new Set(input.omit.map(member(mapper)));
+  if (input.datasetId) view.datasetIds = new Set(input.datasetId);
+  return { query: parseTemporalQuery(raw), view };
+}
+
+function fromParams(params: Params, mapper: TermMapper): TemporalRequest {
+  const raw: RawTemporalParams = {};
+  for (const name of TEMPORAL) {
+    const v = params.get(name);
+    if (v !== undefined) raw[name] = v;
+  }
+  const input: ViewInput = { options: csv(params, 'options') ?? [] };
+  for (const name of ['attrs', 'pick', 'omit', 'datasetId'] as const) {
+    const list = csv(params, name);
+    if (list) input[name] = list;
+  }
+  const format = params.get('format');
+  if (format !== undefined) input.format = format;
+  bool(params, 'local');
+  return temporalRequest(raw, input, mapper);
+}
+
+/** `Content-Range: date-time <start>-<end>/<size or *>` (NGSI-LD §6.3.10). */
+const contentRange = (r: TemporalRange): string =>
+  `date-time ${formatDateTime(r.start)}-${formatDateTime(r.end)}/${r.size === undefined ? '*' : String(r.size)}`;
+
+function answer(c: AppContext, payload: Json, ctx: ResolvedContext, range: TemporalRange | undefined, headers: Record<string, string> = {}): Response {
+  const mediaType = negotiate(c.req.header('accept'), OFFERED);
+  if (!range) return sendPayload(c, payload, ctx, mediaType, 200, headers);
+  return sendPayload(c, payload, ctx, mediaType, 206, { ...headers, 'Content-Range': contentRange(range) });
+}
+
+/**
+ * The query-language filters of an entity selection. This is where q and scopeQ plug in once the
+ * domain has their EntityFilter variants; until then they are 501.
+ */
+function languageFilters(input: { q?: string; scopeQ?: string; geo: GeoQueryInput }, mapper: TermMapper): EntityFilter[] {
+  if (input.q !== undefined) throw new NotImplementedError('q is not implemented for temporal queries yet');
+  if (input.scopeQ !== undefined) throw new NotImplementedError('scopeQ is not implemented for temporal queries yet');
+  return hasGeoQueryMembers(input.geo) || input.geo.geoproperty !== undefined ? [{ kind: 'geo', query: parseGeoQuery(input.geo, mapper) }] : [];
+}
+
+/** Plain type lists only: `A,B` (any of); `*` is every type. */
+function typeSelection(names: string[] | undefined, mapper: TermMapper): string[] | undefined {
+  if (!names) return undefined;
+  if (names.some((t) => /[;|()]/.test(t))) {
+    throw new BadRequestDataError('Type selections with ; | or parentheses need the query language', 'Use a comma-separated list of types');
+  }
+  return names.includes('*') ? undefined : names.map((t) => mapper.expandTerm(t));
+}
+
+function checkIds(ids: string[] | undefined): void {
+  for (const id of ids ?? []) if (!isAbsoluteUri(id)) throw new BadRequestDataError(`Invalid entity id '${id}'`);
+}
+
+function attrName(c: AppContext): string {
+  const name = c.req.param('attr') ?? '';
+  const problem = nameProblem(name);
+  if (problem) throw new BadRequestDataError('Invalid attribute name', problem);
+  return name;
+}
+
+const list = z.union([z.string(), z.array(z.string())]).transform((v) => (Array.isArray(v) ? v : v.split(',').map((s) => s.trim())));
+const text = z.union([z.string(), z.number()]).transform(String);
+/** The Query body of POST /temporal/entityOperations/query (NGSI-LD §5.2.23, temporalQ §5.2.21). */
+const QUERY_BODY = z.strictObject({
+  type: z.literal('Query'),
+  entities: z.array(z.strictObject({ type: z.string().optional(), id: z.string().optional(), idPattern: z.string().optional() })).optional(),
+  attrs: list.optional(), pick: list.optional(), omit: list.optional(), datasetId: list.optional(),
+  q: z.string().optional(), scopeQ: z.string().optional(), lang: z.string().optional(), local: z.boolean().optional(),
+  geoQ: z.strictObject({ georel: z.unknown(), geometry: z.unknown(), coordinates: z.unknown(), geoproperty: z.unknown() }).partial().optional(),
+  temporalQ: z.strictObject({
+    timerel: z.string(), timeAt: z.string(), endTimeAt: z.string(), timeproperty: z.string(), lastN: text, firstN: text,
+    offsetN: text, aggrMethods: list.transform((l) => l.join(',')), aggrPeriodDuration: z.string(),
+  }).partial().optional(),
+  '@context': z.unknown().optional(),
+});
+
+export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
+  const { temporal, contexts, config } = deps;
+
+  /** Runs a temporal query: needs timerel and an entity filter (behaviour §6). */
+  const runQuery = (c: AppContext, ctx: ResolvedContext, req: TemporalRequest, selection: TemporalSelection, hasFilter: boolean, params: Params) => {
+    if (req.query.timerel === undefined) throw new BadRequestDataError('A temporal query needs timerel and timeAt');
+    if (!hasFilter) throw new BadRequestDataError('A temporal query needs one of type, attrs, q, geo parameters or local=true');
+    const p = page(params, config);
+    const found = temporal.query(actorOf(c).tenant, selection, p, req, ctx);
+    return answer(c, found.entities, ctx, found.range, pageHeaders(c.req.url, p, found.hasMore, found.count));
+  };
+
+  resource(app, `${BASE}/temporal/entities`, {
+    // NGSI-LD §6.18.3.2 Query temporal evolution of entities
+    GET: async (c) => {
+      const params = readParams(c.req.url, [...TEMPORAL, ...VIEW, ...GEO, ...PAGE, 'type', 'id', 'idPattern', 'q', 'scopeQ', 'local'], UNIMPLEMENTED);
+      negotiate(c.req.header('accept'), OFFERED);
+      const ctx = await linkContext(c, deps);
+      const req = fromParams(params, ctx);
+      const geo: GeoQueryInput = {};
+      for (const name of GEO) if (params.has(name)) geo[name] = params.get(name);
+      const q = params.get('q');
+      const scopeQ = params.get('scopeQ');
+      const filters = languageFilters({ geo, ...(q !== undefined ? { q } : {}), ...(scopeQ !== undefined ? { scopeQ } : {}) }, ctx);
+      const ids = csv(params, 'id');
+      checkIds(ids);
+      const types = typeSelection(csv(params, 'type'), ctx);
+      const pattern = params.get('idPattern');
+      if (pattern !== undefined) filters.push({ kind: 'idPattern', pattern });
+      const selection: TemporalSelection = { filters, ...(types ? { types } : {}), ...(ids ? { ids } : {}) };
+      const hasFilter = params.has('type') || params.has('attrs') || filters.some((f) => f.kind === 'geo') || params.get('local') === 'true';
+      return runQuery(c, ctx, req, selection, hasFilter, params);
+    },
+    // NGSI-LD §6.18.3.1 Create or update temporal representation of an entity
+    POST: async (c) => {
+      readParams(c.req.url, []);
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit });
+      const ctx = await contexts.resolve(body.context);
+      const input = parseTemporalEntity(body.body, ctx, temporal.now());
+      const created = await temporal.create(actorOf(c), input);
+      return created ? new Response(null, { status: 201, headers: { Location: `${BASE}/temporal/entities/${input.id}` } }) : noContent();
+    },
+  });
+
+  resource(app, `${BASE}/temporal/entityOperations/query`, {
+    // NGSI-LD §6.24.3.1 Query temporal evolution of entities via POST
+    POST: async (c) => {
+      const params = readParams(c.req.url, [...PAGE, 'options', 'format'], UNIMPLEMENTED);
+      negotiate(c.req.header('accept'), OFFERED);
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit });
+      const parsed = QUERY_BODY.safeParse(body.body);
+      if (!parsed.success) throw new BadRequestDataError('Invalid Query body', parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+      const query = parsed.data;
+      if (query.lang !== undefined) throw new NotImplementedError('lang is not implemented for temporal queries');
+      const ctx = await contexts.resolve(body.context);
+      const input: ViewInput = { options: csv(params, 'options') ?? [] };
+      for (const name of ['attrs', 'pick', 'omit', 'datasetId'] as const) if (query[name]) input[name] = query[name];
+      const format = params.get('format');
+      if (format !== undefined) input.format = format;
+      const req = temporalRequest(query.temporalQ ?? {}, input, ctx);
+      const filters = languageFilters({ geo: query.geoQ ?? {}, ...(query.q !== undefined ? { q: query.q } : {}),
+        ...(query.scopeQ !== undefined ? { scopeQ: query.scopeQ } : {}) }, ctx);
+      const selectors = query.entities ?? [];
+      if (selectors.length > 1 && selectors.some((s) => s.id !== undefined || s.idPattern !== undefined)) {
+        throw new NotImplementedError('Several entity selectors are only supported with types alone');
+      }
+      const types = typeSelection(selectors.flatMap((s) => (s.type === undefined ? [] : s.type.split(','))), ctx);
+      const only = selectors[0];
+      if (only?.id !== undefined) checkIds([only.id]);
+      if (only?.idPattern !== undefined) filters.push({ kind: 'idPattern', pattern: only.idPattern });
+      const selection: TemporalSelection = { filters, ...(types && types.length > 0 ? { types } : {}), ...(only?.id !== undefined ? { ids: [only.id] } : {}) };
+      const hasFilter = selectors.some((s) => s.type !== undefined) || query.attrs !== undefined
+        || filters.some((f) => f.kind === 'geo') || query.local === true;
+      return runQuery(c, ctx, req, selection, hasFilter, params);
+    },
+  });
+
+  resource(app, `${BASE}/temporal/entities/:id`, {
+    // NGSI-LD §6.19.3.1 Retrieve the temporal representation of an entity
+    GET: async (c) => {
+      const params = readParams(c.req.url, [...TEMPORAL, ...VIEW, 'local'], UNIMPLEMENTED);
+      negotiate(c.req.header('accept'), OFFERED);
+      const id = entityIdParam(c);
+      const ctx = await linkContext(c, deps);
+      const found = temporal.retrieve(actorOf(c).tenant, id, fromParams(params, ctx), ctx);
+      return answer(c, found.entities[0] ?? {}, ctx, found.range);
+    },
+    // NGSI-LD §6.19.3.2 Delete the temporal representation of an entity (entity and history, for good)
+    DELETE: async (c) => {
+      readParams(c.req.url, []);
+      await temporal.delete(actorOf(c), entityIdParam(c));
+      return noContent();
+    },
+  });
+
+  resource(app, `${BASE}/temporal/entities/:id/attrs`, {
+    // NGSI-LD §6.20.3.1 Add attributes to the temporal representation of an entity
+    POST: async (c) => {
+      readParams(c.req.url, []);
+      const id = entityIdParam(c);
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit });
+      const ctx = await contexts.resolve(body.context);
+      await temporal.addAttributes(actorOf(c), id, parseTemporalAttributes(body.body, ctx, temporal.now()));
+      return noContent();
+    },
+  });
+
+  resource(app, `${BASE}/temporal/entities/:id/attrs/:attr`, {
+    // NGSI-LD §6.21.3.1 Delete an attribute from the temporal representation of an entity
+    DELETE: async (c) => {
+      const params = readParams(c.req.url, ['datasetId', 'deleteAll']);
+      const id = entityIdParam(c);
+      const ctx = await linkContext(c, deps);
+      const attr = ctx.expandTerm(attrName(c));
+      const datasetId = params.get('datasetId');
+      const deleteAll = bool(params, 'deleteAll');
+      if (datasetId !== undefined && deleteAll) throw new BadRequestDataError('datasetId and deleteAll=true exclude each other');
+      await temporal.deleteAttribute(actorOf(c), id, attr, { ...(datasetId !== undefined ? { datasetId } : {}), deleteAll });
+      return noContent();
+    },
+  });
+
+  resource(app, `${BASE}/temporal/entities/:id/attrs/:attr/:instanceId`, {
+    // NGSI-LD §6.22.3.1 Modify an attribute instance in the temporal representation of an entity
+    PATCH: async (c) => {
+      readParams(c.req.url, []);
+      const id = entityIdParam(c);
+      const instanceId = c.req.param('instanceId') ?? '';
+      if (!isAbsoluteUri(instanceId)) throw new BadRequestDataError('Invalid instanceId', `'${instanceId}' is not an absolute URI`);
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, allowMergePatch: true });
+      const ctx = await contexts.resolve(body.context);
+      const attr = ctx.expandTerm(attrName(c));
+      const fragment = parseAttributeFragment(body.body, ctx, { now: temporal.now(), attr });
+      await temporal.modifyInstance(actorOf(c), id, attr, instanceId, fragment);
+      return noContent();
+    },
+  });
+}

@@ -1,0 +1,27 @@
+// In-memory evaluation of query filters against one entity, for subscriptions and notifications
+// (NGSI-LD §4.9 q, §4.17 type selection, §4.19 scopeQ, idPattern).
+
+import { compileIdPattern, type EntityFilter } from '../filters.js';
+import type { Entity } from '../model.js';
+import { evaluateQ } from './q-evaluate.js';
+import { evaluateScopeQ } from './scope-q.js';
+import { evaluateTypeSelection } from './type-selection.js';
+
+/**
+ * Whether the entity passes the filter. Undefined for filter kinds evaluated elsewhere (geo
+ * queries have their own predicates), so a caller can tell "no match" from "not mine".
+ */
+export function matchesFilter(filter: EntityFilter, entity: Entity): boolean | undefined {
+  switch (filter.kind) {
+    case 'q':
+      return evaluateQ(filter.expr, entity);
+    case 'scopeQ':
+      return evaluateScopeQ(filter.expr, entity.scope);
+    case 'types':
+      return evaluateTypeSelection(filter.expr, entity.types);
+    case 'idPattern':
+      return compileIdPattern(filter.pattern).test(entity.id);
+    default:
+      return undefined;
+  }
+}

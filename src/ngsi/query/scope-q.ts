@@ -1,0 +1,121 @@
+// scopeQ (NGSI-LD §4.19): `/A/B` exact, `/A/+` one level, `/A/#` A and everything below it;
+// `;` (AND) binds tighter than `,` (OR), parentheses group. Parsed once, matched here or in SQL.
+
+import { assertNever } from '../model.js';
+import {
+  atEnd, createCursor, expect, peek, readRun, syntaxError, tooComplex, type Cursor,
+} from './syntax.js';
+
+/** One scope pattern: its levels (`+` stands for any one level) and whether `#` ends it. */
+export interface ScopeTerm {
+  kind: 'scope';
+  levels: string[];
+  descendants: boolean;
+}
+export type ScopeExpr = ScopeTerm | { kind: 'and'; terms: ScopeExpr[] } | { kind: 'or'; terms: ScopeExpr[] };
+
+const SCOPE_LIMITS = { maxLength: 2048, maxDepth: 16, maxTerms: 64 } as const;
+const LEVEL_STOPS = '/;,()+#';
+
+/** Parses a scopeQ. Throws BadRequestDataError naming the position, or TooComplexQueryError. */
+export function parseScopeQ(text: string): ScopeExpr {
+  const c = createCursor('scopeQ', text);
+  if (text.length > SCOPE_LIMITS.maxLength) throw tooComplex(c, `longer than ${SCOPE_LIMITS.maxLength} characters`);
+  const expr = parseOr(c, { terms: 0 }, 0);
+  if (!atEnd(c)) throw syntaxError(c, "';', ',' or the end of the expression");
+  return expr;
+}
+
+interface State {
+  terms: number;
+}
+
+function join(kind: 'and' | 'or', terms: ScopeExpr[]): ScopeExpr {
+  const flat = terms.flatMap((t) => (t.kind === kind ? t.terms : [t]));
+  return flat.length === 1 && flat[0] !== undefined ? flat[0] : { kind, terms: flat };
+}
+
+function parseOr(c: Cursor, st: State, depth: number): ScopeExpr {
+  const terms = [parseAnd(c, st, depth)];
+  while (peek(c) === ',') {
+    c.pos++;
+    terms.push(parseAnd(c, st, depth));
+  }
+  return join('or', terms);
+}
+
+function parseAnd(c: Cursor, st: State, depth: number): ScopeExpr {
+  const terms = [parseFactor(c, st, depth)];
+  while (peek(c) === ';') {
+    c.pos++;
+    terms.push(parseFactor(c, st, depth));
+  }
+  return join('and', terms);
+}
+
+function parseFactor(c: Cursor, st: State, depth: number): ScopeExpr {
+  if (peek(c) === '(') {
+    if (depth >= SCOPE_LIMITS.maxDepth) throw tooComplex(c, `parentheses nested deeper than ${SCOPE_LIMITS.maxDepth}`);
+    c.pos++;
+    const inner = parseOr(c, st, depth + 1);
+    expect(c, ')', "';', ',' or ')'");
+    return inner;
+  }
+  st.terms++;
+  if (st.terms > SCOPE_LIMITS.maxTerms) throw tooComplex(c, `more than ${SCOPE_LIMITS.maxTerms} scopes`);
+  return parseTerm(c);
+}
+
+function parseTerm(c: Cursor): ScopeTerm {
+  const term: ScopeTerm = { kind: 'scope', levels: [], descendants: false };
+  expect(c, '/', "a scope starting with '/'");
+  for (;;) {
+    if (peek(c) === '#') {
+      c.pos++;
+      term.descendants = true;
+      if (peek(c) === '/') throw syntaxError(c, "';', ',', ')' or the end ('#' is the last level)");
+      return term;
+    }
+    if (peek(c) === '+') {
+      c.pos++;
+      term.levels.push('+');
+    } else {
+      const level = readRun(c, LEVEL_STOPS);
+      if (level === '') throw syntaxError(c, 'a scope level');
+      term.levels.push(level);
+    }
+    if (peek(c) === '+' || peek(c) === '#') throw syntaxError(c, "'/', ';', ',', ')' or the end ('+' and '#' are whole levels)");
+    if (peek(c) !== '/') return term;
+    c.pos++;
+  }
+}
+
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** How a scope value is tested against a term: plain equality, or a regular expression. */
+export function scopeTermTest(term: ScopeTerm): { exact: string } | { pattern: string } {
+  if (!term.descendants && !term.levels.includes('+')) return { exact: '/' + term.levels.join('/') };
+  const levels = term.levels.map((l) => (l === '+' ? '/[^/]+' : '/' + escapeRegExp(l))).join('');
+  return { pattern: `^${levels}${term.descendants ? '(/.*)?' : ''}$` };
+}
+
+function matchesTerm(term: ScopeTerm, scopes: string[]): boolean {
+  const test = scopeTermTest(term);
+  if ('exact' in test) return scopes.includes(test.exact);
+  const re = new RegExp(test.pattern);
+  return scopes.some((s) => re.test(s));
+}
+
+/** Whether an entity with these scopes matches; an entity without scopes matches no term. */
+export function evaluateScopeQ(expr: ScopeExpr, scopes: string[] | undefined): boolean {
+  switch (expr.kind) {
+    case 'scope':
+      return matchesTerm(expr, scopes ?? []);
+    case 'and':
+      return expr.terms.every((t) => evaluateScopeQ(t, scopes));
+    case 'or':
+      return expr.terms.some((t) => evaluateScopeQ(t, scopes));
+    default:
+      return assertNever(expr, 'scopeQ expression');
+  }
+}

@@ -1,0 +1,112 @@
+// Temporal writes on stored history (NGSI-LD §5.6.12-5.6.16): observed instances that overwrite the
+// instance at the same observedAt, single-instance edits by instanceId, removal of whole series,
+// and the row-level part of retention (whole buckets are dropped through the catalogue).
+
+import type BetterSqlite3 from 'better-sqlite3';
+import type { EntityId, Iri } from '../ngsi/index.js';
+import type { BucketCatalogue, StoredHistoryRow } from './buckets.js';
+import { decodeInstance, encodeInstance, encodeInstanceId } from './history-codec.js';
+import { createStatementCache } from './history-sql.js';
+import type { HistoryEditor, HistoryReader, HistoryRetention, HistorySeries } from './history-types.js';
+import type { RunInTx } from './transactions.js';
+import type { HistoryInstance } from './types.js';
+
+export interface SeriesKeys {
+  /** The id of a series, created when new (inside the caller's transaction). */
+  idOf(tenant: string, entityId: EntityId, attr: Iri, datasetId: string | undefined): number;
+  /** Forgets cached ids of series that were removed. */
+  forget(tenant: string, series: readonly HistorySeries[]): void;
+}
+
+interface EditDeps {
+  db: BetterSqlite3.Database;
+  buckets: BucketCatalogue;
+  transaction: RunInTx;
+  keys: SeriesKeys;
+  reader: HistoryReader;
+}
+
+const keyOf = (s: HistorySeries): Pick<HistoryInstance, 'entityId' | 'attr' | 'datasetId'> =>
+  (s.datasetId === undefined ? { entityId: s.entityId, attr: s.attr } : { entityId: s.entityId, attr: s.attr, datasetId: s.datasetId });
+
+export function createHistoryEditor({ db, buckets, transaction, keys, reader }: EditDeps): HistoryEditor & HistoryRetention {
+  const statements = createStatementCache(db, buckets);
+  const removeSeriesRows = db.prepare<[string]>('DELETE FROM series WHERE id IN (SELECT value FROM json_each(?))');
+
+  /** Where an instance is stored: its bucket, row and series. */
+  const locate = (tenant: string, entityId: EntityId, attr: Iri, instanceId: string):
+    { table: string; row: StoredHistoryRow; series: HistorySeries } | undefined => {
+    const series = reader.series(tenant, [entityId], [attr]);
+    if (series.length === 0) return undefined;
+    const params = { ids: JSON.stringify(series.map((s) => s.id)), iid: encodeInstanceId(instanceId) };
+    // NOTE: no index on instance_id: edits by id are rare, and the series index bounds the scan.
+    for (const b of buckets.list()) {
+      const row = statements.get<StoredHistoryRow>(`SELECT rowid AS rid, series, t, observed_at, created_at, modified_at,
+          deleted_at, instance_id, value, num, sub FROM ${b.name}
+        WHERE series IN (SELECT value FROM json_each(@ids)) AND instance_id = @iid LIMIT 1`).get(params);
+      const s = row && series.find((x) => x.id === row.series);
+      if (row && s) return { table: b.name, row, series: s };
+    }
+    return undefined;
+  };
+
+  return {
+    upsertObserved(tenant, instances) {
+      if (instances.length === 0) return;
+      transaction(() => {
+        for (const inst of instances) {
+          if (inst.observedAt === undefined) throw new Error('an observed history instance needs observedAt');
+          const row = encodeInstance(keys.idOf(tenant, inst.entityId, inst.attr, inst.datasetId), inst);
+          const existing = buckets.existingFor(row.t);
+          if (existing) {
+            statements.get(`DELETE FROM ${existing.name} WHERE series = @series AND t = @t AND observed_at IS NOT NULL`)
+              .run({ series: row.series, t: row.t });
+          }
+          buckets.tableFor(row.t).insert(row);
+        }
+      });
+    },
+
+    findInstance(tenant, entityId, attr, instanceId) {
+      const found = locate(tenant, entityId, attr, instanceId);
+      return found && decodeInstance(found.row, keyOf(found.series));
+    },
+
+    modifyInstance: (tenant, entityId, attr, instanceId, change) => transaction(() => {
+      const found = locate(tenant, entityId, attr, instanceId);
+      if (!found) return false;
+      const updated = change(decodeInstance(found.row, keyOf(found.series)));
+      const row = encodeInstance(keys.idOf(tenant, updated.entityId, updated.attr, updated.datasetId), updated);
+      statements.get(`DELETE FROM ${found.table} WHERE rowid = @rid`).run({ rid: found.row.rid });
+      buckets.tableFor(row.t).insert(row);
+      return true;
+    }),
+
+    removeSeries: (tenant, entityId, attr, datasetId) => transaction(() => {
+      const all = reader.series(tenant, [entityId], attr === undefined ? undefined : [attr]);
+      const series = attr === undefined || datasetId === 'all' ? all
+        : all.filter((s) => s.datasetId === (datasetId === undefined || datasetId === 'default' ? undefined : datasetId));
+      if (series.length === 0) return 0;
+      const ids = JSON.stringify(series.map((s) => s.id));
+      for (const b of buckets.list()) {
+        statements.get(`DELETE FROM ${b.name} WHERE series IN (SELECT value FROM json_each(@ids))`).run({ ids });
+      }
+      removeSeriesRows.run(ids);
+      keys.forget(tenant, series);
+      return series.length;
+    }),
+
+    dropBucketBefore: (horizon) => transaction(() => {
+      const oldest = buckets.list().find((b) => b.endMs <= horizon);
+      if (oldest) buckets.drop(oldest.name);
+      return oldest?.name;
+    }),
+
+    pruneBefore: (horizon, limit) => transaction(() => {
+      const straddling = buckets.list().find((b) => b.startMs < horizon);
+      if (!straddling) return 0;
+      return statements.get(`DELETE FROM ${straddling.name} WHERE rowid IN
+          (SELECT rowid FROM ${straddling.name} WHERE t < @horizon LIMIT @limit)`).run({ horizon, limit }).changes;
+    }),
+  };
+}

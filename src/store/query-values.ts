@@ -1,0 +1,98 @@
+// The query-values index (migration 3): the comparable elements of every top-level attribute
+// instance, one row each, kept as a diff in step with the entity; q-sql.ts reads it.
+
+import type BetterSqlite3 from 'better-sqlite3';
+import { compileQPattern, instantOf, valueElements, type Attribute, type Entity, type QElement } from '../ngsi/index.js';
+import type { EntityIndexerFactory } from './entity-indexes.js';
+
+/** The `typ` column. */
+export const VALUE_TYPE = { none: 0, number: 1, string: 2, boolean: 3, object: 4, vocab: 5 } as const;
+
+interface ValueRow {
+  attr: number;
+  inst: number;
+  seq: number;
+  typ: number;
+  num: number | null;
+  str: string | null;
+}
+
+function toColumns(el: QElement): Pick<ValueRow, 'typ' | 'num' | 'str'> {
+  switch (el.t) {
+    case 'num': return { typ: VALUE_TYPE.number, num: el.n, str: null };
+    case 'bool': return { typ: VALUE_TYPE.boolean, num: el.b ? 1 : 0, str: null };
+    case 'str': return { typ: VALUE_TYPE.string, num: el.instant ?? null, str: el.s };
+    case 'ref': return { typ: VALUE_TYPE.object, num: null, str: el.s };
+    case 'vocab': return { typ: VALUE_TYPE.vocab, num: null, str: el.s };
+    // Only members yield instants, and members are not indexed.
+    case 'instant': return { typ: VALUE_TYPE.none, num: null, str: null };
+  }
+}
+
+/** The rows of one instance: its elements, or one typ-0 row so the instance itself is known. */
+function instanceRows(attr: number, inst: number, instance: Attribute): ValueRow[] {
+  const els = valueElements(instance);
+  if (els.length === 0) return [{ attr, inst, seq: 0, typ: VALUE_TYPE.none, num: null, str: null }];
+  return els.map((el, seq) => ({ attr, inst, seq, ...toColumns(el) }));
+}
+
+const keyOf = (r: Pick<ValueRow, 'attr' | 'inst' | 'seq'>): string => `${r.attr} ${r.inst} ${r.seq}`;
+const sameValue = (a: ValueRow, b: ValueRow): boolean => a.typ === b.typ && a.num === b.num && a.str === b.str;
+
+/**
+ * SQL functions the q translation needs, registered on each connection the index is opened on.
+ * NOTE: they live here, not in entity-filters.ts, because they read values exactly as this index
+ * does (`ngsi_instant` is instantOf, `ngsi_q_regexp` is compileQPattern with its `(?i)` flag).
+ */
+export function registerQueryFunctions(db: BetterSqlite3.Database): void {
+  db.function('ngsi_instant', { deterministic: true }, (text: unknown) => (typeof text === 'string' ? instantOf(text) ?? null : null));
+  const patterns = new Map<string, RegExp>();
+  db.function('ngsi_q_regexp', { deterministic: true }, (pattern: unknown, value: unknown) => {
+    if (typeof pattern !== 'string' || typeof value !== 'string') return 0;
+    let re = patterns.get(pattern);
+    if (!re) {
+      re = compileQPattern(pattern);
+      if (patterns.size > 256) patterns.clear();
+      patterns.set(pattern, re);
+    }
+    return re.test(value) ? 1 : 0;
+  });
+}
+
+export const createQueryValuesIndexer: EntityIndexerFactory = (db, iris) => {
+  registerQueryFunctions(db);
+  const list = db.prepare<[number], ValueRow>('SELECT attr, inst, seq, typ, num, str FROM attr_values WHERE entity = ?');
+  const insert = db.prepare<[number, number, number, number, number, number | null, string | null]>(
+    'INSERT INTO attr_values (entity, attr, inst, seq, typ, num, str) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  const change = db.prepare<[number, number | null, string | null, number, number, number, number]>(
+    'UPDATE attr_values SET typ = ?, num = ?, str = ? WHERE entity = ? AND attr = ? AND inst = ? AND seq = ?',
+  );
+  const removeOne = db.prepare<[number, number, number, number]>('DELETE FROM attr_values WHERE entity = ? AND attr = ? AND inst = ? AND seq = ?');
+  const removeAll = db.prepare<[number]>('DELETE FROM attr_values WHERE entity = ?');
+
+  return {
+    name: 'query-values',
+    write(rowid, entity: Entity, isNew) {
+      const present = new Map<string, ValueRow>();
+      for (const row of isNew ? [] : list.all(rowid)) present.set(keyOf(row), row);
+      // NOTE: a reading that changes one value updates one row; unchanged rows are not written.
+      for (const [iri, instances] of Object.entries(entity.attrs)) {
+        const attr = iris.intern(iri);
+        instances.forEach((instance, inst) => {
+          for (const row of instanceRows(attr, inst, instance)) {
+            const key = keyOf(row);
+            const old = present.get(key);
+            present.delete(key);
+            if (old === undefined) insert.run(rowid, row.attr, row.inst, row.seq, row.typ, row.num, row.str);
+            else if (!sameValue(old, row)) change.run(row.typ, row.num, row.str, rowid, row.attr, row.inst, row.seq);
+          }
+        });
+      }
+      for (const row of present.values()) removeOne.run(rowid, row.attr, row.inst, row.seq);
+    },
+    remove(rowid) {
+      removeAll.run(rowid);
+    },
+  };
+};

@@ -1,0 +1,19 @@
+// Temporal use cases (NGSI-LD §5.7.3-5.7.4, §5.6.11-5.6.16): temporal retrieve and query over the
+// history buckets, aggregation, temporal writes, and the history retention job body.
+
+/** Builds the temporal service from the store, the change emitter, the clock and the per-attribute cap. */
+export { createTemporalService, type TemporalService, type TemporalServiceDeps } from './service.js';
+/** Parses the temporal request parameters (timerel, timeAt, lastN, ..., format, aggregation). */
+export { parseAggregation, parseTemporalFormat, parseTemporalQuery, type RawTemporalParams } from './request.js';
+/** Parses temporal write bodies (attributes as arrays of instances with observedAt). */
+export { parseTemporalAttributes, parseTemporalEntity, type TemporalEntityInput, type TemporalInstanceInput } from './parse.js';
+/** ISO 8601 durations (aggrPeriodDuration, history.retention). */
+export { parseDuration } from './duration.js';
+/** The retention job body, for tests and the scheduler. */
+export { RETENTION_CHUNK, retentionHorizon, runRetention, type RetentionDeps, type RetentionReport } from './retention.js';
+export type { TemporalPage } from './read.js';
+export type {
+  AggrMethod, Duration, TemporalActor, TemporalFormat, TemporalQuery, TemporalRange, TemporalReadResult, TemporalRequest,
+  TemporalSelection, TemporalView, TimeProperty, Timerel,
+} from './types.js';
+export { AGGR_METHODS } from './types.js';

@@ -1,0 +1,69 @@
+// Bodies of temporal writes (NGSI-LD §5.6.11 Create or Update Temporal Representation, §5.6.12 Add
+// Attributes): an entity whose attributes are arrays of instances, each with observedAt. Every
+// instance is parsed on its own with ngsi's parser (several may share a datasetId here).
+
+import {
+  BadRequestDataError, ENTITY_CORE_MEMBERS, parseAttributes, parseEntity, type Attribute, type EntityId, type Iri, type TermMapper,
+} from '../ngsi/index.js';
+
+function isPlainObjectBody(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** One historical instance of an attribute. */
+export interface TemporalInstanceInput {
+  attr: Iri;
+  /** Always carries observedAt. */
+  attribute: Attribute & { observedAt: number };
+}
+
+export interface TemporalEntityInput {
+  id: EntityId;
+  types: Iri[];
+  scope?: string[];
+  instances: TemporalInstanceInput[];
+}
+
+/** An attribute value given as instances: an array of objects, or one object. */
+const instancesOf = (raw: unknown): unknown[] =>
+  (Array.isArray(raw) && raw.length > 0 && raw.every(isPlainObjectBody) ? raw : [raw]);
+
+/** Every instance of every attribute member of `body` (entity members skipped). */
+function parseInstances(body: Record<string, unknown>, mapper: TermMapper, now: number): TemporalInstanceInput[] {
+  const out: TemporalInstanceInput[] = [];
+  for (const [key, raw] of Object.entries(body)) {
+    if (ENTITY_CORE_MEMBERS.has(key)) continue;
+    instancesOf(raw).forEach((item, i) => {
+      const parsed = parseAttributes({ [key]: item }, mapper, { now, allowNull: false });
+      for (const [attr, list] of Object.entries(parsed)) {
+        for (const a of list) {
+          if ('deleted' in a) throw new BadRequestDataError(`NGSI-LD Null is not a temporal instance (at ${key}[${i}])`);
+          if (a.observedAt === undefined) {
+            throw new BadRequestDataError(`Every temporal instance needs observedAt (at ${key}[${i}])`);
+          }
+          out.push({ attr, attribute: { ...a, observedAt: a.observedAt } });
+        }
+      }
+    });
+  }
+  return out;
+}
+
+/** The body of POST /temporal/entities: id, type, optional scope, attributes as instance arrays. */
+export function parseTemporalEntity(body: unknown, mapper: TermMapper, now: number): TemporalEntityInput {
+  if (!isPlainObjectBody(body)) throw new BadRequestDataError('A temporal entity must be a JSON object');
+  const head: Record<string, unknown> = {};
+  for (const key of ['id', 'type', 'scope']) if (body[key] !== undefined) head[key] = body[key];
+  const entity = parseEntity(head, mapper, { now });
+  const out: TemporalEntityInput = { id: entity.id, types: entity.types, instances: parseInstances(body, mapper, now) };
+  if (entity.scope !== undefined) out.scope = entity.scope;
+  return out;
+}
+
+/** The body of POST /temporal/entities/{id}/attrs: attributes as instance arrays (id and type ignored). */
+export function parseTemporalAttributes(body: unknown, mapper: TermMapper, now: number): TemporalInstanceInput[] {
+  if (!isPlainObjectBody(body)) throw new BadRequestDataError('The attributes must be a JSON object');
+  const instances = parseInstances(body, mapper, now);
+  if (instances.length === 0) throw new BadRequestDataError('No attribute instance given');
+  return instances;
+}

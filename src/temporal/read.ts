@@ -1,0 +1,124 @@
+// Temporal retrieve and query (NGSI-LD §5.7.3 Retrieve Temporal Evolution of an Entity, §5.7.4 Query
+// Temporal Evolution of Entities): entities by their latest document (soft-deleted ones included),
+// their history in the requested window and representation, cut consistently at the cap.
+
+import { ResourceNotFoundError, type Entity, type EntityId, type Iri, type Json, type JsonObject, type TermMapper } from '../ngsi/index.js';
+import type { HistorySeries, HistoryWindow, Store } from '../store/index.js';
+import { selectAggregates } from './aggregate-read.js';
+import {
+  isShown, kindOf, renderAggregated, renderNormalized, renderTemporalEntity, renderTemporalValues, type AggregatedSeries,
+  type TemporalRenderContext,
+} from './render.js';
+import { selectInstances, sliceOf, type AttributeGroup } from './selection.js';
+import type { TemporalQuery, TemporalReadResult, TemporalRequest, TemporalSelection } from './types.js';
+
+export interface TemporalReadDeps {
+  store: Store;
+  /** Most instances per attribute in one answer (temporal.limit). */
+  limit: number;
+}
+
+export interface TemporalPage { limit: number; offset: number; count: boolean }
+
+/** NGSI-LD §4.11: the instants a timerel selects, as a half-open window. */
+export function windowOf(q: TemporalQuery): HistoryWindow {
+  const w: HistoryWindow = { timeproperty: q.timeproperty };
+  if ((q.timerel === 'after' || q.timerel === 'between') && q.timeAt !== undefined) w.from = q.timeAt;
+  if (q.timerel === 'before' && q.timeAt !== undefined) w.to = q.timeAt;
+  if (q.timerel === 'between' && q.endTimeAt !== undefined) w.to = q.endTimeAt;
+  return w;
+}
+
+const groupKey = (entityId: EntityId, attr: Iri): string => `${entityId}\n${attr}`;
+
+export interface TemporalReader {
+  /** One entity; 404 when no document of it exists, or it is deleted and has no history left. */
+  retrieve(tenant: string, id: EntityId, req: TemporalRequest, mapper: TermMapper): TemporalReadResult;
+  /** A page of entities (latest documents, live or deleted) with their temporal evolution. */
+  query(tenant: string, selection: TemporalSelection, page: TemporalPage, req: TemporalRequest, mapper: TermMapper):
+    TemporalReadResult & { count?: number; hasMore: boolean };
+}
+
+export function createTemporalReader({ store, limit }: TemporalReadDeps): TemporalReader {
+  const reader = store.history;
+
+  /** The series a request shows: attrs, pick/omit of attributes and datasetId applied. */
+  const seriesOf = (tenant: string, ids: EntityId[], req: TemporalRequest): HistorySeries[] => {
+    const { view } = req;
+    return reader.series(tenant, ids, view.attrs ? [...view.attrs] : undefined)
+      .filter((s) => isShown(view, s.attr))
+      .filter((s) => !view.datasetIds || view.datasetIds.has(s.datasetId ?? '@none'));
+  };
+
+  /** Attribute values per entity, in series order (entity, attribute). */
+  const attributesOf = (series: HistorySeries[], entities: Entity[], req: TemporalRequest, mapper: TermMapper):
+    { perEntity: Map<EntityId, Array<[Iri, Json]>>; range?: TemporalReadResult['range'] } => {
+    const { query, view } = req;
+    const window = windowOf(query);
+    const docs = new Map(entities.map((e) => [e.id, e]));
+    const perEntity = new Map<EntityId, Array<[Iri, Json]>>();
+    const add = (entityId: EntityId, attr: Iri, value: Json): void => {
+      const list = perEntity.get(entityId) ?? [];
+      list.push([attr, value]);
+      perEntity.set(entityId, list);
+    };
+    const groups = new Map<string, AttributeGroup & { entityId: EntityId; attr: Iri }>();
+    for (const s of series) {
+      const key = groupKey(s.entityId, s.attr);
+      const g = groups.get(key) ?? { key, series: [], entityId: s.entityId, attr: s.attr };
+      g.series.push(s);
+      groups.set(key, g);
+    }
+    if (view.format === 'aggregatedValues') {
+      const { series: aggregated, range } = selectAggregates({
+        reader, series, window, view, slice: sliceOf(query), cap: limit, mapper,
+        kindOf: (s) => docs.get(s.entityId)?.attrs[s.attr]?.find((a) => a.datasetId === s.datasetId)?.kind
+          ?? kindOf(reader.read([s], window, { order: 'desc', skip: 0, limit: 1 })),
+      });
+      for (const g of groups.values()) {
+        const list = g.series.map((s) => aggregated.get(s.id)).filter((a): a is AggregatedSeries => a !== undefined);
+        if (list.length > 0) add(g.entityId, g.attr, renderAggregated(list, view.aggrMethods));
+      }
+      return range ? { perEntity, range } : { perEntity };
+    }
+    const { instances, range } = selectInstances(reader, [...groups.values()], window, sliceOf(query), limit);
+    for (const g of groups.values()) {
+      const list = instances.get(g.key) ?? [];
+      if (list.length === 0) continue;
+      // Deletion instances carry no kind: the one in the entity's latest document stands in.
+      const ctx: TemporalRenderContext = { mapper, view, timeproperty: query.timeproperty, kindOf: (attr) => docs.get(g.entityId)?.attrs[attr]?.[0]?.kind };
+      add(g.entityId, g.attr, view.format === 'temporalValues' ? renderTemporalValues(g.attr, list, ctx) : renderNormalized(g.attr, list, ctx));
+    }
+    return range ? { perEntity, range } : { perEntity };
+  };
+
+  const render = (tenant: string, entities: Entity[], req: TemporalRequest, mapper: TermMapper): TemporalReadResult => {
+    const series = seriesOf(tenant, entities.map((e) => e.id), req);
+    const { perEntity, range } = attributesOf(series, entities, req, mapper);
+    const ctx: TemporalRenderContext = { mapper, view: req.view, timeproperty: req.query.timeproperty };
+    const out: JsonObject[] = entities.map((e) => renderTemporalEntity(e, perEntity.get(e.id) ?? [], ctx));
+    return range ? { entities: out, range } : { entities: out };
+  };
+
+  return {
+    retrieve(tenant, id, req, mapper) {
+      const entity = store.archive.latest(tenant, id);
+      if (!entity || (entity.deletedAt !== undefined && reader.series(tenant, [id]).length === 0)) {
+        throw new ResourceNotFoundError('Entity not found', id);
+      }
+      return render(tenant, [entity], req, mapper);
+    },
+
+    query(tenant, selection, page, req, mapper) {
+      const found = store.archive.list(tenant, {
+        ...selection, ...(req.view.attrs ? { attrs: [...req.view.attrs] } : {}),
+        limit: page.limit === 0 ? 0 : page.limit + 1, offset: page.offset, count: page.count,
+      });
+      const entities = found.entities.slice(0, page.limit);
+      const result = render(tenant, entities, req, mapper);
+      const out: TemporalReadResult & { count?: number; hasMore: boolean } = { ...result, hasMore: found.entities.length > page.limit };
+      if (found.count !== undefined) out.count = found.count;
+      return out;
+    },
+  };
+}

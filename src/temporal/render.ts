@@ -1,0 +1,187 @@
+// Temporal representations (NGSI-LD §4.5.7 normalized, §4.5.9 simplified `temporalValues`, §4.5.19
+// aggregated), compacted with the request's term mapper; instance payloads reuse ngsi's renderers.
+
+import {
+  NGSI_LD_NULL, SUB, formatDateTime, renderEntity, type Attribute, type AttributeKind, type Entity, type Iri, type Json,
+  type JsonObject, type TermMapper,
+} from '../ngsi/index.js';
+import type { TimedInstance, TimeProperty } from '../store/index.js';
+import type { AggrMethod, TemporalView } from './types.js';
+
+export interface TemporalRenderContext {
+  mapper: TermMapper;
+  view: TemporalView;
+  timeproperty: TimeProperty;
+  /** The kind of an attribute none of whose shown instances has a value (deletions only). */
+  kindOf?: (attr: Iri) => AttributeKind | undefined;
+}
+
+/** One period of one series, with the value of each requested method. */
+export interface AggregatedPeriod {
+  start: number;
+  end: number;
+  values: Record<string, Json>;
+}
+
+export interface AggregatedSeries {
+  datasetId?: string;
+  kind: AttributeKind;
+  periods: AggregatedPeriod[];
+}
+
+/** NGSI-LD Null in the payload member of each kind (a deletion instance). */
+const NULL_PAYLOAD: Record<AttributeKind, JsonObject> = {
+  Property: { value: NGSI_LD_NULL },
+  GeoProperty: { value: NGSI_LD_NULL },
+  Relationship: { object: NGSI_LD_NULL },
+  LanguageProperty: { languageMap: { '@none': NGSI_LD_NULL } },
+  VocabProperty: { vocab: NGSI_LD_NULL },
+  JsonProperty: { json: NGSI_LD_NULL },
+  ListProperty: { valueList: [NGSI_LD_NULL] },
+  ListRelationship: { objectList: [{ object: NGSI_LD_NULL }] },
+};
+
+/** The member holding [value, time] pairs in the simplified temporal representation (§4.5.9). */
+const VALUES_MEMBER: Record<AttributeKind, string> = {
+  Property: 'values',
+  GeoProperty: 'values',
+  Relationship: 'objects',
+  LanguageProperty: 'languageMaps',
+  VocabProperty: 'vocabs',
+  JsonProperty: 'jsons',
+  ListProperty: 'valueLists',
+  ListRelationship: 'objectLists',
+};
+
+/** keyValues wraps the payload of these kinds in their member; the temporal pair carries it bare. */
+const WRAPPED: Partial<Record<AttributeKind, string>> = {
+  LanguageProperty: 'languageMap', VocabProperty: 'vocab', JsonProperty: 'json', ListProperty: 'valueList',
+  ListRelationship: 'objectList',
+};
+
+const oneOrMany = (items: Json[]): Json => (items.length === 1 ? items[0]! : items);
+
+/** The kind of an attribute: that of its latest instance with a value, else `fallback`. */
+export function kindOf(instances: readonly TimedInstance[], fallback: AttributeKind = 'Property'): AttributeKind {
+  for (let i = instances.length - 1; i >= 0; i--) {
+    const a = instances[i]!.instance.attribute;
+    if (a) return a.kind;
+  }
+  return fallback;
+}
+
+/** Renders attribute instances through ngsi's entity renderer: one result per instance, in order. */
+function renderPayloads(attr: Iri, attributes: Attribute[], mapper: TermMapper, format: 'normalized' | 'keyValues', sysAttrs: boolean): Json[] {
+  if (attributes.length === 0) return [];
+  const name = mapper.compactIri(attr);
+  const render = (list: Attribute[]): Json | undefined =>
+    renderEntity({ id: '', types: [], attrs: { [attr]: list }, createdAt: 0, modifiedAt: 0 }, mapper, { format, sysAttrs })[name];
+  if (format === 'normalized') {
+    const out = render(attributes);
+    return Array.isArray(out) ? out : out === undefined ? [] : [out];
+  }
+  // keyValues merges several instances by datasetId: render them one at a time.
+  return attributes.map((a) => render([a]) ?? null);
+}
+
+const isObject = (v: Json | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Normalized (NGSI-LD §4.5.7): always an array of instances, each with its instanceId. */
+export function renderNormalized(attr: Iri, instances: readonly TimedInstance[], ctx: TemporalRenderContext): Json[] {
+  const { mapper, view, timeproperty } = ctx;
+  const kind = kindOf(instances, ctx.kindOf?.(attr));
+  const payloads = renderPayloads(attr, instances.flatMap((t) => (t.instance.attribute ? [t.instance.attribute] : [])), mapper,
+    'normalized', view.sysAttrs);
+  const subKey = mapper.compactIri(SUB) === SUB ? 'sub' : mapper.compactIri(SUB);
+  let next = 0;
+  return instances.map(({ instance }) => {
+    const rendered = instance.attribute ? payloads[next++] : undefined;
+    const out: JsonObject = isObject(rendered) ? { ...rendered } : { type: kind, ...NULL_PAYLOAD[kind] };
+    if (!instance.attribute) {
+      if (instance.datasetId !== undefined) out.datasetId = instance.datasetId;
+      if (view.sysAttrs) {
+        out.createdAt = formatDateTime(instance.createdAt);
+        out.modifiedAt = formatDateTime(instance.modifiedAt);
+      }
+    }
+    out.instanceId = instance.instanceId;
+    if (timeproperty === 'createdAt') out.createdAt = formatDateTime(instance.createdAt);
+    if (timeproperty === 'modifiedAt') out.modifiedAt = formatDateTime(instance.modifiedAt);
+    if (instance.deletedAt !== undefined) out.deletedAt = formatDateTime(instance.deletedAt);
+    // Interface §2.9: the writer's subject, where one was recorded, on audit reads.
+    if (view.audit && timeproperty !== 'observedAt' && instance.subject !== undefined) {
+      out[subKey] = { type: 'Property', value: instance.subject };
+    }
+    return out;
+  });
+}
+
+/** Splits instances by datasetId, keeping the order of first appearance and the time order within. */
+function byDataset(instances: readonly TimedInstance[]): Array<{ datasetId?: string; instances: TimedInstance[] }> {
+  const groups = new Map<string, { datasetId?: string; instances: TimedInstance[] }>();
+  for (const t of instances) {
+    const key = t.instance.datasetId ?? '';
+    let g = groups.get(key);
+    if (!g) {
+      g = t.instance.datasetId === undefined ? { instances: [] } : { datasetId: t.instance.datasetId, instances: [] };
+      groups.set(key, g);
+    }
+    g.instances.push(t);
+  }
+  return [...groups.values()];
+}
+
+/** temporalValues (NGSI-LD §4.5.9): per datasetId `{type, values: [[value, time], ...]}`. */
+export function renderTemporalValues(attr: Iri, instances: readonly TimedInstance[], ctx: TemporalRenderContext): Json {
+  return oneOrMany(byDataset(instances).map((g) => {
+    const kind = kindOf(g.instances, ctx.kindOf?.(attr));
+    const values = renderPayloads(attr, g.instances.flatMap((t) => (t.instance.attribute ? [t.instance.attribute] : [])), ctx.mapper,
+      'keyValues', false);
+    let next = 0;
+    const pairs: Json[] = g.instances.map((t) => {
+      let v: Json = NGSI_LD_NULL;
+      if (t.instance.attribute) {
+        const simplified = values[next++] ?? null;
+        const member = WRAPPED[t.instance.attribute.kind];
+        v = member !== undefined && isObject(simplified) ? simplified[member] ?? null : simplified;
+      }
+      return [v, formatDateTime(t.time)];
+    });
+    const out: JsonObject = { type: kind, [VALUES_MEMBER[kind]]: pairs };
+    if (g.datasetId !== undefined) out.datasetId = g.datasetId;
+    return out;
+  }));
+}
+
+/** aggregatedValues (NGSI-LD §4.5.19): per datasetId `{type, <method>: [[value, start, end], ...]}`. */
+export function renderAggregated(series: readonly AggregatedSeries[], methods: readonly AggrMethod[]): Json {
+  return oneOrMany(series.map((s) => {
+    const out: JsonObject = { type: s.kind };
+    for (const m of methods) {
+      out[m] = s.periods.map((p) => [p.values[m] ?? null, formatDateTime(p.start), formatDateTime(p.end)]);
+    }
+    if (s.datasetId !== undefined) out.datasetId = s.datasetId;
+    return out;
+  }));
+}
+
+/** Whether a top-level member survives pick / omit. */
+export function isShown(view: TemporalView, member: string): boolean {
+  if (view.pick && !view.pick.has(member)) return false;
+  return !(view.omit && view.omit.has(member));
+}
+
+/** The temporal entity: id, type (from its latest document), system members, then the attributes. */
+export function renderTemporalEntity(entity: Entity, attrs: ReadonlyArray<[Iri, Json]>, ctx: TemporalRenderContext): JsonObject {
+  const { mapper, view } = ctx;
+  const out: JsonObject = {};
+  if (isShown(view, 'id')) out.id = entity.id;
+  if (isShown(view, 'type')) out.type = oneOrMany(entity.types.map((t) => mapper.compactIri(t)));
+  if (view.sysAttrs) {
+    out.createdAt = formatDateTime(entity.createdAt);
+    out.modifiedAt = formatDateTime(entity.modifiedAt);
+    if (entity.deletedAt !== undefined) out.deletedAt = formatDateTime(entity.deletedAt);
+  }
+  for (const [attr, value] of attrs) out[mapper.compactIri(attr)] = value;
+  return out;
+}

@@ -1,0 +1,57 @@
+// The history retention job body (`history.retention`): buckets lying entirely before the horizon
+// are dropped whole; in the one bucket that straddles it, older rows are deleted in small chunks.
+// Every step is one short transaction, and the event loop gets a turn between steps.
+
+import type { Logger } from '../lib/index.js';
+import type { Store } from '../store/index.js';
+import { addDuration } from './duration.js';
+import type { Duration } from './types.js';
+
+/** Rows deleted per transaction in the straddling bucket. */
+export const RETENTION_CHUNK = 5000;
+
+export interface RetentionDeps {
+  store: Store;
+  log: Logger;
+  /** How long history is kept. */
+  retention: Duration;
+  chunk?: number;
+}
+
+export interface RetentionReport {
+  horizon: number;
+  dropped: string[];
+  pruned: number;
+}
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** The instant before which history goes: `now` minus the retention period (calendar-aware). */
+export const retentionHorizon = (now: number, retention: Duration): number => addDuration(now, retention, -1);
+
+/** One retention run as of `now`; idempotent (a second run finds nothing left to do). */
+export async function runRetention(deps: RetentionDeps, now: number): Promise<RetentionReport> {
+  const { store, log } = deps;
+  const chunk = deps.chunk ?? RETENTION_CHUNK;
+  const horizon = retentionHorizon(now, deps.retention);
+  const dropped: string[] = [];
+  let pruned = 0;
+  for (;;) {
+    if (!store.isOpen()) return { horizon, dropped, pruned };
+    const name = store.history.dropBucketBefore(horizon);
+    if (name === undefined) break;
+    dropped.push(name);
+    await nextTurn();
+  }
+  for (;;) {
+    if (!store.isOpen()) break;
+    const n = store.history.pruneBefore(horizon, chunk);
+    pruned += n;
+    if (n < chunk) break;
+    await nextTurn();
+  }
+  if (dropped.length > 0 || pruned > 0) {
+    log.info('history retention', { horizon: new Date(horizon).toISOString(), dropped: dropped.length, pruned });
+  }
+  return { horizon, dropped, pruned };
+}

@@ -1,0 +1,118 @@
+// History retention: the job body with a fixed `now` (whole day buckets dropped, the straddling one
+// pruned in chunks, data inside the horizon intact), and the scheduler that runs it without overlap.
+
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createJobScheduler } from '../../src/jobs/index.js';
+import { silentLogger } from '../../src/lib/index.js';
+import { parseDuration, runRetention } from '../../src/temporal/index.js';
+import type { HistoryInstance, Store } from '../../src/store/index.js';
+import { memoryStore, NS, property } from '../store/helpers.js';
+import { startTestBroker, type TestBroker } from '../helpers/broker.js';
+
+const E = 'urn:ngsi-ld:Sensor:r1';
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const START = Date.UTC(2026, 3, 1);
+const NOW = START + 5 * DAY + 6 * HOUR;
+
+function hourly(store: Store): HistoryInstance[] {
+  const list: HistoryInstance[] = [];
+  for (let t = START; t < START + 5 * DAY; t += HOUR) {
+    list.push({
+      entityId: E, attr: NS + 'temperature', instanceId: `urn:ngsi-ld:Instance:${randomUUID()}`, observedAt: t, createdAt: t, modifiedAt: t,
+      attribute: property(t / HOUR, { observedAt: t, createdAt: t, modifiedAt: t }),
+    });
+  }
+  store.history.upsertObserved('', list);
+  return list;
+}
+
+const stores: Store[] = [];
+afterEach(() => {
+  for (const s of stores.splice(0)) s.close();
+});
+
+describe('runRetention', () => {
+  it('drops whole day buckets before the horizon, prunes the straddling one, keeps the rest intact', async () => {
+    const store = memoryStore({ historyBucket: 'day' });
+    stores.push(store);
+    const written = hourly(store);
+    const buckets = store.history.buckets();
+    expect(buckets).toHaveLength(5);
+    const report = await runRetention({ store, log: silentLogger, retention: parseDuration('P2D')!, chunk: 4 }, NOW);
+    const horizon = NOW - 2 * DAY;
+    expect(report).toEqual({ horizon, dropped: buckets.slice(0, 3), pruned: 6 });
+    expect(store.history.buckets()).toEqual(buckets.slice(3));
+    expect(store.history.listForEntity('', E)).toEqual(written.filter((i) => i.observedAt! >= horizon));
+    // Idempotent: nothing left to do.
+    expect(await runRetention({ store, log: silentLogger, retention: parseDuration('P2D')! }, NOW)).toEqual({ horizon, dropped: [], pruned: 0 });
+  });
+
+  it('prunes row-wise only inside the one month bucket that straddles the horizon', async () => {
+    const store = memoryStore({ historyBucket: 'month' });
+    stores.push(store);
+    const written = hourly(store);
+    const report = await runRetention({ store, log: silentLogger, retention: parseDuration('P2D')! }, NOW);
+    expect(report.dropped).toEqual([]);
+    expect(report.pruned).toBe(written.filter((i) => i.observedAt! < NOW - 2 * DAY).length);
+    expect(store.history.listForEntity('', E).map((i) => i.observedAt)).toEqual(
+      written.map((i) => i.observedAt).filter((t) => t! >= NOW - 2 * DAY));
+  });
+});
+
+describe('retention through the broker', () => {
+  let b: TestBroker | undefined;
+  afterEach(async () => b?.close());
+
+  it('runs with history.retention from the config, and not at all without it', async () => {
+    b = await startTestBroker({ config: { history: { bucket: 'day', retention: 'P2D' } } });
+    hourly(b.broker.store);
+    const report = await b.broker.temporal.applyRetention(NOW);
+    expect(report?.dropped).toHaveLength(3);
+    await b.close();
+    b = await startTestBroker({ config: { history: { bucket: 'day' } } });
+    hourly(b.broker.store);
+    expect(await b.broker.temporal.applyRetention(NOW)).toBeUndefined();
+    expect(b.broker.store.history.buckets()).toHaveLength(5);
+  });
+});
+
+describe('job scheduler', () => {
+  it('never runs a job twice at once, and stop() waits for the run in progress', async () => {
+    const jobs = createJobScheduler({ log: silentLogger });
+    let release: () => void = () => undefined;
+    let runs = 0;
+    jobs.schedule('slow', '0 0 1 1 *', async () => {
+      runs += 1;
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    });
+    const first = jobs.run('slow');
+    const second = jobs.run('slow');
+    expect(runs).toBe(1);
+    let stopped = false;
+    const stopping = jobs.stop().then(() => {
+      stopped = true;
+    });
+    await Promise.resolve();
+    expect(stopped).toBe(false);
+    release();
+    await Promise.all([first, second, stopping]);
+    expect(stopped).toBe(true);
+    expect(runs).toBe(1);
+    await jobs.run('slow');
+    expect(runs).toBe(1);
+  });
+
+  it('refuses an invalid cron expression and reports a failing body without throwing', async () => {
+    const jobs = createJobScheduler({ log: silentLogger });
+    expect(() => jobs.schedule('bad', 'every hour', () => undefined)).toThrow(/invalid cron expression/);
+    jobs.schedule('failing', '0 0 1 1 *', () => {
+      throw new Error('boom');
+    });
+    await expect(jobs.run('failing')).resolves.toBeUndefined();
+    await jobs.stop();
+  });
+});
