@@ -16,6 +16,7 @@ import { registerEntityOperationRoutes } from './routes/entity-operations.js';
 import { registerTypeRoutes } from './routes/types.js';
 import { registerAttributeRoutes } from './routes/attributes.js';
 import { registerTemporalEntityRoutes } from './routes/temporal-entities.js';
+import { registerEntityQueryRoutes } from './routes/entity-query.js';
 
 export interface HttpConfig {
   bodyLimit: number;
@@ -89,6 +90,7 @@ export function createApp(deps: AppDeps): App {
   registerEntityRoutes(app, deps);
   registerEntityAttributeRoutes(app, deps);
   registerContextRoutes(app, deps);
+  registerEntityQueryRoutes(app, deps);
   registerEntityOperationRoutes(app, deps);
   registerTypeRoutes(app, deps);
   registerAttributeRoutes(app, deps);

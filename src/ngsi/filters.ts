@@ -2,6 +2,7 @@
 // selection, idPattern). Parsed at the edge, evaluated in memory here or translated to SQL in store/.
 
 import type { GeoQuery } from './geo/query.js';
+import type { Iri } from './model.js';
 import type { QExpr, ScopeExpr, TypeExpr } from './query/index.js';
 
 /** One filter of an entity query; all filters of a query must hold (AND). */
@@ -10,7 +11,13 @@ export type EntityFilter =
   | { kind: 'geo'; query: GeoQuery }
   | { kind: 'q'; expr: QExpr }
   | { kind: 'scopeQ'; expr: ScopeExpr }
-  | { kind: 'types'; expr: TypeExpr };
+  | { kind: 'types'; expr: TypeExpr }
+  /** Any of these expanded types (the plain list form of a type selection). */
+  | { kind: 'typeIris'; iris: Iri[] }
+  /** Any of these entity ids. */
+  | { kind: 'ids'; ids: string[] }
+  /** Alternatives (OR), each a conjunction (AND) of filters: the `entities` of a POST query. */
+  | { kind: 'anyOf'; alternatives: EntityFilter[][] };
 
 /** Compiles an idPattern (POSIX-like regular expression, NGSI-LD §4.9) or throws SyntaxError. */
 export function compileIdPattern(pattern: string): RegExp {

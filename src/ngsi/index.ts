@@ -38,9 +38,8 @@ export {
   type GeoQueryInput, type NearDistance, type Position, type QueryShape, type Shape, type TopologicalRelation,
 } from './geo/index.js';
 export {
-  DATE_SHAPE, Q_LIMITS, Q_MEMBERS, TIME_SHAPE, compileQPattern, evaluateQ, evaluateScopeQ, evaluateTypeSelection,
-  instantOf, isInstantMember, isPlainPath, jsonElements, matchesFilter, matchesScalar, parseQ, parseScopeQ,
-  parseTypeSelection, resolvePath, scopeTermTest, splitOp, valueElements, type QCompareOp, type QElement, type QExpr,
-  type QKey, type QMember, type QPath, type QPositiveOp, type QScalar, type QValue, type ScopeExpr, type ScopeTerm,
-  type TypeExpr,
+  DATE_SHAPE, Q_LIMITS, TIME_SHAPE, compileQPattern, evaluateQ, evaluateScopeQ, evaluateTypeSelection, instantOf,
+  isInstantMember, isPlainPath, matchesFilter, parseQ, parseScopeQ, parseTypeSelection, scopeTermTest, splitOp,
+  valueElements, type QCompareOp, type QElement, type QExpr, type QKey, type QMember, type QPath, type QPositiveOp,
+  type QScalar, type QValue, type ScopeExpr, type ScopeTerm, type TypeExpr,
 } from './query/index.js';

@@ -103,7 +103,11 @@ function equalsAnySql(view: View, items: QScalar[], bind: Bind): Sql {
     };
     const plain = [...new Set(texts.map((t) => ph(t.value)))].join(', ');
     const expanded = [...new Set(texts.map((t) => ph(t.kind === 'string' ? t.iri : t.value)))].join(', ');
-    const any = or([branch(view.str, (v) => `${v} IN (${plain})`), branch(view.ref, (v) => `${v} IN (${plain})`), branch(view.vocab, (v) => `${v} IN (${expanded})`)]);
+    const any = or([
+      branch(view.str, (v) => `${v} IN (${plain})`),
+      branch(view.ref, (v) => `${v} IN (${plain})`),
+      branch(view.vocab, (v) => `${v} IN (${expanded})`),
+    ]);
     const val = view.str?.val;
     const shared = val !== undefined && view.ref?.val === val && view.vocab?.val === val;
     parts.push(shared && typeof any === 'string' ? `(${val} IN (${[...placeholders.values()].join(', ')}) AND ${any})` : any);

@@ -10,16 +10,18 @@ import type { ResolvedContext } from '../../jsonld/index.js';
 import { resource, type AppContext, type AppDeps, type App } from '../app.js';
 import { readJsonBody } from '../body.js';
 import { APP_GEO_JSON, APP_JSON, APP_LD_JSON, contextFromLink, negotiate } from '../media.js';
-import { csv, page, readParams } from '../params.js';
+import { bool, csv, page, readParams, type Page } from '../params.js';
 import { BASE, noContent, pageHeaders, sendJson, sendPayload } from '../respond.js';
-import { RETRIEVAL_PARAMS, parseRetrieval, renderForResponse } from '../retrieval.js';
+import { RETRIEVAL_PARAMS, parseRetrieval, renderForResponse, type Retrieval } from '../retrieval.js';
+import { buildEntityQuery, type EntityQuery } from '../entity-query.js';
+import type { ResponseMediaType } from '../media.js';
 import { purgeEntities } from './entities-purge.js';
 
 const OFFERED = [APP_JSON, APP_LD_JSON, APP_GEO_JSON] as const;
 const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>"{}|\\^`]+$/;
 
-/** Query parameters that belong to entity query and arrive with the full query language. */
-const QUERY_LANGUAGE_PARAMS = ['q', 'georel', 'geometry', 'coordinates', 'geoproperty', 'scopeQ', 'idPattern', 'orderBy', 'geoQ'];
+/** The filters of Query Entities (NGSI-LD §6.4.3.2), besides `attrs` and `local`. */
+const QUERY_PARAMS = ['type', 'id', 'idPattern', 'q', 'georel', 'geometry', 'coordinates', 'geoproperty', 'scopeQ'];
 
 export function actorOf(c: AppContext): Actor {
   return { tenant: c.get('tenant') };
@@ -48,6 +50,22 @@ export function updateResponse(result: UpdateResult, ctx: ResolvedContext): Resp
   return result.notUpdated.length === 0 ? noContent() : sendJson(updateResultBody(result, ctx), 207);
 }
 
+/** Runs a query and answers one page of it, with count and next/prev links (§5.5.9, §6.3.13). */
+export function answerQuery(
+  c: AppContext, deps: AppDeps, query: EntityQuery, retrieval: Retrieval, p: Page, mediaType: ResponseMediaType, ctx: ResolvedContext,
+): Response {
+  const actor = actorOf(c);
+  const attrs = query.attrs ?? retrieval.attrs;
+  const found = deps.entities.list(actor, {
+    limit: p.limit + 1, offset: p.offset, count: p.count, filters: query.filters,
+    ...(query.types ? { types: query.types } : {}), ...(query.ids ? { ids: query.ids } : {}), ...(attrs ? { attrs } : {}),
+  });
+  const pageOf = found.entities.slice(0, p.limit);
+  const hasMore = found.entities.length > p.limit;
+  const payload = renderForResponse(pageOf, retrieval, ctx, mediaType, (l) => deps.entities.getMany(actor, l), false);
+  return sendPayload(c, payload, ctx, mediaType, 200, pageHeaders(c.req.url, p, hasMore, found.count));
+}
+
 export function registerEntityRoutes(app: App, deps: AppDeps): void {
   const { entities, contexts, config } = deps;
 
@@ -61,30 +79,21 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
       await entities.create(actorOf(c), entity);
       return new Response(null, { status: 201, headers: { Location: `${BASE}/entities/${entity.id}` } });
     },
-    // NGSI-LD §6.4.3.2 Query Entities (type/id listing; the query language is served separately)
+    // NGSI-LD §6.4.3.2 Query Entities
     GET: async (c) => {
-      const params = readParams(c.req.url, [...RETRIEVAL_PARAMS, 'type', 'id', 'limit', 'offset', 'count'], QUERY_LANGUAGE_PARAMS);
+      const params = readParams(c.req.url, [...RETRIEVAL_PARAMS, ...QUERY_PARAMS, 'limit', 'offset', 'count'], ['orderBy']);
       const mediaType = negotiate(c.req.header('accept'), OFFERED);
       const ctx = await linkContext(c, deps);
       const retrieval = parseRetrieval(params, ctx);
-      const typeNames = csv(params, 'type');
-      if (typeNames?.some((t) => /[;|()]/.test(t))) {
-        throw new BadRequestDataError('Type selections with ; | or parentheses need the query language', 'Use a comma-separated list of types');
-      }
-      const ids = csv(params, 'id');
-      for (const id of ids ?? []) if (!ABSOLUTE_URI.test(id)) throw new BadRequestDataError(`Invalid entity id '${id}'`);
-      const local = params.get('local') === 'true';
-      if (!typeNames && !retrieval.attrs && !local) {
-        throw new BadRequestDataError('A query needs one of type, attrs, q, geo parameters or local=true');
-      }
-      const p = page(params, config);
-      const types = typeNames && !typeNames.includes('*') ? typeNames.map((t) => ctx.expandTerm(t)) : undefined;
-      const query = { limit: p.limit + 1, offset: p.offset, count: p.count, ...(types ? { types } : {}), ...(ids ? { ids } : {}), ...(retrieval.attrs ? { attrs: retrieval.attrs } : {}) };
-      const found = entities.list(actorOf(c), query);
-      const pageOf = found.entities.slice(0, p.limit);
-      const hasMore = found.entities.length > p.limit;
-      const payload = renderForResponse(pageOf, retrieval, ctx, mediaType, (l) => entities.getMany(actorOf(c), l), false);
-      return sendPayload(c, payload, ctx, mediaType, 200, pageHeaders(c.req.url, p, hasMore, found.count));
+      const query = buildEntityQuery({
+        selectors: [{ type: params.get('type'), id: csv(params, 'id'), idPattern: params.get('idPattern') }],
+        attrs: csv(params, 'attrs'),
+        q: params.get('q'),
+        geo: { georel: params.get('georel'), geometry: params.get('geometry'), coordinates: params.get('coordinates'), geoproperty: params.get('geoproperty') },
+        scopeQ: params.get('scopeQ'),
+        local: bool(params, 'local'),
+      }, ctx);
+      return answerQuery(c, deps, query, retrieval, page(params, config), mediaType, ctx);
     },
     // NGSI-LD §5.6.21 Delete Entities (by type, id, idPattern)
     DELETE: (c) => purgeEntities(c, deps, actorOf(c)),

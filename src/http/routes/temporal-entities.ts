@@ -4,8 +4,8 @@
 
 import { z } from 'zod';
 import {
-  BadRequestDataError, NotImplementedError, formatDateTime, hasGeoQueryMembers, isAbsoluteUri, nameProblem, parseAttributeFragment,
-  parseGeoQuery, type EntityFilter, type GeoQueryInput, type Json, type TermMapper,
+  BadRequestDataError, NotImplementedError, formatDateTime, isAbsoluteUri, nameProblem, parseAttributeFragment, type Json,
+  type TermMapper,
 } from '../../ngsi/index.js';
 import {
   parseAggregation, parseTemporalAttributes, parseTemporalEntity, parseTemporalFormat, parseTemporalQuery,
@@ -14,6 +14,7 @@ import {
 import type { ResolvedContext } from '../../jsonld/index.js';
 import { resource, type App, type AppContext, type AppDeps } from '../app.js';
 import { readJsonBody } from '../body.js';
+import { buildEntityQuery, type EntityQuery } from '../entity-query.js';
 import { APP_JSON, APP_LD_JSON, negotiate } from '../media.js';
 import { bool, csv, page, readParams, type Params } from '../params.js';
 import { BASE, noContent, pageHeaders, sendPayload } from '../respond.js';
@@ -73,29 +74,6 @@ function answer(c: AppContext, payload: Json, ctx: ResolvedContext, range: Tempo
   return sendPayload(c, payload, ctx, mediaType, 206, { ...headers, 'Content-Range': contentRange(range) });
 }
 
-/**
- * The query-language filters of an entity selection. This is where q and scopeQ plug in once the
- * domain has their EntityFilter variants; until then they are 501.
- */
-function languageFilters(input: { q?: string; scopeQ?: string; geo: GeoQueryInput }, mapper: TermMapper): EntityFilter[] {
-  if (input.q !== undefined) throw new NotImplementedError('q is not implemented for temporal queries yet');
-  if (input.scopeQ !== undefined) throw new NotImplementedError('scopeQ is not implemented for temporal queries yet');
-  return hasGeoQueryMembers(input.geo) || input.geo.geoproperty !== undefined ? [{ kind: 'geo', query: parseGeoQuery(input.geo, mapper) }] : [];
-}
-
-/** Plain type lists only: `A,B` (any of); `*` is every type. */
-function typeSelection(names: string[] | undefined, mapper: TermMapper): string[] | undefined {
-  if (!names) return undefined;
-  if (names.some((t) => /[;|()]/.test(t))) {
-    throw new BadRequestDataError('Type selections with ; | or parentheses need the query language', 'Use a comma-separated list of types');
-  }
-  return names.includes('*') ? undefined : names.map((t) => mapper.expandTerm(t));
-}
-
-function checkIds(ids: string[] | undefined): void {
-  for (const id of ids ?? []) if (!isAbsoluteUri(id)) throw new BadRequestDataError(`Invalid entity id '${id}'`);
-}
-
 function attrName(c: AppContext): string {
   const name = c.req.param('attr') ?? '';
   const problem = nameProblem(name);
@@ -122,10 +100,16 @@ const QUERY_BODY = z.strictObject({
 export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
   const { temporal, contexts, config } = deps;
 
-  /** Runs a temporal query: needs timerel and an entity filter (behaviour §6). */
-  const runQuery = (c: AppContext, ctx: ResolvedContext, req: TemporalRequest, selection: TemporalSelection, hasFilter: boolean, params: Params) => {
+  /**
+   * Runs a temporal query; behaviour §6: it needs timerel with timeAt, and an entity filter (checked by
+   * buildEntityQuery). The entity filters (type selection, id, idPattern, q, geo, scopeQ) are those
+   * of Query Entities; they apply to the latest document of each entity, deleted ones included.
+   */
+  const runQuery = (c: AppContext, ctx: ResolvedContext, req: TemporalRequest, query: EntityQuery, params: Params) => {
     if (req.query.timerel === undefined) throw new BadRequestDataError('A temporal query needs timerel and timeAt');
-    if (!hasFilter) throw new BadRequestDataError('A temporal query needs one of type, attrs, q, geo parameters or local=true');
+    const selection: TemporalSelection = { filters: query.filters };
+    if (query.types) selection.types = query.types;
+    if (query.ids) selection.ids = query.ids;
     const p = page(params, config);
     const found = temporal.query(actorOf(c).tenant, selection, p, req, ctx);
     return answer(c, found.entities, ctx, found.range, pageHeaders(c.req.url, p, found.hasMore, found.count));
@@ -138,19 +122,15 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
       negotiate(c.req.header('accept'), OFFERED);
       const ctx = await linkContext(c, deps);
       const req = fromParams(params, ctx);
-      const geo: GeoQueryInput = {};
-      for (const name of GEO) if (params.has(name)) geo[name] = params.get(name);
-      const q = params.get('q');
-      const scopeQ = params.get('scopeQ');
-      const filters = languageFilters({ geo, ...(q !== undefined ? { q } : {}), ...(scopeQ !== undefined ? { scopeQ } : {}) }, ctx);
-      const ids = csv(params, 'id');
-      checkIds(ids);
-      const types = typeSelection(csv(params, 'type'), ctx);
-      const pattern = params.get('idPattern');
-      if (pattern !== undefined) filters.push({ kind: 'idPattern', pattern });
-      const selection: TemporalSelection = { filters, ...(types ? { types } : {}), ...(ids ? { ids } : {}) };
-      const hasFilter = params.has('type') || params.has('attrs') || filters.some((f) => f.kind === 'geo') || params.get('local') === 'true';
-      return runQuery(c, ctx, req, selection, hasFilter, params);
+      const query = buildEntityQuery({
+        selectors: [{ type: params.get('type'), id: csv(params, 'id'), idPattern: params.get('idPattern') }],
+        attrs: csv(params, 'attrs'),
+        q: params.get('q'),
+        geo: { georel: params.get('georel'), geometry: params.get('geometry'), coordinates: params.get('coordinates'), geoproperty: params.get('geoproperty') },
+        scopeQ: params.get('scopeQ'),
+        local: bool(params, 'local'),
+      }, ctx);
+      return runQuery(c, ctx, req, query, params);
     },
     // NGSI-LD §6.18.3.1 Create or update temporal representation of an entity
     POST: async (c) => {
@@ -179,20 +159,10 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
       const format = params.get('format');
       if (format !== undefined) input.format = format;
       const req = temporalRequest(query.temporalQ ?? {}, input, ctx);
-      const filters = languageFilters({ geo: query.geoQ ?? {}, ...(query.q !== undefined ? { q: query.q } : {}),
-        ...(query.scopeQ !== undefined ? { scopeQ: query.scopeQ } : {}) }, ctx);
-      const selectors = query.entities ?? [];
-      if (selectors.length > 1 && selectors.some((s) => s.id !== undefined || s.idPattern !== undefined)) {
-        throw new NotImplementedError('Several entity selectors are only supported with types alone');
-      }
-      const types = typeSelection(selectors.flatMap((s) => (s.type === undefined ? [] : s.type.split(','))), ctx);
-      const only = selectors[0];
-      if (only?.id !== undefined) checkIds([only.id]);
-      if (only?.idPattern !== undefined) filters.push({ kind: 'idPattern', pattern: only.idPattern });
-      const selection: TemporalSelection = { filters, ...(types && types.length > 0 ? { types } : {}), ...(only?.id !== undefined ? { ids: [only.id] } : {}) };
-      const hasFilter = selectors.some((s) => s.type !== undefined) || query.attrs !== undefined
-        || filters.some((f) => f.kind === 'geo') || query.local === true;
-      return runQuery(c, ctx, req, selection, hasFilter, params);
+      const entityQuery = buildEntityQuery({
+        selectors: query.entities ?? [], attrs: query.attrs, q: query.q, geo: query.geoQ, scopeQ: query.scopeQ, local: query.local,
+      }, ctx);
+      return runQuery(c, ctx, req, entityQuery, params);
     },
   });
 

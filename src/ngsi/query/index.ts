@@ -2,13 +2,13 @@
 // expanded ASTs and in-memory evaluators. The store translates the same ASTs into SQL.
 
 export {
-  Q_LIMITS, Q_MEMBERS, isInstantMember, isPlainPath, splitOp,
+  Q_LIMITS, isInstantMember, isPlainPath, splitOp,
   type QCompareOp, type QExpr, type QKey, type QMember, type QPath, type QPositiveOp, type QScalar, type QValue,
 } from './q-ast.js';
 export { parseQ } from './q-parser.js';
-export { evaluateQ, matchesScalar } from './q-evaluate.js';
+export { evaluateQ } from './q-evaluate.js';
 export { DATE_SHAPE, TIME_SHAPE, compileQPattern, instantOf } from './q-literals.js';
-export { jsonElements, resolvePath, valueElements, type QElement } from './q-targets.js';
+export { valueElements, type QElement } from './q-targets.js';
 export { evaluateScopeQ, parseScopeQ, scopeTermTest, type ScopeExpr, type ScopeTerm } from './scope-q.js';
 export { evaluateTypeSelection, parseTypeSelection, type TypeExpr } from './type-selection.js';
 export { matchesFilter } from './match-filter.js';

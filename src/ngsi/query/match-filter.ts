@@ -21,6 +21,20 @@ export function matchesFilter(filter: EntityFilter, entity: Entity): boolean | u
       return evaluateTypeSelection(filter.expr, entity.types);
     case 'idPattern':
       return compileIdPattern(filter.pattern).test(entity.id);
+    case 'typeIris':
+      return entity.types.some((t) => filter.iris.includes(t));
+    case 'ids':
+      return filter.ids.includes(entity.id);
+    case 'anyOf': {
+      // An alternative holds when none of its filters fails; undefined (not ours) does not fail it.
+      let unknown = false;
+      for (const alternative of filter.alternatives) {
+        const results = alternative.map((f) => matchesFilter(f, entity));
+        if (results.every((r) => r === true)) return true;
+        if (results.some((r) => r === undefined) && !results.some((r) => r === false)) unknown = true;
+      }
+      return unknown ? undefined : false;
+    }
     default:
       return undefined;
   }

@@ -23,7 +23,7 @@ const instantMatches = (el: QElement, op: Cmp, at: number): boolean =>
   (el.t === 'str' && el.instant !== undefined && cmp(el.instant, op, at)) || (el.t === 'instant' && cmp(el.n, op, at));
 
 /** One element against one literal. Different kinds never match (never an error). */
-export function matchesScalar(el: QElement, op: Cmp, lit: QScalar): boolean {
+function matchesScalar(el: QElement, op: Cmp, lit: QScalar): boolean {
   switch (lit.kind) {
     case 'number':
       return el.t === 'num' && cmp(el.n, op, lit.value);

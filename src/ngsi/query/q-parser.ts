@@ -6,7 +6,7 @@ import type { QCompareOp, QExpr, QKey, QPath, QScalar, QValue } from './q-ast.js
 import { Q_LIMITS, Q_MEMBERS, type QMember } from './q-ast.js';
 import { classifyBare, compileQPattern, isComparable } from './q-literals.js';
 import {
-  atEnd, createCursor, expect, lookingAt, peek, readQuoted, readRun, syntaxError, tooComplex, type Cursor,
+  atEnd, consume, createCursor, lookingAt, peek, readQuoted, readRun, syntaxError, tooComplex, type Cursor,
 } from './syntax.js';
 
 /** Characters that end a name in a path. */
@@ -68,7 +68,7 @@ function parseFactor(c: Cursor, st: State, depth: number): QExpr {
     if (depth >= Q_LIMITS.maxDepth) throw tooComplex(c, `parentheses nested deeper than ${Q_LIMITS.maxDepth}`);
     c.pos++;
     const inner = parseOr(c, st, depth + 1);
-    expect(c, ')', "';', '|' or ')'");
+    consume(c, ')', "';', '|' or ')'");
     return inner;
   }
   st.terms++;
@@ -128,7 +128,7 @@ function parsePath(c: Cursor, st: State): QPath {
       c.pos++;
       path.keys.push(readKey(c, st));
     }
-    expect(c, ']', "'.' or ']'");
+    consume(c, ']', "'.' or ']'");
     if (path.keys.length > Q_LIMITS.maxDepth) throw tooComplex(c, `keys nested deeper than ${Q_LIMITS.maxDepth}`);
   }
   return path;

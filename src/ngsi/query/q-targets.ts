@@ -30,7 +30,7 @@ function scalarElement(v: unknown): QElement | undefined {
 }
 
 /** The scalar elements of a JSON value: itself, or each element of an array. */
-export function jsonElements(v: unknown): QElement[] {
+function jsonElements(v: unknown): QElement[] {
   const out: QElement[] = [];
   for (const item of Array.isArray(v) ? v : [v]) {
     const el = scalarElement(item);

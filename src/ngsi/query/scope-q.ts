@@ -3,7 +3,7 @@
 
 import { assertNever } from '../model.js';
 import {
-  atEnd, createCursor, expect, peek, readRun, syntaxError, tooComplex, type Cursor,
+  atEnd, consume, createCursor, peek, readRun, syntaxError, tooComplex, type Cursor,
 } from './syntax.js';
 
 /** One scope pattern: its levels (`+` stands for any one level) and whether `#` ends it. */
@@ -58,7 +58,7 @@ function parseFactor(c: Cursor, st: State, depth: number): ScopeExpr {
     if (depth >= SCOPE_LIMITS.maxDepth) throw tooComplex(c, `parentheses nested deeper than ${SCOPE_LIMITS.maxDepth}`);
     c.pos++;
     const inner = parseOr(c, st, depth + 1);
-    expect(c, ')', "';', ',' or ')'");
+    consume(c, ')', "';', ',' or ')'");
     return inner;
   }
   st.terms++;
@@ -68,7 +68,7 @@ function parseFactor(c: Cursor, st: State, depth: number): ScopeExpr {
 
 function parseTerm(c: Cursor): ScopeTerm {
   const term: ScopeTerm = { kind: 'scope', levels: [], descendants: false };
-  expect(c, '/', "a scope starting with '/'");
+  consume(c, '/', "a scope starting with '/'");
   for (;;) {
     if (peek(c) === '#') {
       c.pos++;

@@ -35,7 +35,7 @@ export function tooComplex(c: Cursor, why: string): TooComplexQueryError {
   return new TooComplexQueryError(`${c.language} is too complex: ${why}`, `${c.language}=${c.text.slice(0, 200)}`);
 }
 
-export function expect(c: Cursor, s: string, expected = `'${s}'`): void {
+export function consume(c: Cursor, s: string, expected = `'${s}'`): void {
   if (!lookingAt(c, s)) throw syntaxError(c, expected);
   c.pos += s.length;
 }

@@ -5,7 +5,7 @@ import { assertNever, type Iri } from '../model.js';
 import { nameProblem } from '../names.js';
 import type { TermMapper } from '../terms.js';
 import {
-  atEnd, createCursor, expect, peek, readRun, syntaxError, tooComplex, type Cursor,
+  atEnd, consume, createCursor, peek, readRun, syntaxError, tooComplex, type Cursor,
 } from './syntax.js';
 
 export type TypeExpr = { kind: 'type'; iri: Iri } | { kind: 'and'; terms: TypeExpr[] } | { kind: 'or'; terms: TypeExpr[] };
@@ -56,7 +56,7 @@ function parseFactor(c: Cursor, st: State, depth: number): TypeExpr {
     if (depth >= TYPE_LIMITS.maxDepth) throw tooComplex(c, `parentheses nested deeper than ${TYPE_LIMITS.maxDepth}`);
     c.pos++;
     const inner = parseOr(c, st, depth + 1);
-    expect(c, ')', "',', '|', ';' or ')'");
+    consume(c, ')', "',', '|', ';' or ')'");
     return inner;
   }
   st.terms++;

@@ -60,6 +60,8 @@ describe('parseQ', () => {
     expect(value('a~=x;y')).toEqual({ kind: 'pattern', source: 'x' });
     expect(value('a~=(x|y);b')).toEqual({ kind: 'pattern', source: '(x|y)' });
     expect(value('a~=the Bull')).toEqual({ kind: 'pattern', source: 'the Bull' });
+    expect(value('(a~=x)')).toEqual({ kind: 'pattern', source: 'x' });
+    expect(value('a~=a\\)b[)]')).toEqual({ kind: 'pattern', source: 'a\\)b[)]' });
     expect(value('a=="a\\\\b\\"c\\d"')).toEqual({ kind: 'string', value: 'a\\b"c\\d', iri: dc('a\\b"c\\d') });
   });
 

@@ -1,0 +1,124 @@
+// Query Entities over HTTP (NGSI-LD §6.4.3.2, §6.23.3.1): q, type selection, id/idPattern, scopeQ,
+// geo-queries, the POST Query body, and pagination through the Link headers.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
+
+let b: TestBroker;
+const ids = (res: { json: Array<{ id: string }> }): string[] => res.json.map((e) => e.id).sort();
+const room = (n: number, extra: Record<string, unknown> = {}) => ({
+  id: `urn:ngsi-ld:Room:${n}`, type: 'Room',
+  temperature: { type: 'Property', value: 15 + n },
+  name: { type: 'Property', value: `room ${n}` },
+  location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [4.83 + n * 0.01, 45.75] } },
+  ...extra,
+});
+
+beforeAll(async () => {
+  b = await startTestBroker();
+  const batch = [
+    room(1, { scope: '/lyon/east' }),
+    room(2, { scope: '/lyon/west', owner: { type: 'Relationship', object: 'urn:ngsi-ld:Person:ann' } }),
+    room(3, { scope: '/paris' }),
+    { id: 'urn:ngsi-ld:Sensor:1', type: ['Sensor', 'Device'], temperature: { type: 'Property', value: 30 } },
+    { id: 'urn:ngsi-ld:Device:1', type: 'Device', battery: { type: 'Property', value: 0.4 } },
+  ];
+  const res = await b.request('POST', '/ngsi-ld/v1/entityOperations/create', { body: batch });
+  expect(res.status).toBe(201);
+  const many = Array.from({ length: 250 }, (_, i) => ({ id: `urn:ngsi-ld:Meter:${String(i).padStart(3, '0')}`, type: 'Meter', reading: { type: 'Property', value: i } }));
+  for (let i = 0; i < many.length; i += 100) {
+    expect((await b.request('POST', '/ngsi-ld/v1/entityOperations/create', { body: many.slice(i, i + 100) })).status).toBe(201);
+  }
+});
+afterAll(() => b.close());
+
+describe('GET /entities filters', () => {
+  it('q on numbers, strings and relationships', async () => {
+    expect(ids(await b.request('GET', '/ngsi-ld/v1/entities?type=Room&q=temperature>16'))).toEqual(['urn:ngsi-ld:Room:2', 'urn:ngsi-ld:Room:3']);
+    expect(ids(await b.request('GET', '/ngsi-ld/v1/entities?type=Room&q=name=="room 1"'))).toEqual(['urn:ngsi-ld:Room:1']);
+    expect(ids(await b.request('GET', `/ngsi-ld/v1/entities?q=${encodeURIComponent('owner==urn:ngsi-ld:Person:ann')}`))).toEqual(['urn:ngsi-ld:Room:2']);
+    expect(ids(await b.request('GET', `/ngsi-ld/v1/entities?q=${encodeURIComponent('temperature>=30|battery<0.5')}`))).toEqual(['urn:ngsi-ld:Device:1', 'urn:ngsi-ld:Sensor:1']);
+  });
+  it('type selections with AND, OR and parentheses', async () => {
+    expect(ids(await b.request('GET', '/ngsi-ld/v1/entities?type=Sensor;Device'))).toEqual(['urn:ngsi-ld:Sensor:1']);
+    expect(ids(await b.request('GET', '/ngsi-ld/v1/entities?type=Sensor|Room&q=temperature>17'))).toEqual(['urn:ngsi-ld:Room:3', 'urn:ngsi-ld:Sensor:1']);
+    expect(ids(await b.request('GET', `/ngsi-ld/v1/entities?type=${encodeURIComponent('(Sensor;Device),Room')}&q=temperature>17`))).toEqual(['urn:ngsi-ld:Room:3', 'urn:ngsi-ld:Sensor:1']);
+  });
+  it('id, idPattern and attrs', async () => {
+    expect(ids(await b.request('GET', '/ngsi-ld/v1/entities?type=Room&id=urn:ngsi-ld:Room:1,urn:ngsi-ld:Room:3'))).toEqual(['urn:ngsi-ld:Room:1', 'urn:ngsi-ld:Room:3']);
+    expect(ids(await b.request('GET', '/ngsi-ld/v1/entities?type=*&idPattern=^urn:ngsi-ld:(Sensor|Device):'))).toEqual(['urn:ngsi-ld:Device:1', 'urn:ngsi-ld:Sensor:1']);
+    const res = await b.request('GET', '/ngsi-ld/v1/entities?attrs=battery');
+    expect(res.json).toEqual([{ id: 'urn:ngsi-ld:Device:1', type: 'Device', battery: { type: 'Property', value: 0.4 } }]);
+  });
+  it('scopeQ', async () => {
+    expect(ids(await b.request('GET', '/ngsi-ld/v1/entities?type=Room&scopeQ=/lyon/%23'))).toEqual(['urn:ngsi-ld:Room:1', 'urn:ngsi-ld:Room:2']);
+    expect(ids(await b.request('GET', '/ngsi-ld/v1/entities?type=Room&scopeQ=/lyon/east,/paris'))).toEqual(['urn:ngsi-ld:Room:1', 'urn:ngsi-ld:Room:3']);
+  });
+  it('geo near and within', async () => {
+    const near = await b.request('GET', `/ngsi-ld/v1/entities?type=Room&georel=${encodeURIComponent('near;maxDistance==1000')}&geometry=Point&coordinates=${encodeURIComponent('[4.84,45.75]')}`);
+    expect(ids(near)).toEqual(['urn:ngsi-ld:Room:1', 'urn:ngsi-ld:Room:2']);
+    const box = JSON.stringify([[[4.845, 45.74], [4.87, 45.74], [4.87, 45.76], [4.845, 45.76], [4.845, 45.74]]]);
+    expect(ids(await b.request('GET', `/ngsi-ld/v1/entities?type=Room&georel=within&geometry=Polygon&coordinates=${encodeURIComponent(box)}`))).toEqual(['urn:ngsi-ld:Room:2', 'urn:ngsi-ld:Room:3']);
+  });
+  it('400 with the position for a malformed q, and for malformed geo-queries', async () => {
+    const res = await b.request('GET', '/ngsi-ld/v1/entities?type=Room&q=temperature>>1');
+    expect(res.status).toBe(400);
+    expect(res.json.type).toBe('https://uri.etsi.org/ngsi-ld/errors/BadRequestData');
+    expect(res.json.title).toMatch(/position \d+/);
+    expect((await b.request('GET', '/ngsi-ld/v1/entities?type=Room&georel=near;maxDistance==10&geometry=Point&coordinates=[1,')).status).toBe(400);
+    expect((await b.request('GET', '/ngsi-ld/v1/entities?type=Room&georel=within&geometry=Point')).status).toBe(400);
+    expect((await b.request('GET', '/ngsi-ld/v1/entities?type=Room&scopeQ=lyon')).status).toBe(400);
+    expect((await b.request('GET', '/ngsi-ld/v1/entities?type=Room&idPattern=(')).status).toBe(400);
+  });
+});
+
+describe('POST /entityOperations/query', () => {
+  it('takes entity selectors as alternatives, with q and geoQ', async () => {
+    const res = await b.request('POST', '/ngsi-ld/v1/entityOperations/query?count=true', {
+      body: {
+        type: 'Query',
+        entities: [{ type: 'Room', idPattern: ':(1|3)$' }, { type: 'Device', id: 'urn:ngsi-ld:Device:1' }],
+        q: 'temperature>15|battery>0',
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(ids(res)).toEqual(['urn:ngsi-ld:Device:1', 'urn:ngsi-ld:Room:1', 'urn:ngsi-ld:Room:3']);
+    expect(res.headers.get('ngsild-results-count')).toBe('3');
+    const geo = await b.request('POST', '/ngsi-ld/v1/entityOperations/query', {
+      body: { type: 'Query', entities: [{ type: 'Room' }], geoQ: { georel: 'near;maxDistance==600', geometry: 'Point', coordinates: [4.84, 45.75] }, pick: ['id'] },
+    });
+    expect(geo.json).toEqual([{ id: 'urn:ngsi-ld:Room:1' }]);
+  });
+  it('refuses a body that is not a Query or has unknown members', async () => {
+    expect((await b.request('POST', '/ngsi-ld/v1/entityOperations/query', { body: { entities: [{ type: 'Room' }] } })).status).toBe(400);
+    expect((await b.request('POST', '/ngsi-ld/v1/entityOperations/query', { body: { type: 'Query', entities: [{ type: 'Room' }], bogus: 1 } })).status).toBe(400);
+    expect((await b.request('POST', '/ngsi-ld/v1/entityOperations/query', { body: { type: 'Query' } })).status).toBe(400);
+  });
+});
+
+describe('pagination', () => {
+  it('walks 250 entities with limit=20 through the next links, each exactly once', async () => {
+    const seen: string[] = [];
+    let path: string | undefined = '/ngsi-ld/v1/entities?type=Meter&limit=20&count=true';
+    let pages = 0;
+    while (path !== undefined && pages < 50) {
+      const res = await b.request('GET', path);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ngsild-results-count')).toBe('250');
+      seen.push(...res.json.map((e: { id: string }) => e.id));
+      const next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '');
+      path = next?.[1];
+      pages++;
+    }
+    expect(pages).toBe(13);
+    expect(seen).toHaveLength(250);
+    expect(new Set(seen).size).toBe(250);
+  });
+  it('403 TooManyResults above the maximum; limit=0 only with count', async () => {
+    expect((await b.request('GET', '/ngsi-ld/v1/entities?type=Meter&limit=1001')).status).toBe(403);
+    expect((await b.request('GET', '/ngsi-ld/v1/entities?type=Meter&limit=0')).status).toBe(400);
+    const res = await b.request('GET', '/ngsi-ld/v1/entities?type=Meter&limit=0&count=true');
+    expect(res.json).toEqual([]);
+    expect(res.headers.get('ngsild-results-count')).toBe('250');
+  });
+});
