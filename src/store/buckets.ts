@@ -1,6 +1,5 @@
-// History time buckets: one table per UTC month or day, created on first write and listed in the
-// `history_buckets` catalogue (with coarse bounds of the other time columns, so reads skip buckets
-// that cannot match), so retention can drop whole tables instead of deleting rows.
+// History time buckets: one table per UTC month or day, created on first write and catalogued (with
+// bounds of the other time columns, to skip buckets on reads); retention drops whole tables.
 
 import type BetterSqlite3 from 'better-sqlite3';
 import type { CacheGroup } from './tx-cache.js';
@@ -54,8 +53,8 @@ export interface BucketCatalogue {
   tableFor(t: number): BucketTable;
   /** The existing table for instant t, if any. */
   existingFor(t: number): BucketTable | undefined;
-  /** Existing buckets, oldest first, with their time-column bounds. */
-  list(): BucketInfo[];
+  /** Existing buckets, oldest first, with their time-column bounds (shared: do not modify). */
+  list(): readonly BucketInfo[];
   /** An existing bucket's table. */
   table(name: string): BucketTable;
   /** Widens a bucket's catalogued bounds to cover a row written without `insert` (an updated row). */
@@ -184,6 +183,10 @@ export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSi
   const tables = caches.create<string, BucketTable | typeof DROPPED>();
   const bounds = caches.create<string, Bounds>();
   let dropped = 0;
+  // The catalogue as last read outside a transaction, and the change count it reflects: reads of
+  // many attributes list it once. Any change (even one later rolled back) makes it read again.
+  let changes = 0;
+  let listed: { changes: number; list: readonly BucketInfo[] } | undefined;
   const COLUMNS = 'name, start_ms, end_ms, created_min, created_max, modified_min, modified_max, deleted_min, deleted_max';
   const exists = db.prepare<[string], number>('SELECT 1 FROM history_buckets WHERE name = ?').pluck();
   const register = db.prepare<[string, number, number]>('INSERT INTO history_buckets (name, start_ms, end_ms) VALUES (?, ?, ?)');
@@ -220,6 +223,7 @@ export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSi
     if (created) next.created = created;
     if (modified) next.modified = modified;
     if (deleted) next.deleted = deleted;
+    changes += 1;
     saveBounds.run(created?.min ?? null, created?.max ?? null, modified?.min ?? null, modified?.max ?? null,
       deleted?.min ?? null, deleted?.max ?? null, name);
     bounds.set(name, next);
@@ -229,6 +233,17 @@ export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSi
     const t = tables.get(name);
     return t === DROPPED ? undefined : t;
   };
+
+  const readList = (): BucketInfo[] => listAll.all().map((r) => {
+    const info: BucketInfo = { name: r.name, startMs: r.start_ms, endMs: r.end_ms };
+    const created = boundsOf(r.created_min, r.created_max);
+    const modified = boundsOf(r.modified_min, r.modified_max);
+    const deleted = boundsOf(r.deleted_min, r.deleted_max);
+    if (created) info.created = created;
+    if (modified) info.modified = modified;
+    if (deleted) info.deleted = deleted;
+    return info;
+  });
 
   const table = (name: string): BucketTable => {
     let t = known(name);
@@ -246,6 +261,7 @@ export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSi
       if (cached) return cached;
       if (exists.get(range.name) === undefined) {
         if (!db.inTransaction) throw new Error('history buckets are created inside a transaction');
+        changes += 1;
         db.exec(createTableSql(range.name));
         register.run(range.name, range.startMs, range.endMs);
       }
@@ -255,20 +271,17 @@ export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSi
       const name = bucketOf(t, size).name;
       return known(name) ?? (exists.get(name) === undefined ? undefined : table(name));
     },
-    list: () => listAll.all().map((r) => {
-      const info: BucketInfo = { name: r.name, startMs: r.start_ms, endMs: r.end_ms };
-      const created = boundsOf(r.created_min, r.created_max);
-      const modified = boundsOf(r.modified_min, r.modified_max);
-      const deleted = boundsOf(r.deleted_min, r.deleted_max);
-      if (created) info.created = created;
-      if (modified) info.modified = modified;
-      if (deleted) info.deleted = deleted;
-      return info;
-    }),
+    list() {
+      if (listed && listed.changes === changes) return listed.list;
+      const list = readList();
+      if (!db.inTransaction) listed = { changes, list };
+      return list;
+    },
     table,
     cover,
     drop(name) {
       if (!db.inTransaction) throw new Error('history buckets are dropped inside a transaction');
+      changes += 1;
       db.exec(`DROP TABLE IF EXISTS ${checkBucketName(name)}`);
       unregister.run(name);
       tables.set(name, DROPPED);

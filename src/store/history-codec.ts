@@ -69,7 +69,9 @@ function decodeAttribute(row: HistoryRow, inst: HistoryInstance): Attribute | un
 export function encodeInstance(series: number, inst: HistoryInstance): HistoryRow {
   return {
     series,
-    t: inst.observedAt ?? inst.createdAt,
+    // The instant of this write when nothing was observed: modifiedAt (an attribute keeps its
+    // createdAt across updates, so bucketing on it would file new writes under old buckets).
+    t: inst.observedAt ?? inst.modifiedAt,
     observed_at: inst.observedAt ?? null,
     created_at: inst.createdAt,
     modified_at: inst.modifiedAt,

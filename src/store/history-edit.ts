@@ -1,6 +1,5 @@
-// Temporal writes on stored history (NGSI-LD §5.6.12-5.6.16): observed instances that overwrite the
-// instance at the same observedAt, single-instance edits by instanceId, removal of whole series,
-// and the row-level part of retention (whole buckets are dropped through the catalogue).
+// Temporal writes on stored history (NGSI-LD §5.6.12-5.6.16): observed instances overwriting the same
+// instant, instance edits by id, series removal, and the row-level steps of retention.
 
 import type BetterSqlite3 from 'better-sqlite3';
 import type { EntityId, Iri } from '../ngsi/index.js';

@@ -1,6 +1,5 @@
-// Temporal reads over the history buckets (NGSI-LD §5.7.3-5.7.4): only buckets that can hold the
-// window are touched, rows are read through (series, time) indexes in keyset pages with LIMIT, and
-// aggregation runs in SQL per series and period (count, sum, sumsq, min, max, COUNT(DISTINCT)).
+// Temporal reads over the history buckets (NGSI-LD §5.7.3-5.7.4): only buckets that can hold the window,
+// keyset pages through (series, time) indexes with LIMIT, aggregation per series and period in SQL.
 
 import type BetterSqlite3 from 'better-sqlite3';
 import type { EntityId, Iri } from '../ngsi/index.js';
@@ -38,6 +37,11 @@ interface SeriesRow {
 
 type MergedRow = StoredHistoryRow & { time: number; rank: number };
 
+/** Rows a read still takes (skipped ones included): no cursor fetches a page larger than that. */
+interface ReadBudget {
+  remaining: number;
+}
+
 interface Candidate {
   bucket: BucketInfo;
   rank: number;
@@ -46,7 +50,7 @@ interface Candidate {
 }
 
 /** Buckets whose rows can have the window's time property inside the window, with their bounds. */
-function candidates(buckets: BucketInfo[], window: HistoryWindow): Candidate[] {
+function candidates(buckets: readonly BucketInfo[], window: HistoryWindow): Candidate[] {
   const out: Candidate[] = [];
   const from = window.from ?? MIN_TIME;
   const to = window.to ?? MAX_TIME;
@@ -79,8 +83,11 @@ export function createHistoryReader(db: BetterSqlite3.Database, iris: IriDiction
       ORDER BY ${col} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'} LIMIT @limit`;
   };
 
-  /** Keyset pages of one series in one bucket; pages grow, but never beyond what is still needed. */
-  const cursorOf = (c: Candidate, series: number, window: HistoryWindow, order: TimeOrder, need: () => number): Cursor<MergedRow> => {
+  /**
+   * Keyset pages of one series in one bucket: pages grow, but never beyond what the read still
+   * needs; every row the merge takes is reported to the budget.
+   */
+  const cursorOf = (c: Candidate, series: number, window: HistoryWindow, order: TimeOrder, budget: ReadBudget): Cursor<MergedRow> => {
     const stmt = statements.get<MergedRow>(pageSql(c.bucket.name, window.timeproperty, order));
     let rows: MergedRow[] = [];
     let at = 0;
@@ -89,7 +96,7 @@ export function createHistoryReader(db: BetterSqlite3.Database, iris: IriDiction
     let kt = order === 'asc' ? MIN_TIME : MAX_TIME;
     let krid = 0;
     const fill = (): void => {
-      const limit = Math.max(1, Math.min(size, need()));
+      const limit = Math.max(1, Math.min(size, budget.remaining));
       const lo = Math.max(window.from ?? MIN_TIME, order === 'asc' ? kt : MIN_TIME);
       const hi = Math.min(window.to ?? MAX_TIME, order === 'desc' ? kt + 1 : MAX_TIME);
       rows = stmt.all({ series, lo, hi, kt, krid, limit, rank: c.rank });
@@ -106,6 +113,7 @@ export function createHistoryReader(db: BetterSqlite3.Database, iris: IriDiction
     return {
       peek: () => rows[at],
       advance: () => {
+        budget.remaining -= 1;
         at += 1;
         if (at >= rows.length && !done) fill();
       },
@@ -145,21 +153,12 @@ export function createHistoryReader(db: BetterSqlite3.Database, iris: IriDiction
     read(series, window, opts) {
       if (series.length === 0 || opts.limit <= 0) return [];
       const byId = new Map(series.map((s) => [s.id, s]));
-      let emitted = 0;
-      const need = (): number => opts.skip + opts.limit - emitted;
+      const budget: ReadBudget = { remaining: opts.skip + opts.limit };
       const sources: MergeSource<MergedRow>[] = [];
       for (const c of candidates(buckets.list(), window)) {
-        for (const s of series) {
-          sources.push({ lo: c.lo, hi: c.hi, open: () => cursorOf(c, s.id, window, opts.order, need) });
-        }
+        for (const s of series) sources.push({ lo: c.lo, hi: c.hi, open: () => cursorOf(c, s.id, window, opts.order, budget) });
       }
-      const rows = mergeOrdered(sources.map((src) => ({
-        ...src,
-        open: () => {
-          const cursor = src.open();
-          return { peek: cursor.peek, advance: () => { emitted += 1; cursor.advance(); } };
-        },
-      })), opts.order, opts.skip, opts.limit);
+      const rows = mergeOrdered(sources, opts.order, opts.skip, opts.limit);
       return rows.map((row): TimedInstance => {
         const s = byId.get(row.series);
         if (!s) throw new Error(`history row of unknown series ${row.series}`);

@@ -1,6 +1,5 @@
-// Migration 5: history indexes and catalogue for temporal queries (NGSI-LD §5.7.3-5.7.4): per-bucket
-// bounds of createdAt/modifiedAt/deletedAt so reads skip buckets, an index per time property in every
-// existing bucket, and an index on every entity row (live or deleted) for temporal lookups by id.
+// Migration 5: temporal reads (NGSI-LD §5.7.3-5.7.4): catalogue bounds of createdAt/modifiedAt/deletedAt
+// per bucket, an index per time property in existing buckets, and an index on every entity row by id.
 
 import type BetterSqlite3 from 'better-sqlite3';
 import { bucketIndexSql, checkBucketName } from './buckets.js';

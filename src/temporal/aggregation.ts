@@ -1,6 +1,5 @@
-// Aggregation methods over per-period statistics (NGSI-LD §4.5.19), pure. Numbers and booleans
-// (as 0/1) support every method; strings support totalCount, distinctCount, min and max; other
-// values only the counts. A method over values of mixed kinds is OperationNotSupported.
+// Aggregation methods over per-period statistics (NGSI-LD §4.5.19), pure: numbers and booleans (0/1)
+// take every method, strings the counts and min/max, other values the counts; mixed kinds are 422.
 
 import { BadRequestDataError, OperationNotSupportedError, type Json } from '../ngsi/index.js';
 import type { PeriodStats } from '../store/index.js';

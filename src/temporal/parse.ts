@@ -1,6 +1,5 @@
-// Bodies of temporal writes (NGSI-LD §5.6.11 Create or Update Temporal Representation, §5.6.12 Add
-// Attributes): an entity whose attributes are arrays of instances, each with observedAt. Every
-// instance is parsed on its own with ngsi's parser (several may share a datasetId here).
+// Bodies of temporal writes (NGSI-LD §5.6.11, §5.6.12): attributes as arrays of instances, each with
+// observedAt, every instance parsed on its own by ngsi (several may share a datasetId here).
 
 import {
   BadRequestDataError, ENTITY_CORE_MEMBERS, parseAttributes, parseEntity, type Attribute, type EntityId, type Iri, type TermMapper,

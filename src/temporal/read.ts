@@ -1,6 +1,5 @@
-// Temporal retrieve and query (NGSI-LD §5.7.3 Retrieve Temporal Evolution of an Entity, §5.7.4 Query
-// Temporal Evolution of Entities): entities by their latest document (soft-deleted ones included),
-// their history in the requested window and representation, cut consistently at the cap.
+// Temporal retrieve and query (NGSI-LD §5.7.3, §5.7.4): entities by their latest document (soft-deleted
+// included) with their history in the requested window and representation, cut alike at the cap.
 
 import { ResourceNotFoundError, type Entity, type EntityId, type Iri, type Json, type JsonObject, type TermMapper } from '../ngsi/index.js';
 import type { HistorySeries, HistoryWindow, Store } from '../store/index.js';

@@ -1,6 +1,5 @@
-// Parsing of the temporal request parameters (NGSI-LD §6.18.3.1, §6.19.3.1, §5.2.21 TemporalQuery):
-// timerel with timeAt/endTimeAt, timeproperty, lastN/firstN/offsetN, representation options and
-// aggregation. Values arrive as text from the URL or from a query body's temporalQ.
+// Temporal request parameters (NGSI-LD §6.18.3.1, §5.2.21 TemporalQuery): timerel, timeAt, endTimeAt,
+// timeproperty, lastN/firstN/offsetN, representation and aggregation, from URL or temporalQ text.
 
 import { BadRequestDataError, InvalidRequestError, NotImplementedError, parseDateTime } from '../ngsi/index.js';
 import { isZeroDuration, parseDuration } from './duration.js';

@@ -1,6 +1,5 @@
-// The history retention job body (`history.retention`): buckets lying entirely before the horizon
-// are dropped whole; in the one bucket that straddles it, older rows are deleted in small chunks.
-// Every step is one short transaction, and the event loop gets a turn between steps.
+// The history retention job body (`history.retention`): whole buckets before the horizon are dropped,
+// the straddling one is pruned in short chunked transactions, yielding to the event loop in between.
 
 import type { Logger } from '../lib/index.js';
 import type { Store } from '../store/index.js';

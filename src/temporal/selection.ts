@@ -1,6 +1,5 @@
-// Which instances a temporal read returns (NGSI-LD §6.3.10 temporal pagination): lastN/firstN/offsetN
-// per attribute, and the per-attribute cap. When an attribute exceeds the cap, every attribute is cut
-// at the same instant, so continuing from the range end loses and repeats nothing.
+// Which instances a temporal read returns (NGSI-LD §6.3.10): lastN/firstN/offsetN per attribute, and the
+// cap; over it every attribute is cut at the same instant, so continuing loses and repeats nothing.
 
 import type { HistoryReader, HistorySeries, HistoryWindow, TimedInstance, TimeOrder } from '../store/index.js';
 import type { TemporalQuery, TemporalRange } from './types.js';

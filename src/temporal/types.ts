@@ -67,10 +67,16 @@ export interface TemporalSelection {
 }
 
 /**
- * The temporal range a truncated answer covers (NGSI-LD §6.3.10): with ascending pagination every
- * instance with start <= t < end is in it; with lastN (descending) every instance with end <= t and
- * below start (exclusive when start is the query's own end). `size`: instances of the largest
- * attribute in the whole request, when known.
+ * The temporal range of a cut answer (NGSI-LD §6.3.10), sent as `Content-Range: date-time
+ * <start>-<end>/<size>`. Continuation rule, which loses and repeats nothing:
+ * - ascending (no lastN): the answer holds every instance with t < end (from start on); ask again
+ *   with the same parameters but `timerel=after&timeAt=<end>`, or `timerel=between&timeAt=<end>`
+ *   keeping endTimeAt (a `before` query becomes `between` with endTimeAt = its timeAt);
+ * - descending (lastN): start > end and the answer holds every instance with t >= end (up to
+ *   start); ask again with `timerel=before&timeAt=<end>`, or `between` keeping timeAt and with
+ *   `endTimeAt=<end>` (an `after` query becomes `between`).
+ * Leave offsetN out when continuing. `size` is the instance count of the largest cut attribute
+ * in the whole requested window (after lastN/firstN), when known.
  */
 export interface TemporalRange {
   order: 'asc' | 'desc';

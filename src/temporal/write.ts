@@ -1,6 +1,5 @@
-// Temporal writes (NGSI-LD §5.6.11-5.6.16): historical instances become history (one per series and
-// observedAt: writing the same instant again overwrites), the current state follows the newest
-// instance, single instances are edited or removed, and a temporal delete removes everything.
+// Temporal writes (NGSI-LD §5.6.11-5.6.16): instances become history (same series and observedAt
+// overwrite), the current state follows the newest instance; instance edits, attribute and entity deletes.
 
 import {
   BadRequestDataError, ResourceNotFoundError, isDeletion, updateAttributePartial, type Attribute, type Entity, type EntityId,

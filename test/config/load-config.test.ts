@@ -43,7 +43,7 @@ describe('defaultConfig', () => {
       contexts: { allowRemote: true, fetchTimeout: 5_000, maxBytes: 1_048_576 },
       http: { bodyLimit: 2_097_152 },
       log: { level: 'info' },
-      history: { bucket: 'month' },
+      history: { bucket: 'month', retention: '', retentionSchedule: '0 * * * *' },
       batch: { maxSize: 1_000 },
       application: { authentication: { enabled: false } },
     });
@@ -72,6 +72,8 @@ describe('CONFIG_OPTIONS', () => {
       'http.body-limit',
       'log.level',
       'history.bucket',
+      'history.retention',
+      'history.retention-schedule',
       'batch.max-size',
       'application.authentication.enabled',
     ]);

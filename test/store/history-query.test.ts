@@ -1,10 +1,11 @@
 // Temporal reads over history buckets: every window, time property and order against a brute-force
 // oracle over listForEntity, for day and month buckets alike; counts, extents, next times, SQL stats.
 
+import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HistoryInstance, HistorySeries, HistoryWindow, Store, TimeProperty } from '../../src/store/index.js';
-import { memoryStore, NS, property } from './helpers.js';
+import { fileStore, memoryStore, NS, property, tempDir } from './helpers.js';
 
 const E = 'urn:ngsi-ld:Sensor:q1';
 const ATTR = NS + 'temperature';
@@ -137,6 +138,41 @@ describe('history reads', () => {
     const created = all.map((i) => i.createdAt);
     // Every createdAt lies in some bucket's bounds: a createdAt window read finds them all.
     expect(store.history.count(store.history.series('', [E]), { timeproperty: 'createdAt' })).toBe(created.length);
+  });
+});
+
+describe('bucket pruning', () => {
+  it('touches no bucket whose time range or catalogued bounds lie outside the window', () => {
+    const tmp = tempDir();
+    try {
+      const store = fileStore(tmp.file, { historyBucket: 'month' });
+      stores.push(store);
+      const jan = Date.UTC(2024, 0, 10);
+      const mar = Date.UTC(2024, 2, 10);
+      const at = (observed: number, created: number): HistoryInstance => ({
+        entityId: E, attr: ATTR, instanceId: `urn:ngsi-ld:Instance:${randomUUID()}`, observedAt: observed, createdAt: created, modifiedAt: created,
+        attribute: property(1, { observedAt: observed, createdAt: created, modifiedAt: created }),
+      });
+      store.history.append('', [at(jan, jan + HOUR), at(mar, mar + HOUR)]);
+      const series = store.history.series('', [E]);
+      // Remove January's table behind the catalogue's back: reading it now would fail.
+      const raw = new Database(tmp.file);
+      raw.exec('DROP TABLE history_202401');
+      raw.close();
+      for (const w of [
+        { timeproperty: 'observedAt', from: Date.UTC(2024, 1, 1) },
+        { timeproperty: 'createdAt', from: jan + 2 * DAY },
+        { timeproperty: 'modifiedAt', to: jan - DAY },
+        { timeproperty: 'deletedAt' },
+      ] as const) {
+        expect(() => store.history.read(series, w, { order: 'asc', skip: 0, limit: 10 })).not.toThrow();
+        expect(() => store.history.count(series, w)).not.toThrow();
+      }
+      expect(() => store.history.count(series, { timeproperty: 'createdAt', to: jan + 2 * DAY })).toThrow(/no such table/);
+      store.close();
+    } finally {
+      tmp.cleanup();
+    }
   });
 });
 

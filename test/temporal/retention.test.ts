@@ -3,6 +3,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { createJobScheduler } from '../../src/jobs/index.js';
 import { silentLogger } from '../../src/lib/index.js';
 import { parseDuration, runRetention } from '../../src/temporal/index.js';
@@ -114,5 +115,16 @@ describe('job scheduler', () => {
     });
     await expect(jobs.run('failing')).resolves.toBeUndefined();
     await jobs.stop();
+  });
+});
+
+describe('retention configuration', () => {
+  it('takes an ISO 8601 duration or empty (for ever), and a cron schedule (hourly by default)', () => {
+    expect(loadConfig({ argv: [], env: {} }).history).toMatchObject({ retention: '', retentionSchedule: '0 * * * *' });
+    const config = loadConfig({ argv: [], env: { HISTORY_RETENTION: 'P90D', HISTORY_RETENTION_SCHEDULE: '*/5 * * * *' } });
+    expect(config.history).toMatchObject({ retention: 'P90D', retentionSchedule: '*/5 * * * *' });
+    for (const env of [{ HISTORY_RETENTION: '90 days' }, { HISTORY_RETENTION: 'P0D' }, { HISTORY_RETENTION_SCHEDULE: 'hourly' }]) {
+      expect(() => loadConfig({ argv: [], env })).toThrow(ConfigError);
+    }
   });
 });

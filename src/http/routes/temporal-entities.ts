@@ -1,6 +1,5 @@
-// Routes of temporal entities (NGSI-LD §6.18-6.24): retrieve, query (GET and POST), create or add
-// instances, modify one instance, delete attribute history and the whole temporal entity. A cut
-// answer is 206 with `Content-Range: date-time <start>-<end>/<size>` (§6.3.10).
+// Routes of temporal entities (NGSI-LD §6.18-6.24): retrieve, query (GET, POST), create or add instances,
+// modify an instance, delete history; a cut answer is 206 with Content-Range (§6.3.10).
 
 import { z } from 'zod';
 import {
