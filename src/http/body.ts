@@ -5,6 +5,7 @@ import {
   BadRequestDataError, InvalidRequestError, PayloadTooLargeError,
 } from '../ngsi/index.js';
 import type { ContextInput } from '../jsonld/index.js';
+import { readLimited } from '../lib/index.js';
 import { APP_LD_JSON, contextFromLink, requestMediaType } from './media.js';
 
 export interface BodyOptions {
@@ -32,20 +33,9 @@ export async function readBytes(req: Request, limit: number): Promise<string> {
     if (Number.isSafeInteger(length)) return req.text();
   }
   if (!req.body) return '';
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined);
-      throw new PayloadTooLargeError('Request body too large', `The limit is ${limit} bytes`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  const bytes = await readLimited(req.body, limit);
+  if (bytes === undefined) throw new PayloadTooLargeError('Request body too large', `The limit is ${limit} bytes`);
+  return bytes.toString('utf8');
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -2,6 +2,7 @@
 // (§5.2.23 Query): type selection, id, idPattern, attrs, q, geo-query, scopeQ and local, turned into
 // one store query. Shared by entity and temporal queries.
 
+import { bool, csv, type Params } from './params.js';
 import {
   BadRequestDataError, InvalidRequestError, hasGeoQueryMembers, parseGeoQuery, parseQ, parseScopeQ,
   parseTypeSelection, type EntityFilter, type GeoQueryInput, type Iri, type TermMapper,
@@ -95,9 +96,6 @@ export function buildEntityQuery(input: EntityQueryInput, mapper: TermMapper): E
   if (input.q !== undefined) query.filters.push({ kind: 'q', expr: parseQ(input.q, mapper) });
   if (input.scopeQ !== undefined) query.filters.push({ kind: 'scopeQ', expr: parseScopeQ(input.scopeQ) });
   if (hasGeo && input.geo) query.filters.push({ kind: 'geo', query: parseGeoQuery(input.geo, mapper) });
-  else if (input.geo?.geoproperty !== undefined && !hasGeo) {
-    // geoproperty alone is harmless (GeoJSON output uses geometryProperty), but say so if it is all.
-  }
   return query;
 }
 
@@ -143,4 +141,21 @@ export function listMember(body: Record<string, unknown>, name: string): string[
     throw new InvalidRequestError(`${name} must be a list of names`);
   }
   return items.map((s: string) => s.trim());
+}
+
+/** The URL query parameters that carry entity filters (Query Entities, temporal query). */
+export const ENTITY_QUERY_PARAMS = [
+  'type', 'id', 'idPattern', 'attrs', 'q', 'georel', 'geometry', 'coordinates', 'geoproperty', 'scopeQ', 'local',
+] as const;
+
+/** The store query of the entity filters given as URL parameters (GET). */
+export function entityQueryFromParams(params: Params, mapper: TermMapper): EntityQuery {
+  return buildEntityQuery({
+    selectors: [{ type: params.get('type'), id: csv(params, 'id'), idPattern: params.get('idPattern') }],
+    attrs: csv(params, 'attrs'),
+    q: params.get('q'),
+    geo: { georel: params.get('georel'), geometry: params.get('geometry'), coordinates: params.get('coordinates'), geoproperty: params.get('geoproperty') },
+    scopeQ: params.get('scopeQ'),
+    local: bool(params, 'local'),
+  }, mapper);
 }

@@ -2,6 +2,7 @@
 // size cap enforced while streaming, JSON object with @context required. Failures → 503.
 
 import { LdContextNotAvailableError } from '../ngsi/index.js';
+import { readLimited } from '../lib/index.js';
 import { isJsonObject, type JsonObject } from './jsonld-api.js';
 
 export interface FetchLimits {
@@ -66,21 +67,10 @@ async function readCapped(url: string, res: Response, maxBytes: number): Promise
     throw unavailable(url, `the document is larger than ${maxBytes} bytes`);
   }
   if (res.body === null) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw unavailable(url, `the document is larger than ${maxBytes} bytes`);
-    }
-    chunks.push(value);
-  }
+  const bytes = await readLimited(res.body, maxBytes);
+  if (bytes === undefined) throw unavailable(url, `the document is larger than ${maxBytes} bytes`);
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch (err) {
     throw unavailable(url, 'the document is not UTF-8 text', err);
   }

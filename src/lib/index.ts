@@ -1,3 +1,4 @@
 // Helpers with no knowledge of NGSI-LD: logging, time, ids.
 export * from './log.js';
 export * from './clock.js';
+export * from './stream.js';

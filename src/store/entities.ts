@@ -3,46 +3,16 @@
 
 import type BetterSqlite3 from 'better-sqlite3';
 import { AlreadyExistsError, type Entity, type EntityId, type Iri } from '../ngsi/index.js';
-import { decodeEntity, encodeEntityDoc, type EntityRow } from './entity-doc.js';
+import { ROW, decodeEntity, encodeEntityDoc, type EntityRow } from './entity-doc.js';
 import type { IriDictionary } from './iris.js';
 import type { RunInTx } from './transactions.js';
 import type { EntityListQuery, EntityRepository } from './types.js';
 import { ENTITY_INDEXERS } from './entity-indexes.js';
-import { MATCH_NOTHING, translateFilter, type FilterContext } from './entity-filters.js';
+import { createEntitySelect, type SelectScope } from './entity-select.js';
 
-const ROW = 'e.id, e.doc, e.created_at, e.modified_at, e.deleted_at';
-
-type ListParams = Record<string, unknown>;
 
 function isUniqueViolation(err: unknown): boolean {
   return err instanceof Error && Reflect.get(err, 'code') === 'SQLITE_CONSTRAINT_UNIQUE';
-}
-
-const STATEMENT_CACHE_SIZE = 128;
-
-/**
- * Page and count statements, cached by their SQL text (the filter combination, never values).
- * NOTE: with an id list, look each id up in the live-id index and sort the few hits; left alone
- * the planner prefers walking the tenant's whole creation-order index to avoid that sort.
- */
-function createListStatements(db: BetterSqlite3.Database) {
-  const cache = new Map<string, BetterSqlite3.Statement<[ListParams], unknown>>();
-  const prepare = (sql: string): BetterSqlite3.Statement<[ListParams], unknown> => {
-    let stmt = cache.get(sql);
-    if (!stmt) {
-      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value ?? '');
-      stmt = db.prepare<[ListParams], unknown>(sql);
-      cache.set(sql, stmt);
-    }
-    return stmt;
-  };
-  return {
-    page(from: string, where: string): BetterSqlite3.Statement<[ListParams], EntityRow> {
-      // NOTE: the statement selects exactly the EntityRow columns (ROW).
-      return prepare(`SELECT ${ROW} FROM ${from} WHERE ${where} ORDER BY e.rowid LIMIT @limit OFFSET @offset`) as BetterSqlite3.Statement<[ListParams], EntityRow>;
-    },
-    prepare,
-  };
 }
 
 export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDictionary, transaction: RunInTx): EntityRepository {
@@ -73,7 +43,7 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
       remove: db.prepare<[number, number]>('DELETE FROM entity_attrs WHERE entity = ? AND iri = ?'),
     },
   };
-  const listStatements = createListStatements(db);
+  const select = createEntitySelect(db, iris);
 
   /** Makes the index rows of `rowid` equal to `iriList`, touching only what differs. */
   const syncIndex = (which: 'types' | 'attrs', rowid: number, iriList: Iri[], isNew: boolean): void => {
@@ -111,44 +81,16 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
       return true;
     });
 
-  const list = (tenant: string, q: EntityListQuery): { entities: Entity[]; count?: number } => {
-    const params: ListParams = { tenant };
-    const where = ['e.tenant = @tenant', 'e.deleted_at IS NULL'];
-    const none = q.count ? { entities: [], count: 0 } : { entities: [] };
-    const hasIds = q.ids !== undefined && q.ids.length > 0;
-    if (hasIds) {
-      params['ids'] = JSON.stringify(q.ids);
-      where.push('e.id IN (SELECT value FROM json_each(@ids))');
-    }
-    for (const [key, table, list] of [['types', 'entity_types', q.types], ['attrs', 'entity_attrs', q.attrs]] as const) {
-      if (!list || list.length === 0) continue;
-      const known = list.map((t) => iris.lookup(t)).filter((id) => id !== undefined);
-      // No requested IRI was ever stored: nothing can match.
-      if (known.length === 0) return none;
-      params[key] = JSON.stringify(known);
-      where.push(`EXISTS (SELECT 1 FROM ${table} x WHERE x.entity = e.rowid AND x.iri IN (SELECT value FROM json_each(@${key})))`);
-    }
-    let n = 0;
-    const fctx: FilterContext = { db, iris, param: (prefix) => `${prefix}${n++}` };
-    for (const filter of q.filters ?? []) {
-      const fragment = translateFilter(filter, fctx);
-      if (fragment === MATCH_NOTHING) return none;
-      where.push(`(${fragment.sql})`);
-      Object.assign(params, fragment.params);
-    }
-    const from = hasIds ? 'entities e INDEXED BY entities_live_id' : 'entities e';
-    const whereSql = where.join(' AND ');
-    const out: { entities: Entity[]; count?: number } = { entities: [] };
-    if (q.limit > 0) {
-      out.entities = listStatements.page(from, whereSql).all({ ...params, limit: q.limit, offset: q.offset }).map(decodeEntity);
-    }
-    if (q.count) {
-      // NOTE: a count statement returns one row with column n.
-      const row = listStatements.prepare(`SELECT count(*) AS n FROM ${from} WHERE ${whereSql}`).get(params) as { n: number } | undefined;
-      out.count = row?.n ?? 0;
-    }
-    return out;
+  /**
+   * NOTE: with an id list, look each id up in the live-id index and sort the few hits; left alone
+   * the planner prefers walking the tenant's whole creation-order index to avoid that sort.
+   */
+  const LIVE: SelectScope = {
+    base: ['e.tenant = @tenant', 'e.deleted_at IS NULL'],
+    attrsClause: 'EXISTS (SELECT 1 FROM entity_attrs x WHERE x.entity = e.rowid AND x.iri IN (SELECT value FROM json_each(@attrs)))',
+    fromWithIds: 'entities e INDEXED BY entities_live_id',
   };
+  const list = (tenant: string, q: EntityListQuery): { entities: Entity[]; count?: number } => select(tenant, q, LIVE);
 
   return {
     get: (tenant, id) => {

@@ -3,6 +3,9 @@
 
 import type { Entity, EntityId, Iri, AttributeInstances } from '../ngsi/index.js';
 
+/** The columns of an EntityRow, selected from `entities e`. */
+export const ROW = 'e.id, e.doc, e.created_at, e.modified_at, e.deleted_at';
+
 export interface EntityRow {
   id: EntityId;
   doc: string;

@@ -10,18 +10,16 @@ import type { ResolvedContext } from '../../jsonld/index.js';
 import { resource, type AppContext, type AppDeps, type App } from '../app.js';
 import { readJsonBody } from '../body.js';
 import { APP_GEO_JSON, APP_JSON, APP_LD_JSON, contextFromLink, negotiate } from '../media.js';
-import { bool, csv, page, readParams, type Page } from '../params.js';
+import { page, readParams, type Page } from '../params.js';
 import { BASE, noContent, pageHeaders, sendJson, sendPayload } from '../respond.js';
 import { RETRIEVAL_PARAMS, parseRetrieval, renderForResponse, type Retrieval } from '../retrieval.js';
-import { buildEntityQuery, type EntityQuery } from '../entity-query.js';
+import { ENTITY_QUERY_PARAMS, entityQueryFromParams, type EntityQuery } from '../entity-query.js';
 import type { ResponseMediaType } from '../media.js';
 import { purgeEntities } from './entities-purge.js';
 
 const OFFERED = [APP_JSON, APP_LD_JSON, APP_GEO_JSON] as const;
 const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>"{}|\\^`]+$/;
 
-/** The filters of Query Entities (NGSI-LD §6.4.3.2), besides `attrs` and `local`. */
-const QUERY_PARAMS = ['type', 'id', 'idPattern', 'q', 'georel', 'geometry', 'coordinates', 'geoproperty', 'scopeQ'];
 
 export function actorOf(c: AppContext): Actor {
   return { tenant: c.get('tenant') };
@@ -81,18 +79,11 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
     },
     // NGSI-LD §6.4.3.2 Query Entities
     GET: async (c) => {
-      const params = readParams(c.req.url, [...RETRIEVAL_PARAMS, ...QUERY_PARAMS, 'limit', 'offset', 'count'], ['orderBy']);
+      const params = readParams(c.req.url, [...new Set([...RETRIEVAL_PARAMS, ...ENTITY_QUERY_PARAMS]), 'limit', 'offset', 'count'], ['orderBy']);
       const mediaType = negotiate(c.req.header('accept'), OFFERED);
       const ctx = await linkContext(c, deps);
       const retrieval = parseRetrieval(params, ctx);
-      const query = buildEntityQuery({
-        selectors: [{ type: params.get('type'), id: csv(params, 'id'), idPattern: params.get('idPattern') }],
-        attrs: csv(params, 'attrs'),
-        q: params.get('q'),
-        geo: { georel: params.get('georel'), geometry: params.get('geometry'), coordinates: params.get('coordinates'), geoproperty: params.get('geoproperty') },
-        scopeQ: params.get('scopeQ'),
-        local: bool(params, 'local'),
-      }, ctx);
+      const query = entityQueryFromParams(params, ctx);
       return answerQuery(c, deps, query, retrieval, page(params, config), mediaType, ctx);
     },
     // NGSI-LD §5.6.21 Delete Entities (by type, id, idPattern)

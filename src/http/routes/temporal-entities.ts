@@ -13,7 +13,7 @@ import {
 import type { ResolvedContext } from '../../jsonld/index.js';
 import { resource, type App, type AppContext, type AppDeps } from '../app.js';
 import { readJsonBody } from '../body.js';
-import { buildEntityQuery, type EntityQuery } from '../entity-query.js';
+import { buildEntityQuery, entityQueryFromParams, type EntityQuery } from '../entity-query.js';
 import { APP_JSON, APP_LD_JSON, negotiate } from '../media.js';
 import { bool, csv, page, readParams, type Params } from '../params.js';
 import { BASE, noContent, pageHeaders, sendPayload } from '../respond.js';
@@ -121,14 +121,7 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
       negotiate(c.req.header('accept'), OFFERED);
       const ctx = await linkContext(c, deps);
       const req = fromParams(params, ctx);
-      const query = buildEntityQuery({
-        selectors: [{ type: params.get('type'), id: csv(params, 'id'), idPattern: params.get('idPattern') }],
-        attrs: csv(params, 'attrs'),
-        q: params.get('q'),
-        geo: { georel: params.get('georel'), geometry: params.get('geometry'), coordinates: params.get('coordinates'), geoproperty: params.get('geoproperty') },
-        scopeQ: params.get('scopeQ'),
-        local: bool(params, 'local'),
-      }, ctx);
+      const query = entityQueryFromParams(params, ctx);
       return runQuery(c, ctx, req, query, params);
     },
     // NGSI-LD §6.18.3.1 Create or update temporal representation of an entity
