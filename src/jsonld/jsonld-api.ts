@@ -2,7 +2,6 @@
 // describe an older jsonld API, so the subset called here is declared here.
 
 import { createRequire } from 'node:module';
-import jsonldPackage from 'jsonld';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -47,10 +46,26 @@ interface JsonLdApi {
 
 type ContextResolverClass = new (opts: { sharedCache: Map<string, unknown> }) => unknown;
 
-// NOTE: cast because @types/jsonld describes jsonld 1.5 (no processContext, loose document types).
-const api = jsonldPackage as unknown as JsonLdApi;
-// NOTE: cast because jsonld's ContextResolver (its `contextResolver` option) ships without typings.
-const ContextResolver = createRequire(import.meta.url)('jsonld/lib/ContextResolver.js') as ContextResolverClass;
+interface Loaded {
+  api: JsonLdApi;
+  ContextResolver: ContextResolverClass;
+}
+
+let loading: Promise<Loaded> | undefined;
+
+/**
+ * jsonld is loaded on first use: a gateway whose clients use only the core context (its term map is
+ * built without jsonld) never pays the ~11 MiB it costs in memory.
+ */
+function load(): Promise<Loaded> {
+  loading ??= import('jsonld').then((m) => ({
+    // NOTE: cast because @types/jsonld describes jsonld 1.5 (no processContext, loose document types).
+    api: m.default as unknown as JsonLdApi,
+    // NOTE: cast because jsonld's ContextResolver (its `contextResolver` option) ships without typings.
+    ContextResolver: createRequire(import.meta.url)('jsonld/lib/ContextResolver.js') as ContextResolverClass,
+  }));
+  return loading;
+}
 
 /**
  * Options for one jsonld call. NOTE: jsonld keeps resolved contexts in a module-wide cache shared by
@@ -58,24 +73,27 @@ const ContextResolver = createRequire(import.meta.url)('jsonld/lib/ContextResolv
  * then reads the wrong kind of entry ("a term definition must not contain mappings"). A resolver per
  * call keeps calls independent (the broker caches resolved contexts itself).
  */
-function optionsFor(documentLoader: DocumentLoader): Options {
-  return { documentLoader, contextResolver: new ContextResolver({ sharedCache: new Map() }) };
+function optionsFor(loaded: Loaded, documentLoader: DocumentLoader): Options {
+  return { documentLoader, contextResolver: new loaded.ContextResolver({ sharedCache: new Map() }) };
 }
 
 /** Processes a context (list) from the initial context with JSON-LD 1.1 context processing. */
 export async function processContext(local: unknown, documentLoader: DocumentLoader): Promise<ActiveContext> {
-  const initial = await api.processContext(null, null, {});
-  return api.processContext(initial, local, optionsFor(documentLoader));
+  const loaded = await load();
+  const initial = await loaded.api.processContext(null, null, {});
+  return loaded.api.processContext(initial, local, optionsFor(loaded, documentLoader));
 }
 
 /** JSON-LD expansion of a document. */
-export function expandDocument(input: unknown, documentLoader: DocumentLoader): Promise<unknown[]> {
-  return api.expand(input, optionsFor(documentLoader));
+export async function expandDocument(input: unknown, documentLoader: DocumentLoader): Promise<unknown[]> {
+  const loaded = await load();
+  return loaded.api.expand(input, optionsFor(loaded, documentLoader));
 }
 
 /** JSON-LD compaction of a document with a context. */
-export function compactDocument(input: unknown, ctx: unknown, documentLoader: DocumentLoader): Promise<JsonObject> {
-  return api.compact(input, ctx, optionsFor(documentLoader));
+export async function compactDocument(input: unknown, ctx: unknown, documentLoader: DocumentLoader): Promise<JsonObject> {
+  const loaded = await load();
+  return loaded.api.compact(input, ctx, optionsFor(loaded, documentLoader));
 }
 
 export function isJsonObject(value: unknown): value is JsonObject {
