@@ -31,23 +31,19 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
   const markDeleted = db.prepare<[number, string, string]>(
     'UPDATE entities SET deleted_at = ? WHERE tenant = ? AND id = ? AND deleted_at IS NULL',
   );
-  const index = {
-    types: {
-      list: db.prepare<[number], number>('SELECT iri FROM entity_types WHERE entity = ?').pluck(),
-      add: db.prepare<[number, number]>('INSERT INTO entity_types (entity, iri) VALUES (?, ?)'),
-      remove: db.prepare<[number, number]>('DELETE FROM entity_types WHERE entity = ? AND iri = ?'),
-    },
-    attrs: {
-      list: db.prepare<[number], number>('SELECT iri FROM entity_attrs WHERE entity = ?').pluck(),
-      add: db.prepare<[number, number]>('INSERT INTO entity_attrs (entity, iri) VALUES (?, ?)'),
-      remove: db.prepare<[number, number]>('DELETE FROM entity_attrs WHERE entity = ? AND iri = ?'),
-    },
+  const types = {
+    list: db.prepare<[number], number>('SELECT iri FROM entity_types WHERE entity = ?').pluck(),
+    add: db.prepare<[number, number]>('INSERT INTO entity_types (entity, iri) VALUES (?, ?)'),
+    remove: db.prepare<[number, number]>('DELETE FROM entity_types WHERE entity = ? AND iri = ?'),
   };
   const select = createEntitySelect(db, iris);
 
-  /** Makes the index rows of `rowid` equal to `iriList`, touching only what differs. */
-  const syncIndex = (which: 'types' | 'attrs', rowid: number, iriList: Iri[], isNew: boolean): void => {
-    const stmts = index[which];
+  /**
+   * Makes the type rows of `rowid` equal to `iriList`, touching only what differs. (Attribute names
+   * live in the attribute-kinds index, kept by its indexer.)
+   */
+  const syncTypes = (rowid: number, iriList: Iri[], isNew: boolean): void => {
+    const stmts = types;
     const wanted = new Set(iriList.map((iri) => iris.intern(iri)));
     const present = new Set(isNew ? [] : stmts.list.all(rowid));
     for (const id of present) if (!wanted.has(id)) stmts.remove.run(rowid, id);
@@ -64,8 +60,7 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
         if (isUniqueViolation(err)) throw new AlreadyExistsError('Already exists', `Entity ${entity.id} already exists`, { cause: err });
         throw err;
       }
-      syncIndex('types', rowid, entity.types, true);
-      syncIndex('attrs', rowid, Object.keys(entity.attrs), true);
+      syncTypes(rowid, entity.types, true);
       for (const ix of indexers) ix.write(rowid, entity, true);
     });
   };
@@ -75,8 +70,7 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
       const rowid = liveRowid.get(tenant, entity.id);
       if (rowid === undefined) return false;
       updateRow.run(encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, entity.deletedAt ?? null, rowid);
-      syncIndex('types', rowid, entity.types, false);
-      syncIndex('attrs', rowid, Object.keys(entity.attrs), false);
+      syncTypes(rowid, entity.types, false);
       for (const ix of indexers) ix.write(rowid, entity, false);
       return true;
     });
@@ -87,7 +81,7 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
    */
   const LIVE: SelectScope = {
     base: ['e.tenant = @tenant', 'e.deleted_at IS NULL'],
-    attrsClause: 'EXISTS (SELECT 1 FROM entity_attrs x WHERE x.entity = e.rowid AND x.iri IN (SELECT value FROM json_each(@attrs)))',
+    attrsClause: 'EXISTS (SELECT 1 FROM entity_attr_kinds x WHERE x.entity = e.rowid AND x.attr IN (SELECT value FROM json_each(@attrs)))',
     fromWithIds: 'entities e INDEXED BY entities_live_id',
   };
   const list = (tenant: string, q: EntityListQuery): { entities: Entity[]; count?: number } => select(tenant, q, LIVE);

@@ -32,7 +32,7 @@ export function up(db: BetterSqlite3.Database): void {
     ) WITHOUT ROWID;
     CREATE INDEX entity_attr_kinds_attr ON entity_attr_kinds (attr, entity);
   `);
-  // Entities written before this migration: their attribute IRIs are already in iris (entity_attrs).
+  // Entities written before this migration: their attribute IRIs are already in iris.
   db.prepare(`
     INSERT INTO entity_attr_kinds (entity, attr, kind, instances)
     SELECT e.rowid, i.id, c.value, count(*)

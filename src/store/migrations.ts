@@ -46,13 +46,6 @@ export const MIGRATIONS: readonly Migration[] = [
         ) WITHOUT ROWID;
         CREATE INDEX entity_types_iri ON entity_types (iri, entity);
 
-        CREATE TABLE entity_attrs (
-          entity INTEGER NOT NULL REFERENCES entities (rowid) ON DELETE CASCADE,
-          iri    INTEGER NOT NULL REFERENCES iris (id),
-          PRIMARY KEY (entity, iri)
-        ) WITHOUT ROWID;
-        CREATE INDEX entity_attrs_iri ON entity_attrs (iri, entity);
-
         -- One series per (tenant, entity, attribute, datasetId); history rows carry only its id.
         CREATE TABLE series (
           id         INTEGER PRIMARY KEY,

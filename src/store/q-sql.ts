@@ -135,7 +135,7 @@ function valueSql(view: View, op: QPositiveOp, value: QValue, bind: Bind): Sql {
   }
 }
 
-const hasAttr = (a: string): string => `e.rowid IN (SELECT x.entity FROM entity_attrs x WHERE x.iri = ${a})`;
+const hasAttr = (a: string): string => `e.rowid IN (SELECT x.entity FROM entity_attr_kinds x WHERE x.attr = ${a})`;
 
 /**
  * A plain path through the index: any row matching; negated, an instance (found through a witness

@@ -82,20 +82,20 @@ describe('store entities: type and attribute indexes', () => {
     return tmp.cleanup;
   });
 
-  const indexRows = (table: string): Array<[string, string]> =>
+  const indexRows = (table: string, column = 'iri'): Array<[string, string]> =>
     rawRead(tmp.file, (db) =>
       db.prepare<[], { id: string; iri: string }>(
-        `SELECT e.id, i.iri FROM ${table} x JOIN entities e ON e.rowid = x.entity JOIN iris i ON i.id = x.iri ORDER BY e.id, i.iri`,
+        `SELECT DISTINCT e.id, i.iri FROM ${table} x JOIN entities e ON e.rowid = x.entity JOIN iris i ON i.id = x.${column} ORDER BY e.id, i.iri`,
       ).all().map((r): [string, string] => [r.id, r.iri]));
 
-  it('stores each IRI once and keeps entity_types/entity_attrs in step with updates', () => {
+  it('stores each IRI once and keeps the type and attribute indexes in step with updates', () => {
     const store = fileStore(tmp.file);
     store.entities.insert('', entity(id(1), [ROOM], { [NS + 'a']: [property(1)], [NS + 'b']: [property(2)] }));
     store.entities.insert('', entity(id(2), [ROOM, NS + 'Place'], { [NS + 'a']: [property(3)] }));
     store.entities.update('', entity(id(1), [NS + 'Place'], { [NS + 'b']: [property(2)], [NS + 'c']: [property(4)] }));
     store.close();
     expect(indexRows('entity_types')).toEqual([[id(1), NS + 'Place'], [id(2), NS + 'Place'], [id(2), ROOM]]);
-    expect(indexRows('entity_attrs')).toEqual([[id(1), NS + 'b'], [id(1), NS + 'c'], [id(2), NS + 'a']]);
+    expect(indexRows('entity_attr_kinds', 'attr')).toEqual([[id(1), NS + 'b'], [id(1), NS + 'c'], [id(2), NS + 'a']]);
     const iris = rawRead(tmp.file, (db) => db.prepare<[], string>('SELECT iri FROM iris ORDER BY iri').pluck().all());
     expect(iris).toEqual([NS + 'Place', ROOM, NS + 'a', NS + 'b', NS + 'c'].sort());
   });

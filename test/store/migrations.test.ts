@@ -20,7 +20,7 @@ describe('store migrations', () => {
     expect(version).toBe(MIGRATIONS.length);
     const tables = rawRead(tmp.file, (db) =>
       db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all());
-    expect(tables).toEqual(expect.arrayContaining(['contexts', 'entities', 'entity_attrs', 'entity_types', 'history_buckets', 'iris', 'series']));
+    expect(tables).toEqual(expect.arrayContaining(['contexts', 'entities', 'entity_attr_kinds', 'entity_types', 'history_buckets', 'iris', 'series']));
   });
 
   it('applies nothing twice when a file is opened again', () => {
