@@ -1,10 +1,13 @@
 // The benchmark ceiling: a bare Hono + better-sqlite3 server doing the least work each request needs.
-// Started as a child process with SERVER_PORT, SERVER_HOST and STORAGE_DIR, like the broker.
+// Started as a child process with SERVER_PORT, SERVER_HOST and STORAGE_DIR, like the broker. Query,
+// batch and temporal endpoints live in ceiling-query.ts and ceiling-temporal.ts.
 
 import { serve } from '@hono/node-server';
 import Database from 'better-sqlite3';
 import { Hono } from 'hono';
 import { join } from 'node:path';
+import { registerQueryRoutes } from './ceiling-query.js';
+import { registerTemporalRoutes } from './ceiling-temporal.js';
 
 const port = Number(process.env.SERVER_PORT ?? '0');
 const host = process.env.SERVER_HOST ?? '127.0.0.1';
@@ -74,6 +77,9 @@ app.patch('/ngsi-ld/v1/entities/:id/attrs/:attr', async (c) => {
   const updated = updateWithHistory(c.req.param('id'), c.req.param('attr'), JSON.stringify(body.value));
   return c.body(null, updated ? 204 : 404);
 });
+
+registerQueryRoutes(app, db);
+registerTemporalRoutes(app, db);
 
 const server = serve({ fetch: app.fetch, port, hostname: host });
 

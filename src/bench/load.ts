@@ -21,6 +21,10 @@ export interface LoadOptions {
   readonly expectStatus: number;
   /** Builds the n-th request (0-based). */
   readonly next: (n: number) => BenchRequest;
+  /** Stop issuing new requests after the first failure (setup steps and one-shot phases). */
+  readonly stopOnError?: boolean;
+  /** Checks the body of the first expected answer; returns what is wrong with it, if anything. */
+  readonly check?: (body: string) => string | undefined;
 }
 
 export interface LoadResult {
@@ -28,7 +32,13 @@ export interface LoadResult {
   readonly errors: number;
   /** The first unexpected response or failure, for the report. */
   readonly firstError: string | undefined;
+  /** Status of the first unexpected response; 0 when the request got no response at all. */
+  readonly firstErrorStatus: number | undefined;
+  /** Bytes in the body of the first expected answer. */
+  readonly responseBytes: number | undefined;
   readonly durationMs: number;
+  /** Sum of request latencies: with one request in flight, the time the target was busy. */
+  readonly busyMs: number;
   readonly requestsPerSecond: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
@@ -72,26 +82,38 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   let completed = 0;
   let errors = 0;
   let firstError: string | undefined;
+  let firstErrorStatus: number | undefined;
+  let responseBytes: number | undefined;
   const start = performance.now();
   const deadline = start + options.durationMs;
 
-  const fail = (n: number, detail: string): void => {
+  const fail = (n: number, status: number, detail: string): void => {
     errors++;
     firstError ??= `request ${n}: ${detail}`;
+    firstErrorStatus ??= status;
   };
+  const inspect = (n: number, req: BenchRequest, reply: Reply): void => {
+    if (reply.status !== options.expectStatus) {
+      fail(n, reply.status, `${req.method} ${req.path} → ${reply.status} ${reply.body.slice(0, 300)}`);
+      return;
+    }
+    if (responseBytes !== undefined) return;
+    // NOTE: only the first answer is checked and sized, so checks cost the load generator nothing later.
+    responseBytes = Buffer.byteLength(reply.body);
+    const problem = options.check?.(reply.body);
+    if (problem !== undefined) fail(n, reply.status, `${req.method} ${req.path} → ${problem}`);
+  };
+  const isStopped = (): boolean => options.stopOnError === true && errors > 0;
 
   const worker = async (): Promise<void> => {
-    while (issued < options.maxRequests && performance.now() < deadline) {
+    while (issued < options.maxRequests && performance.now() < deadline && !isStopped()) {
       const n = issued++;
       const req = options.next(n);
       const t0 = performance.now();
       try {
-        const reply = await send(agent, options.port, req);
-        if (reply.status !== options.expectStatus) {
-          fail(n, `${req.method} ${req.path} → ${reply.status} ${reply.body.slice(0, 300)}`);
-        }
+        inspect(n, req, await send(agent, options.port, req));
       } catch (err) {
-        fail(n, `${req.method} ${req.path} → ${err instanceof Error ? err.message : String(err)}`);
+        fail(n, 0, `${req.method} ${req.path} → ${err instanceof Error ? err.message : String(err)}`);
       }
       latencies.push(performance.now() - t0);
       completed++;
@@ -109,7 +131,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     completed,
     errors,
     firstError,
+    firstErrorStatus,
+    responseBytes,
     durationMs,
+    busyMs: latencies.reduce((sum, ms) => sum + ms, 0),
     requestsPerSecond: completed / (durationMs / 1000),
     p50Ms: percentile(sorted, 50),
     p99Ms: percentile(sorted, 99),

@@ -1,23 +1,23 @@
-// Benchmarks one target: starts it on a fresh data directory, warms it up, runs every scenario while
-// sampling memory and disk writes, then stops it.
+// Benchmarks one target: starts it on a fresh data directory, runs every scenario (each warmed up
+// first) while sampling memory, then stops it.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { findFreePort, startServer, type ServerProcess } from './child.js';
-import type { Cleanup } from './cleanup.js';
-import { runLoad } from './load.js';
-import { readRssBytes, readWriteBytes, RssSampler } from './proc.js';
-import type { ScenarioResult, TargetResult } from './report.js';
-import { SCENARIOS, seededRandom, type BenchState, type Scenario } from './scenarios.js';
+import { CleanupClosedError, type Cleanup } from './cleanup.js';
+import { readRssBytes, RssSampler } from './proc.js';
+import { seededRandom } from './random.js';
+import type { Missing, ScenarioResult, TargetResult } from './report.js';
+import { runScenario, type ScenarioRun } from './run-scenario.js';
+import type { BenchState } from './scenario-types.js';
+import { SCENARIOS } from './scenarios.js';
 
-const WARMUP_MAX_MS = 10_000;
-const MAX_REQUESTS = 1_000_000;
 const READY_TIMEOUT_MS = 30_000;
-const STOP_GRACE_MS = 15_000;
+/** A broker with a million history rows may need a while to checkpoint its WAL on SIGTERM. */
+const STOP_GRACE_MS = 30_000;
 const IDLE_SETTLE_MS = 1_000;
-const WRITE_SETTLE_MS = 250;
 const SEED = 42;
 
 export interface MeasureOptions {
@@ -41,50 +41,6 @@ interface StartedTarget {
 
 function log(message: string): void {
   process.stderr.write(`${message}\n`);
-}
-
-async function runScenario(
-  server: ServerProcess,
-  scenario: Scenario,
-  state: BenchState,
-  options: MeasureOptions,
-): Promise<ScenarioResult> {
-  const before = scenario.measureWrites ? await readWriteBytes(server.pid) : undefined;
-  const load = await runLoad({
-    port: server.port,
-    concurrency: options.concurrency,
-    maxRequests: MAX_REQUESTS,
-    durationMs: options.durationMs,
-    expectStatus: scenario.expectStatus,
-    next: () => scenario.request(state),
-  });
-  let bytesPerOp: number | undefined;
-  if (scenario.measureWrites) {
-    await sleep(WRITE_SETTLE_MS);
-    const after = await readWriteBytes(server.pid);
-    if (before !== undefined && after !== undefined && load.completed > 0) bytesPerOp = (after - before) / load.completed;
-  }
-  const seconds = (load.durationMs / 1000).toFixed(1);
-  const rate = Math.round(load.requestsPerSecond);
-  log(`[${server.name}] ${scenario.name}: ${load.completed} requests in ${seconds} s, ${rate} req/s, ${load.errors} errors`);
-  return { scenario, load, bytesPerOp };
-}
-
-/** Unmeasured requests of every scenario, so the measured runs see a warm JIT and warm caches. */
-async function warmUp(server: ServerProcess, state: BenchState, options: MeasureOptions, notes: string[]): Promise<void> {
-  for (const scenario of SCENARIOS) {
-    const load = await runLoad({
-      port: server.port,
-      concurrency: options.concurrency,
-      maxRequests: scenario.warmup,
-      durationMs: WARMUP_MAX_MS,
-      expectStatus: scenario.expectStatus,
-      next: () => scenario.request(state),
-    });
-    if (load.errors > 0) {
-      notes.push(`${server.name} warm-up ${scenario.name}: ${load.errors} errors; first: ${load.firstError ?? ''}`);
-    }
-  }
 }
 
 /** Starts the target with a fresh data directory; both are undone by `cleanup`. */
@@ -133,29 +89,39 @@ async function startTarget(target: Target, options: MeasureOptions, cleanup: Cle
 export async function benchTarget(target: Target, options: MeasureOptions, cleanup: Cleanup): Promise<TargetResult> {
   const { server, stop } = await startTarget(target, options, cleanup);
   const notes: string[] = [];
-  const state: BenchState = { created: 0, random: seededRandom(SEED) };
-  await warmUp(server, state, options, notes);
-  await sleep(IDLE_SETTLE_MS);
-  const rssIdle = await readRssBytes(server.pid);
-
+  const state: BenchState = { created: 0, batched: 0, ingested: 0, random: seededRandom(SEED) };
   const sampler = new RssSampler(server.pid);
-  sampler.start();
-  const scenarios: ScenarioResult[] = [];
-  for (const scenario of SCENARIOS) {
-    const result = await runScenario(server, scenario, state, options);
-    scenarios.push(result);
-    const { errors, firstError } = result.load;
-    if (errors > 0) notes.push(`${target.name} ${scenario.name}: ${errors} errors; first: ${firstError ?? ''}`);
-    if (scenario.measureWrites && result.bytesPerOp === undefined) {
-      notes.push(`${target.name}: /proc/${server.pid}/io is unreadable; no disk-write figure`);
+  let rssIdle: number | undefined;
+  let isSampling = false;
+  const results: ScenarioResult[] = [];
+  const run: ScenarioRun = {
+    server, state, notes, results, concurrency: options.concurrency, durationMs: options.durationMs,
+    datasets: new Map<string, Missing | undefined>(),
+    // The idle figure is taken once, after the first warm-up and before any measurement.
+    beforeMeasure: async () => {
+      if (isSampling) return;
+      isSampling = true;
+      await sleep(IDLE_SETTLE_MS);
+      rssIdle = await readRssBytes(server.pid);
+      sampler.start();
+    },
+  };
+  let rssLoaded: number | undefined;
+  try {
+    for (const scenario of SCENARIOS) {
+      if (cleanup.isClosed) throw new CleanupClosedError(`${target.name}: interrupted before ${scenario.name}`);
+      const result = await runScenario(run, scenario);
+      results.push(result);
+      if (result.missing) notes.push(`${target.name} ${scenario.name}: not measured: ${result.missing.reason}`);
     }
+  } finally {
+    // Stopped on failure too: a live interval would keep the process from exiting.
+    rssLoaded = isSampling ? await sampler.stop() : undefined;
   }
-  const rssLoaded = await sampler.stop();
   if (rssIdle === undefined) notes.push(`${target.name}: /proc/${server.pid}/status is unreadable; no RSS figure`);
 
   const stopped = await stop();
   notes.push(`${target.name} ${stopped}`);
   if (!stopped.startsWith('stopped on SIGTERM')) notes.push(`${target.name} output:\n${server.tail()}`);
-  return { name: target.name, scenarios, rssIdle, rssLoaded, notes };
+  return { name: target.name, scenarios: results, rssIdle, rssLoaded, notes };
 }
-

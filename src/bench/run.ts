@@ -9,7 +9,8 @@ import { parseArgs } from 'node:util';
 import { Cleanup } from './cleanup.js';
 import { benchTarget, type MeasureOptions } from './measure.js';
 import { fileSystemOf } from './proc.js';
-import { buildRows, formatJson, formatTable, type TargetResult } from './report.js';
+import { buildRows, describeSizes, describeTargets, formatJson, formatTable, isSequential, type TargetResult } from './report.js';
+import { SCENARIOS } from './scenarios.js';
 
 interface RunOptions extends MeasureOptions {
   readonly ceilingOnly: boolean;
@@ -19,8 +20,9 @@ interface RunOptions extends MeasureOptions {
 
 const USAGE = `usage: node dist/bench/run.js [--ceiling-only] [--concurrency N] [--duration S] [--tmp DIR] [--broker FILE]
   --ceiling-only   benchmark only the bare Hono + SQLite ceiling
-  --concurrency N  requests in flight (default 16)
-  --duration S     measured seconds per scenario (default 3)
+  --concurrency N  requests in flight in throughput scenarios (default 16)
+  --duration S     measured seconds per throughput scenario (default 3); the one-shot ingest and the
+                   latency scenarios send a fixed number of requests, one at a time
   --tmp DIR        parent of the temporary data directories (default: the temp dir, unless it is tmpfs)
   --broker FILE    entry script to benchmark as the broker (default: dist/main.js)`;
 
@@ -68,18 +70,31 @@ function parseOptions(argv: readonly string[]): RunOptions {
 function describeRun(options: RunOptions, ceiling: TargetResult): string[] {
   const fs = fileSystemOf(options.tmp) ?? 'an unknown file system';
   const notes = [
-    `${options.durationMs / 1000} s per scenario at concurrency ${options.concurrency}, Node ${process.version}, data on ${fs}`,
+    `${options.durationMs / 1000} s per throughput scenario at concurrency ${options.concurrency}, Node ${process.version}, data on ${fs}`,
     'ratio = value / ceiling (req/s: below 1 is slower; ms and bytes/op: above 1 is costlier)',
   ];
   if (ceiling.rssIdle !== undefined && ceiling.rssLoaded !== undefined) {
     const mib = (bytes: number) => (bytes / 1_048_576).toFixed(1);
     notes.push(`ceiling RSS for reference: idle ${mib(ceiling.rssIdle)} MiB, loaded ${mib(ceiling.rssLoaded)} MiB`);
+    notes.push('rss.loaded is the largest RSS seen while scenarios ran, the temporal ingest included');
   }
   return notes;
 }
 
 function hasErrors(result: TargetResult | undefined): boolean {
-  return result?.scenarios.some((s) => s.load.errors > 0) ?? false;
+  return result?.scenarios.some((s) => (s.load?.errors ?? 0) > 0 || s.missing?.isError === true) ?? false;
+}
+
+/** What each scenario sends and the data sets behind them. */
+function describeScenarios(): string[] {
+  const datasets = new Map<string, string>();
+  for (const { dataset } of SCENARIOS) if (dataset) datasets.set(dataset.name, dataset.note);
+  const sequential = SCENARIOS.filter(isSequential).map((s) => s.name);
+  return [
+    ...SCENARIOS.map((s) => `${s.name}: ${s.description}`),
+    ...datasets.values(),
+    `one request at a time, counting request time only (not building the next body): ${sequential.join(', ')}`,
+  ];
 }
 
 async function main(): Promise<void> {
@@ -112,7 +127,10 @@ async function main(): Promise<void> {
     const ceiling = await benchTarget({ name: 'ceiling', script: here('./ceiling.js') }, options, cleanup);
 
     const rows = buildRows(broker, ceiling);
-    const notes = [...describeRun(options, ceiling), ...(broker?.notes ?? []), ...ceiling.notes];
+    const notes = [
+      ...describeRun(options, ceiling), ...describeScenarios(), ...describeSizes(broker, ceiling),
+      ...(broker ? describeTargets(rows, SCENARIOS) : []), ...(broker?.notes ?? []), ...ceiling.notes,
+    ];
     const noteLines = notes.map((n) => `note: ${n}`).join('\n');
     process.stdout.write(`${formatTable(rows)}\n\n${noteLines}\n${formatJson(rows)}\n`);
     if (hasErrors(broker) || hasErrors(ceiling)) process.exitCode = 1;
