@@ -103,7 +103,7 @@ export function createEntityService(deps: EntityServiceDeps): EntityService {
 
   const applyUpdate = (tx: TxContext, actor: Actor, previous: Entity, outcome: UpdateOutcome, now: number): UpdateResult => {
     if (outcome.changes.length > 0 || outcome.entity !== previous) {
-      store.entities.update(actor.tenant, outcome.entity);
+      store.entities.update(actor.tenant, outcome.entity, previous);
       record(actor, previous.id, outcome.changes, now);
       const deleted = outcome.changes.filter((c) => c.deleted).map((c) => c.attr);
       const written = outcome.changes.filter((c) => !c.deleted).map((c) => c.attr);
@@ -124,7 +124,7 @@ export function createEntityService(deps: EntityServiceDeps): EntityService {
   };
 
   const applyReplace = (tx: TxContext, actor: Actor, previous: Entity, entity: Entity, now: number): void => {
-    store.entities.update(actor.tenant, entity);
+    store.entities.update(actor.tenant, entity, previous);
     // Attributes that disappear get a deletion instance; every new instance is recorded.
     const removed = deletionsOfEntity({ ...previous, attrs: Object.fromEntries(
       Object.entries(previous.attrs).filter(([attr]) => !(attr in entity.attrs)),

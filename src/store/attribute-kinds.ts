@@ -3,6 +3,7 @@
 
 import { ATTRIBUTE_KINDS, type AttributeKind, type Entity } from '../ngsi/index.js';
 import type { EntityIndexerFactory } from './entity-indexes.js';
+import { changedAttributes, withAttributes } from './entity-diff.js';
 import { KIND_CODES } from './migration-004-attribute-kinds.js';
 
 interface KindRow {
@@ -50,10 +51,21 @@ export const createAttributeKindIndexer: EntityIndexerFactory = (db, iris) => {
 
   return {
     name: 'attribute-kinds',
-    write(rowid, entity, isNew) {
-      const wanted = rowsOf(entity);
-      if (!isNew) {
-        for (const row of list.all(rowid)) {
+    write(rowid, entity, isNew, previous) {
+      let wanted: Map<string, KindRow>;
+      let present: Iterable<KindRow>;
+      if (previous) {
+        // Diff in memory, and only the attributes that changed.
+        const changed = changedAttributes(previous, entity);
+        if (changed.size === 0) return;
+        wanted = rowsOf(withAttributes(entity, changed));
+        present = rowsOf(withAttributes(previous, changed)).values();
+      } else {
+        wanted = rowsOf(entity);
+        present = isNew ? [] : list.all(rowid);
+      }
+      {
+        for (const row of present) {
           const key = keyOf(row.attr, row.kind);
           const target = wanted.get(key);
           if (!target) drop.run(rowid, row.attr, row.kind);

@@ -65,13 +65,15 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
     });
   };
 
-  const update = (tenant: string, entity: Entity): boolean =>
+  const sameTypes = (a: Iri[], b: Iri[]): boolean => a.length === b.length && a.every((t, i) => t === b[i]);
+
+  const update = (tenant: string, entity: Entity, previous?: Entity): boolean =>
     transaction(() => {
       const rowid = liveRowid.get(tenant, entity.id);
       if (rowid === undefined) return false;
       updateRow.run(encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, entity.deletedAt ?? null, rowid);
-      syncTypes(rowid, entity.types, false);
-      for (const ix of indexers) ix.write(rowid, entity, false);
+      if (!previous || !sameTypes(previous.types, entity.types)) syncTypes(rowid, entity.types, false);
+      for (const ix of indexers) ix.write(rowid, entity, false, previous);
       return true;
     });
 

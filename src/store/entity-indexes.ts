@@ -10,8 +10,12 @@ import { createQueryValuesIndexer } from './query-values.js';
 
 export interface EntityIndexer {
   readonly name: string;
-  /** The entity row `rowid` was inserted (isNew) or its document replaced. */
-  write(rowid: number, entity: Entity, isNew: boolean): void;
+  /**
+   * The entity row `rowid` was inserted (isNew) or its document replaced. `previous`, when given, is
+   * the state the index was last written from: an indexer may then diff in memory, and touch only
+   * the attributes whose instances changed, instead of reading its rows back.
+   */
+  write(rowid: number, entity: Entity, isNew: boolean, previous?: Entity): void;
   /** The entity row `rowid` stopped being live (soft delete) or is gone. */
   remove(rowid: number): void;
 }
@@ -20,3 +24,4 @@ export type EntityIndexerFactory = (db: BetterSqlite3.Database, iris: IriDiction
 
 /** Every secondary index, in the order they are maintained. */
 export const ENTITY_INDEXERS: EntityIndexerFactory[] = [createAttributeKindIndexer, createGeoIndexer, createQueryValuesIndexer];
+

@@ -3,6 +3,7 @@
 
 import { shapeBounds, toShape, type Bounds, type Entity, type Iri } from '../ngsi/index.js';
 import type { EntityIndexerFactory } from './entity-indexes.js';
+import { changedAttributes } from './entity-diff.js';
 
 export interface GeoShapeRow {
   attr: Iri;
@@ -34,6 +35,13 @@ export function geoShapeRows(entity: Entity): GeoShapeRow[] {
 
 const keyOf = (attr: number, b: Bounds): string => `${attr} ${b.minLon} ${b.maxLon} ${b.minLat} ${b.maxLat}`;
 
+/** Whether any attribute that changed holds a GeoProperty before or after (else the index stands). */
+function touchesGeometry(previous: Entity, next: Entity): boolean {
+  const isGeo = (e: Entity, attr: string): boolean => (e.attrs[attr] ?? []).some((i) => i.kind === 'GeoProperty');
+  for (const attr of changedAttributes(previous, next)) if (isGeo(previous, attr) || isGeo(next, attr)) return true;
+  return false;
+}
+
 export const createGeoIndexer: EntityIndexerFactory = (db, iris) => {
   const list = db.prepare<[number], StoredShape>('SELECT id, attr, min_lon, max_lon, min_lat, max_lat FROM geo_shapes WHERE entity = ?');
   const insert = db.prepare<[number, number, number, number, number, number]>(
@@ -44,7 +52,8 @@ export const createGeoIndexer: EntityIndexerFactory = (db, iris) => {
 
   return {
     name: 'geo',
-    write(rowid, entity, isNew) {
+    write(rowid, entity, isNew, previous) {
+      if (previous && !touchesGeometry(previous, entity)) return;
       const wanted = geoShapeRows(entity).map(({ attr, bounds }) => ({ attr: iris.intern(attr), bounds }));
       // NOTE: an update that leaves every geometry in place (the common case: a sensor reading)
       // writes no R*Tree page; only boxes that changed are replaced.

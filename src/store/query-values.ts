@@ -4,6 +4,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { compileQPattern, instantOf, valueElements, type Attribute, type Entity, type QElement } from '../ngsi/index.js';
 import type { EntityIndexerFactory } from './entity-indexes.js';
+import { changedAttributes, withAttributes } from './entity-diff.js';
 
 /** The `typ` column. */
 export const VALUE_TYPE = { none: 0, number: 1, string: 2, boolean: 3, object: 4, vocab: 5 } as const;
@@ -71,23 +72,37 @@ export const createQueryValuesIndexer: EntityIndexerFactory = (db, iris) => {
   const removeOne = db.prepare<[number, number, number, number]>('DELETE FROM attr_values WHERE entity = ? AND attr = ? AND inst = ? AND seq = ?');
   const removeAll = db.prepare<[number]>('DELETE FROM attr_values WHERE entity = ?');
 
+  /** Every row an entity should have. */
+  const rowsOf = (entity: Entity): ValueRow[] => {
+    const rows: ValueRow[] = [];
+    for (const [iri, instances] of Object.entries(entity.attrs)) {
+      const attr = iris.intern(iri);
+      instances.forEach((instance, inst) => rows.push(...instanceRows(attr, inst, instance)));
+    }
+    return rows;
+  };
+
   return {
     name: 'query-values',
-    write(rowid, entity: Entity, isNew) {
+    write(rowid, entity: Entity, isNew, previous) {
       const present = new Map<string, ValueRow>();
-      for (const row of isNew ? [] : list.all(rowid)) present.set(keyOf(row), row);
+      let target = entity;
+      if (previous) {
+        // Diff in memory, and only the attributes that changed (a reading touches one).
+        const changed = changedAttributes(previous, entity);
+        if (changed.size === 0) return;
+        target = withAttributes(entity, changed);
+        for (const row of rowsOf(withAttributes(previous, changed))) present.set(keyOf(row), row);
+      } else if (!isNew) {
+        for (const row of list.all(rowid)) present.set(keyOf(row), row);
+      }
       // NOTE: a reading that changes one value updates one row; unchanged rows are not written.
-      for (const [iri, instances] of Object.entries(entity.attrs)) {
-        const attr = iris.intern(iri);
-        instances.forEach((instance, inst) => {
-          for (const row of instanceRows(attr, inst, instance)) {
-            const key = keyOf(row);
-            const old = present.get(key);
-            present.delete(key);
-            if (old === undefined) insert.run(rowid, row.attr, row.inst, row.seq, row.typ, row.num, row.str);
-            else if (!sameValue(old, row)) change.run(row.typ, row.num, row.str, rowid, row.attr, row.inst, row.seq);
-          }
-        });
+      for (const row of rowsOf(target)) {
+        const key = keyOf(row);
+        const old = present.get(key);
+        present.delete(key);
+        if (old === undefined) insert.run(rowid, row.attr, row.inst, row.seq, row.typ, row.num, row.str);
+        else if (!sameValue(old, row)) change.run(row.typ, row.num, row.str, rowid, row.attr, row.inst, row.seq);
       }
       for (const row of present.values()) removeOne.run(rowid, row.attr, row.inst, row.seq);
     },

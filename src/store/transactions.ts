@@ -148,6 +148,18 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
   }
 
   const runBatch = (batch: QueuedWrite[]): void => {
+    if (batch.length === 1) {
+      // Alone in its transaction, a write needs no savepoint: a rollback undoes only it.
+      const only = batch[0]!;
+      try {
+        transaction((tx) => only.run(tx));
+      } catch (err) {
+        only.fail(err);
+        return;
+      }
+      only.succeed();
+      return;
+    }
     try {
       begin.run();
     } catch (err) {

@@ -82,7 +82,11 @@ export interface EntityRepository {
   /** Throws AlreadyExistsError when a live entity has that id. A soft-deleted id may be created again. */
   insert(tenant: string, entity: Entity): void;
   /** Replaces the document of a live entity (types/attrs indexes kept in sync); false when none. */
-  update(tenant: string, entity: Entity): boolean;
+  /**
+   * `previous`: the stored state this replaces, when the caller read it in the same transaction
+   * (secondary indexes then diff in memory instead of reading their rows back).
+   */
+  update(tenant: string, entity: Entity, previous?: Entity): boolean;
   /** Soft delete: sets deletedAt and keeps the row for temporal reads; false when no live entity. */
   markDeleted(tenant: string, id: EntityId, at: number): boolean;
   /** Live entities in creation order; count computed only when asked. */
