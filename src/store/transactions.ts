@@ -147,19 +147,27 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
     return result;
   }
 
-  const runBatch = (batch: QueuedWrite[]): void => {
-    if (batch.length === 1) {
-      // Alone in its transaction, a write needs no savepoint: a rollback undoes only it.
-      const only = batch[0]!;
-      try {
-        transaction((tx) => only.run(tx));
-      } catch (err) {
-        only.fail(err);
-        return;
-      }
-      only.succeed();
-      return;
+  /**
+   * The fast path of a batch: every write in one transaction without savepoints. Writes fail rarely
+   * (input is validated before it is queued), so this is the common case; when one throws, the whole
+   * transaction is rolled back and the batch goes the careful way, a savepoint per write. A write
+   * alone in its batch fails alone: its error is final.
+   */
+  const runOptimistic = (batch: QueuedWrite[]): boolean => {
+    try {
+      transaction((tx) => {
+        for (const w of batch) w.run(tx);
+      });
+    } catch (err) {
+      if (batch.length === 1) batch[0]!.fail(err);
+      return batch.length === 1;
     }
+    for (const w of batch) w.succeed();
+    return true;
+  };
+
+  const runBatch = (batch: QueuedWrite[]): void => {
+    if (runOptimistic(batch)) return;
     try {
       begin.run();
     } catch (err) {

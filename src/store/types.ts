@@ -36,9 +36,11 @@ export interface Store {
    */
   transaction<T>(fn: (tx: TxContext) => T): T;
   /**
-   * Group commit: writes queued in one event-loop turn (or 200 of them) run in ONE transaction,
-   * each in its own SAVEPOINT. A throwing fn rolls back only its savepoint and rejects its own
-   * promise. Promises settle and onCommit hooks run after COMMIT; a failed COMMIT rejects all.
+   * Group commit: writes queued in one event-loop turn (or 200 of them) run in ONE transaction.
+   * A throwing fn fails alone: the batch is then run again with a SAVEPOINT per write, so only that
+   * write is rolled back and only its promise rejects. Promises settle and onCommit hooks run after
+   * COMMIT; a failed COMMIT rejects all. NOTE: fn may therefore run twice; it must act only through
+   * the store and `tx.onCommit` (no other side effects).
    */
   write<T>(fn: (tx: TxContext) => T): Promise<T>;
   readonly entities: EntityRepository;

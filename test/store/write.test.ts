@@ -21,9 +21,21 @@ describe('store.write (group commit)', () => {
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     expect(settled[0]).toEqual({ status: 'fulfilled', value: 1 });
     expect(settled[2]).toMatchObject({ reason: new Error('three fails') });
-    // One COMMIT for the batch: every fn ran before the first hook, and the failed one has no hook.
-    expect(events).toEqual(['fn1', 'fn2', 'fn3', 'fn4', 'hook1', 'hook2', 'hook4']);
+    // The batch first runs whole, until fn3 throws; it is then run again write by write, each in a
+    // savepoint. One COMMIT: every fn ran before the first hook, and the failed one has no hook.
+    expect(events).toEqual(['fn1', 'fn2', 'fn3', 'fn1', 'fn2', 'fn3', 'fn4', 'hook1', 'hook2', 'hook4']);
     expect([1, 2, 3, 4].map((n) => store.entities.exists('', id(n)))).toEqual([true, true, false, true]);
+    store.close();
+  });
+
+  it('runs each write once when none throws', async () => {
+    const store = memoryStore();
+    const runs: number[] = [];
+    await Promise.all([1, 2, 3].map((n) => store.write(() => {
+      runs.push(n);
+      store.entities.insert('', entity(id(n), [T]));
+    })));
+    expect(runs).toEqual([1, 2, 3]);
     store.close();
   });
 
