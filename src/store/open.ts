@@ -74,13 +74,13 @@ export function openStore(opts: StoreOptions): Store {
     db.pragma('wal_checkpoint(TRUNCATE)');
   };
 
-  const entities = createEntityRepository(db, iris, runner.transaction);
+  const entities = createEntityRepository(db, iris, runner.atomic);
   const store: Store = {
     transaction: runner.transaction,
     write: runner.write,
     entities,
-    archive: createEntityArchive(db, iris, entities, runner.transaction),
-    history: createHistoryRepository({ db, iris, buckets, caches, transaction: runner.transaction }),
+    archive: createEntityArchive(db, iris, entities, runner.atomic),
+    history: createHistoryRepository({ db, iris, buckets, caches, transaction: runner.atomic }),
     contexts: createContextPersistence(db),
     discovery: createDiscoveryRepository(db, iris),
     flush() {

@@ -26,6 +26,8 @@ interface Savepoint {
 
 export interface TxRunner {
   transaction: RunInTx;
+  /** Joins the open transaction without a savepoint, or opens one. */
+  atomic: RunInTx;
   write<T>(fn: (tx: TxContext) => T): Promise<T>;
   /** Runs every queued write now, synchronously. */
   flushQueue(): void;
@@ -249,5 +251,14 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
     closed = true;
   };
 
-  return { transaction, write, flushQueue, shutdown };
+  /**
+   * For repositories: joins the open transaction as it is (no savepoint: a failure propagates to
+   * whoever rolls back, the write or its savepoint), or opens one when none is open.
+   */
+  function atomic<T>(fn: (tx: TxContext) => T): T {
+    const frame = frames[frames.length - 1];
+    return frame ? runFn(fn, frame) : transaction(fn);
+  }
+
+  return { transaction, atomic, write, flushQueue, shutdown };
 }
