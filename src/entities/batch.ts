@@ -51,7 +51,7 @@ export interface BatchServiceDeps {
 
 /**
  * Starts every write before awaiting any: the writes queue in the same event-loop turn, so the
- * store commits them together (one transaction, a savepoint each); a failure undoes only its own.
+ * store commits them together in one transaction; a failure undoes only its own write.
  */
 async function settle<T>(items: readonly T[], write: (item: T) => Promise<BatchOutcome>): Promise<BatchOutcome[]> {
   const pending = items.map((item) => write(item));
