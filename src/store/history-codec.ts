@@ -1,6 +1,6 @@
 // Encoding of one history instance into a bucket row and back, lossless and small: members with a
 // column are left out of the JSON, a plain numeric Property stores no JSON at all, and the
-// instance id is 16 raw bytes.
+// instance id is 16 raw bytes (read back as hex by temporal reads, see READ_INSTANCE_ID).
 
 import type { Attribute, Json } from '../ngsi/index.js';
 import type { HistoryRow } from './buckets.js';
@@ -22,8 +22,36 @@ export function encodeInstanceId(instanceId: string): Buffer | string {
 
 export function decodeInstanceId(stored: Buffer | string): string {
   if (typeof stored === 'string') return stored;
-  const h = stored.toString('hex');
-  return `${INSTANCE_PREFIX}${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  return instanceIdOfHex(stored.toString('hex'));
+}
+
+/** Marks an instance id read verbatim: hex digits never start with it. */
+const TEXT_ID_MARK = '~';
+const DASH = 45;
+
+/**
+ * The instance id column as temporal reads select it: a canonical id as the 32 lowercase hex digits
+ * of its bytes (a string is cheaper to fetch than a Buffer), any other id verbatim behind TEXT_ID_MARK.
+ */
+export const READ_INSTANCE_ID =
+  `CASE typeof(instance_id) WHEN 'blob' THEN lower(hex(instance_id)) ELSE '${TEXT_ID_MARK}' || instance_id END`;
+
+/**
+ * `urn:ngsi-ld:Instance:<uuid>` from the 32 hex digits of the uuid. NOTE: from character codes:
+ * slicing the digits into five parts and joining them costs about twice as much per instance,
+ * mostly when the answer is serialised.
+ */
+function instanceIdOfHex(hex: string): string {
+  const c = (i: number): number => hex.charCodeAt(i);
+  return INSTANCE_PREFIX + String.fromCharCode(
+    c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), DASH, c(8), c(9), c(10), c(11), DASH, c(12), c(13), c(14), c(15), DASH,
+    c(16), c(17), c(18), c(19), DASH, c(20), c(21), c(22), c(23), c(24), c(25), c(26), c(27), c(28), c(29), c(30), c(31),
+  );
+}
+
+/** The instance id from READ_INSTANCE_ID. */
+export function decodeReadInstanceId(stored: string): string {
+  return stored.startsWith(TEXT_ID_MARK) ? stored.slice(1) : instanceIdOfHex(stored);
 }
 
 /** value/num columns for an attribute instance; both null when there is no attribute (deletion). */
@@ -51,19 +79,30 @@ function encodeAttribute(attr: Attribute | undefined, inst: HistoryInstance): { 
   return { value: Object.keys(out).length === 0 ? null : JSON.stringify(out), num };
 }
 
-function decodeAttribute(row: HistoryRow, inst: HistoryInstance): Attribute | undefined {
-  if (row.value === null && row.num === null) return undefined;
+function decodeAttribute(value: string | null, num: number | null, inst: HistoryInstance): Attribute | undefined {
+  if (value === null) return num === null ? undefined : plainProperty(num, inst);
   // Written by encodeAttribute: an object of Attribute members.
-  const stored = (row.value === null ? {} : JSON.parse(row.value)) as Record<string, Json>;
+  const stored = JSON.parse(value) as Record<string, Json>;
   const attr: Record<string, unknown> = { kind: 'Property', sub: {} };
   for (const m of COLUMN_MEMBERS) if (inst[m] !== undefined) attr[m] = inst[m];
   for (const [k, v] of Object.entries(stored)) {
     if (v === null && IS_COLUMN_MEMBER.has(k)) delete attr[k];
     else attr[k] = v;
   }
-  if (attr['kind'] === 'Property' && !('value' in stored) && row.num !== null) attr['value'] = row.num;
+  if (attr['kind'] === 'Property' && !('value' in stored) && num !== null) attr['value'] = num;
   // Rebuilt member by member from what encodeAttribute took apart, so it is that Attribute again.
   return attr as unknown as Attribute;
+}
+
+/**
+ * A numeric Property stored without JSON: every member but its value is the instance's column
+ * (encodeAttribute left nothing else), so no JSON to parse.
+ */
+function plainProperty(num: number, inst: HistoryInstance): Attribute {
+  const attr: Attribute = { kind: 'Property', value: num, sub: {}, createdAt: inst.createdAt, modifiedAt: inst.modifiedAt };
+  if (inst.observedAt !== undefined) attr.observedAt = inst.observedAt;
+  if (inst.datasetId !== undefined) attr.datasetId = inst.datasetId;
+  return attr;
 }
 
 export function encodeInstance(series: number, inst: HistoryInstance): HistoryRow {
@@ -82,19 +121,41 @@ export function encodeInstance(series: number, inst: HistoryInstance): HistoryRo
   };
 }
 
-export function decodeInstance(row: HistoryRow, key: Pick<HistoryInstance, 'entityId' | 'attr' | 'datasetId'>): HistoryInstance {
-  const inst: HistoryInstance = {
-    entityId: key.entityId,
-    attr: key.attr,
-    instanceId: decodeInstanceId(row.instance_id),
-    createdAt: row.created_at,
-    modifiedAt: row.modified_at,
-  };
+type SeriesKey = Pick<HistoryInstance, 'entityId' | 'attr' | 'datasetId'>;
+
+export function decodeInstance(row: HistoryRow, key: SeriesKey): HistoryInstance {
+  return decodeColumns(key, decodeInstanceId(row.instance_id), row.observed_at, row.created_at, row.modified_at, row.deleted_at,
+    row.value, row.num, row.sub);
+}
+
+/**
+ * A row as temporal reads select it, as an array (no object per row), in the order of readColumns:
+ * its insertion order in its bucket, the value of the read's time property, its series, then the
+ * instance's columns.
+ */
+export type ReadRow = [
+  rid: number, time: number, series: number, observedAt: number | null, createdAt: number, modifiedAt: number,
+  deletedAt: number | null, instanceId: string, value: string | null, num: number | null, sub: string | null,
+];
+
+/** The columns of a ReadRow, with `time` the column of the read's time property. */
+export const readColumns = (time: string): string =>
+  `rowid, ${time}, series, observed_at, created_at, modified_at, deleted_at, ${READ_INSTANCE_ID}, value, num, sub`;
+
+export function decodeReadRow(row: ReadRow, key: SeriesKey): HistoryInstance {
+  return decodeColumns(key, decodeReadInstanceId(row[7]), row[3], row[4], row[5], row[6], row[8], row[9], row[10]);
+}
+
+function decodeColumns(
+  key: SeriesKey, instanceId: string, observedAt: number | null, createdAt: number, modifiedAt: number, deletedAt: number | null,
+  value: string | null, num: number | null, subject: string | null,
+): HistoryInstance {
+  const inst: HistoryInstance = { entityId: key.entityId, attr: key.attr, instanceId, createdAt, modifiedAt };
   if (key.datasetId !== undefined) inst.datasetId = key.datasetId;
-  if (row.observed_at !== null) inst.observedAt = row.observed_at;
-  if (row.deleted_at !== null) inst.deletedAt = row.deleted_at;
-  const attribute = decodeAttribute(row, inst);
+  if (observedAt !== null) inst.observedAt = observedAt;
+  if (deletedAt !== null) inst.deletedAt = deletedAt;
+  const attribute = decodeAttribute(value, num, inst);
   if (attribute) inst.attribute = attribute;
-  if (row.sub !== null) inst.subject = row.sub;
+  if (subject !== null) inst.subject = subject;
   return inst;
 }

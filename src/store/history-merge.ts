@@ -3,32 +3,31 @@
 
 import type { TimeOrder } from './history-types.js';
 
-/** A row as merged: its time, the rank of its bucket (chronological), its insertion order there. */
-export interface MergeKey {
-  time: number;
-  rank: number;
-  rid: number;
+/** Where a row sorts: its time, then the rank of its bucket (chronological), then its insertion order there. */
+export interface MergeKey<T> {
+  time(row: T): number;
+  rid(row: T): number;
 }
 
-export interface Cursor<T extends MergeKey> {
+export interface Cursor<T> {
+  /** The rank of the cursor's bucket. */
+  readonly rank: number;
   /** The current row, undefined when exhausted. */
   peek(): T | undefined;
   advance(): void;
 }
 
-export interface MergeSource<T extends MergeKey> {
+export interface MergeSource<T> {
   /** Inclusive bounds of the times the source can hold. */
   lo: number;
   hi: number;
   open(): Cursor<T>;
 }
 
-const compareAsc = (a: MergeKey, b: MergeKey): number => a.time - b.time || a.rank - b.rank || a.rid - b.rid;
-
 /** A binary min-heap of cursors, ordered by their current row. */
-class CursorHeap<T extends MergeKey> {
+class CursorHeap<T> {
   private readonly items: Cursor<T>[] = [];
-  constructor(private readonly before: (a: MergeKey, b: MergeKey) => number) {}
+  constructor(private readonly before: (a: Cursor<T>, b: Cursor<T>) => number) {}
 
   get size(): number {
     return this.items.length;
@@ -39,8 +38,7 @@ class CursorHeap<T extends MergeKey> {
   }
 
   private less(i: number, j: number): boolean {
-    // Only cursors that have a current row are kept in the heap.
-    return this.before(this.items[i]!.peek()!, this.items[j]!.peek()!) < 0;
+    return this.before(this.items[i]!, this.items[j]!) < 0;
   }
 
   private swap(i: number, j: number): void {
@@ -88,18 +86,24 @@ class CursorHeap<T extends MergeKey> {
  * Rows of all sources in (time, rank, rid) order, or its exact reverse for 'desc': `skip` rows
  * dropped, then at most `limit` returned. Sources are opened lazily in order of their bounds.
  */
-export function mergeOrdered<T extends MergeKey>(
-  sources: readonly MergeSource<T>[], order: TimeOrder, skip: number, limit: number,
+export function mergeOrdered<T>(
+  sources: readonly MergeSource<T>[], key: MergeKey<T>, order: TimeOrder, skip: number, limit: number,
 ): T[] {
   const asc = order === 'asc';
-  const before = asc ? compareAsc : (a: MergeKey, b: MergeKey) => compareAsc(b, a);
+  // Only cursors that have a current row are kept in the heap.
+  const compareAsc = (a: Cursor<T>, b: Cursor<T>): number => {
+    const x = a.peek()!;
+    const y = b.peek()!;
+    return key.time(x) - key.time(y) || a.rank - b.rank || key.rid(x) - key.rid(y);
+  };
+  const before = asc ? compareAsc : (a: Cursor<T>, b: Cursor<T>) => compareAsc(b, a);
   const pending = [...sources].sort(asc ? (a, b) => a.lo - b.lo : (a, b) => b.hi - a.hi);
   const heap = new CursorHeap<T>(before);
   const out: T[] = [];
   let skipped = 0;
   let next = 0;
   const mayHoldNext = (s: MergeSource<T>, head: T | undefined): boolean =>
-    head === undefined || (asc ? s.lo <= head.time : s.hi >= head.time);
+    head === undefined || (asc ? s.lo <= key.time(head) : s.hi >= key.time(head));
   while (out.length < limit) {
     while (next < pending.length && mayHoldNext(pending[next]!, heap.top()?.peek())) heap.push(pending[next++]!.open());
     const top = heap.top();

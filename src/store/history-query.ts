@@ -1,16 +1,19 @@
 // Temporal reads over the history buckets (NGSI-LD §5.7.3-5.7.4): only buckets that can hold the window,
-// keyset pages through (series, time) indexes with LIMIT, aggregation per series and period in SQL.
+// keyset pages through (series, time) indexes with LIMIT fetched as arrays, aggregation per series and
+// period in SQL.
 
 import type BetterSqlite3 from 'better-sqlite3';
 import type { EntityId, Iri } from '../ngsi/index.js';
-import type { BucketCatalogue, BucketInfo, StoredHistoryRow } from './buckets.js';
-import { decodeInstance } from './history-codec.js';
-import { mergeOrdered, type Cursor, type MergeSource } from './history-merge.js';
+import type { BucketCatalogue, BucketInfo } from './buckets.js';
+import { decodeReadRow, readColumns, type ReadRow } from './history-codec.js';
+import { mergeOrdered, type Cursor, type MergeKey, type MergeSource } from './history-merge.js';
 import type {
   HistoryReader, HistorySeries, HistoryWindow, PeriodGrid, PeriodStats, TimedInstance, TimeOrder, TimeProperty,
 } from './history-types.js';
 import type { IriDictionary } from './iris.js';
-import { createStatementCache, periodExpression, registerPeriodFunction, unionOfBuckets } from './history-sql.js';
+import {
+  aggregateSql, createStatementCache, registerPeriodFunction, unionOfBuckets, type AggregateRow,
+} from './history-sql.js';
 
 /** The column a time property is read from, and what a row needs to have one. */
 const TIME_COLUMN: Record<TimeProperty, { col: string; where: string }> = {
@@ -35,7 +38,8 @@ interface SeriesRow {
   dataset_id: string | null;
 }
 
-type MergedRow = StoredHistoryRow & { time: number; rank: number };
+/** Rows merge on their time, bucket rank and insertion order. */
+const READ_KEY: MergeKey<ReadRow> = { time: (row) => row[1], rid: (row) => row[0] };
 
 /** Rows a read still takes (skipped ones included): no cursor fetches a page larger than that. */
 interface ReadBudget {
@@ -76,8 +80,7 @@ export function createHistoryReader(db: BetterSqlite3.Database, iris: IriDiction
   const pageSql = (table: string, tp: TimeProperty, order: TimeOrder): string => {
     const { col, where } = TIME_COLUMN[tp];
     const desc = order === 'desc';
-    return `SELECT rowid AS rid, series, t, observed_at, created_at, modified_at, deleted_at, instance_id, value, num, sub,
-        ${col} AS time, @rank AS rank FROM ${table}
+    return `SELECT ${readColumns(col)} FROM ${table}
       WHERE series = @series AND ${where} AND ${col} >= @lo AND ${col} < @hi
         AND NOT (${col} = @kt AND rowid ${desc ? '>=' : '<='} @krid)
       ORDER BY ${col} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'} LIMIT @limit`;
@@ -87,9 +90,9 @@ export function createHistoryReader(db: BetterSqlite3.Database, iris: IriDiction
    * Keyset pages of one series in one bucket: pages grow, but never beyond what the read still
    * needs; every row the merge takes is reported to the budget.
    */
-  const cursorOf = (c: Candidate, series: number, window: HistoryWindow, order: TimeOrder, budget: ReadBudget): Cursor<MergedRow> => {
-    const stmt = statements.get<MergedRow>(pageSql(c.bucket.name, window.timeproperty, order));
-    let rows: MergedRow[] = [];
+  const cursorOf = (c: Candidate, series: number, window: HistoryWindow, order: TimeOrder, budget: ReadBudget): Cursor<ReadRow> => {
+    const stmt = statements.raw<ReadRow>(pageSql(c.bucket.name, window.timeproperty, order));
+    let rows: ReadRow[] = [];
     let at = 0;
     let done = false;
     let size = FIRST_PAGE;
@@ -99,18 +102,19 @@ export function createHistoryReader(db: BetterSqlite3.Database, iris: IriDiction
       const limit = Math.max(1, Math.min(size, budget.remaining));
       const lo = Math.max(window.from ?? MIN_TIME, order === 'asc' ? kt : MIN_TIME);
       const hi = Math.min(window.to ?? MAX_TIME, order === 'desc' ? kt + 1 : MAX_TIME);
-      rows = stmt.all({ series, lo, hi, kt, krid, limit, rank: c.rank });
+      rows = stmt.all({ series, lo, hi, kt, krid, limit });
       at = 0;
       done = rows.length < limit;
       size = Math.min(size * 4, MAX_PAGE);
       const last = rows[rows.length - 1];
       if (last) {
-        kt = last.time;
-        krid = last.rid;
+        kt = READ_KEY.time(last);
+        krid = READ_KEY.rid(last);
       }
     };
     fill();
     return {
+      rank: c.rank,
       peek: () => rows[at],
       advance: () => {
         budget.remaining -= 1;
@@ -152,19 +156,18 @@ export function createHistoryReader(db: BetterSqlite3.Database, iris: IriDiction
 
     read(series, window, opts) {
       if (series.length === 0 || opts.limit <= 0) return [];
-      const byId = new Map(series.map((s) => [s.id, s]));
       const budget: ReadBudget = { remaining: opts.skip + opts.limit };
-      const sources: MergeSource<MergedRow>[] = [];
+      const sources: MergeSource<ReadRow>[] = [];
       for (const c of candidates(buckets.list(), window)) {
         for (const s of series) sources.push({ lo: c.lo, hi: c.hi, open: () => cursorOf(c, s.id, window, opts.order, budget) });
       }
-      const rows = mergeOrdered(sources, opts.order, opts.skip, opts.limit);
+      const rows = mergeOrdered(sources, READ_KEY, opts.order, opts.skip, opts.limit);
+      const keys = new Map(series.map((s) => [s.id, s.datasetId === undefined
+        ? { entityId: s.entityId, attr: s.attr } : { entityId: s.entityId, attr: s.attr, datasetId: s.datasetId }]));
       return rows.map((row): TimedInstance => {
-        const s = byId.get(row.series);
-        if (!s) throw new Error(`history row of unknown series ${row.series}`);
-        const key: { entityId: EntityId; attr: Iri; datasetId?: string } = { entityId: s.entityId, attr: s.attr };
-        if (s.datasetId !== undefined) key.datasetId = s.datasetId;
-        return { time: row.time, instance: decodeInstance(row, key) };
+        const key = keys.get(row[2]);
+        if (!key) throw new Error(`history row of unknown series ${row[2]}`);
+        return { time: row[1], instance: decodeReadRow(row, key) };
       });
     },
 
@@ -209,27 +212,33 @@ export function createHistoryReader(db: BetterSqlite3.Database, iris: IriDiction
       const source = unionOfBuckets(tables, (table) => `SELECT series, ${col} AS time, value, num FROM ${table}
         WHERE series IN (SELECT value FROM json_each(@ids)) AND ${where} AND ${col} >= @lo AND ${col} < @hi
           AND (value IS NOT NULL OR num IS NOT NULL)`);
-      const isString = `num IS NULL AND json_type(value, '$.value') = 'text'`;
-      const distinctKey = `coalesce(num, ${['value', 'object', 'languageMap', 'vocab', 'json', 'valueList', 'objectList']
-        .map((m) => `json_extract(value, '$.${m}')`).join(', ')})`;
-      const sql = `SELECT series, period, n AS count, numbers, strings, distinct_n AS "distinct", sum, sumsq, min, max,
-          min_s AS minString, max_s AS maxString, first, last FROM (
-        SELECT g.*, row_number() OVER (PARTITION BY series ORDER BY period ${opts.order === 'asc' ? 'ASC' : 'DESC'}) AS rn FROM (
-          SELECT series, ${periodExpression(grid)} AS period, count(*) AS n, count(num) AS numbers,
-            count(CASE WHEN ${isString} THEN 1 END) AS strings, count(DISTINCT ${distinctKey}) AS distinct_n,
-            sum(num) AS sum, sum(num * num) AS sumsq, min(num) AS min, max(num) AS max,
-            min(CASE WHEN ${isString} THEN json_extract(value, '$.value') END) AS min_s,
-            max(CASE WHEN ${isString} THEN json_extract(value, '$.value') END) AS max_s,
-            min(time) AS first, max(time) AS last
-          FROM (${source}) GROUP BY series, period) g)
-        WHERE rn > @skip AND rn <= @end ORDER BY series, period`;
-      const params: Record<string, unknown> = {
-        ...windowParams(series, window), skip: opts.skip, end: opts.skip + Math.min(opts.limit, Number.MAX_SAFE_INTEGER),
-      };
+      // Ranking periods per series costs a window function: only when some may be left out.
+      const ranked = opts.skip > 0 || periodsAtMost(grid, window) > opts.limit ? opts.order : undefined;
+      const params: Record<string, unknown> = windowParams(series, window);
+      if (ranked) Object.assign(params, { skip: opts.skip, end: opts.skip + Math.min(opts.limit, Number.MAX_SAFE_INTEGER) });
       if (grid.kind === 'fixed') Object.assign(params, { origin: grid.origin, ms: grid.ms });
       if (grid.kind === 'calendar') params['starts'] = JSON.stringify(grid.starts);
-      return statements.get<PeriodStats>(sql).all(params);
+      const run = (strings: boolean): PeriodStats[] =>
+        statements.raw<AggregateRow>(aggregateSql({ source, grid, stats: opts.stats, strings, ranked })).all(params).map(statsOf);
+      const rows = run(false);
+      // Strings can only be among values that are not numbers: counted in a second pass, when there are such.
+      return rows.some((r) => r.count > r.numbers) ? run(true) : rows;
     },
   };
   return reader;
 }
+
+/** At most how many periods the instances of a window fall in (Infinity when it is open). */
+function periodsAtMost(grid: PeriodGrid, window: HistoryWindow): number {
+  switch (grid.kind) {
+    case 'whole': return 1;
+    case 'fixed':
+      return window.from === undefined || window.to === undefined ? Infinity : Math.floor((window.to - window.from) / grid.ms) + 2;
+    case 'calendar': return grid.starts.length + 1;
+  }
+}
+
+const statsOf = (r: AggregateRow): PeriodStats => ({
+  series: r[0], period: r[1], count: r[2], numbers: r[3], strings: r[4], distinct: r[5], sum: r[6], sumsq: r[7], min: r[8],
+  max: r[9], minString: r[10], maxString: r[11], first: r[12], last: r[13],
+});

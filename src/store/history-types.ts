@@ -47,6 +47,14 @@ export type PeriodGrid =
   | { kind: 'fixed'; origin: number; ms: number }
   | { kind: 'calendar'; starts: readonly number[] };
 
+export interface HistoryAggregateOptions extends HistoryReadOptions {
+  /**
+   * The members of PeriodStats to compute, all when absent. Series, period and the three counts
+   * always are; a member not asked for is null.
+   */
+  stats?: ReadonlySet<keyof PeriodStats>;
+}
+
 /** Statistics of one series over one period, computed in SQL; deletion instances are not counted. */
 export interface PeriodStats {
   series: number;
@@ -57,15 +65,15 @@ export interface PeriodStats {
   numbers: number;
   /** Property instances whose value is a string. */
   strings: number;
-  distinct: number;
+  distinct: number | null;
   sum: number | null;
   sumsq: number | null;
   min: number | null;
   max: number | null;
   minString: string | null;
   maxString: string | null;
-  first: number;
-  last: number;
+  first: number | null;
+  last: number | null;
 }
 
 export interface HistoryReader {
@@ -83,7 +91,7 @@ export interface HistoryReader {
    * Per series and period statistics, at most `limit` periods per series after skipping `skip`, in
    * `order` of period; rows come back ordered by series then ascending period.
    */
-  aggregate(series: readonly HistorySeries[], window: HistoryWindow, grid: PeriodGrid, opts: HistoryReadOptions): PeriodStats[];
+  aggregate(series: readonly HistorySeries[], window: HistoryWindow, grid: PeriodGrid, opts: HistoryAggregateOptions): PeriodStats[];
 }
 
 export interface HistoryEditor {

@@ -3,7 +3,7 @@
 
 import type { AttributeKind, TermMapper } from '../ngsi/index.js';
 import type { HistoryReader, HistorySeries, HistoryWindow, PeriodStats } from '../store/index.js';
-import { aggregateValue, checkAggregable } from './aggregation.js';
+import { aggregateValue, checkAggregable, statisticsOf } from './aggregation.js';
 import { periodsOf, type Periods } from './periods.js';
 import type { AggregatedPeriod, AggregatedSeries } from './render.js';
 import type { Slice } from './selection.js';
@@ -32,7 +32,9 @@ export function selectAggregates(input: AggregateInput): { series: Map<number, A
   if (!extent) return { series: out };
   const periods = periodsOf(window, view.aggrPeriod, extent);
   const sliced = slice.n !== undefined && slice.n <= cap;
-  const rows = reader.aggregate(series, window, periods.grid, { order: slice.order, skip: slice.skip, limit: sliced ? slice.n ?? cap : cap + 1 });
+  const rows = reader.aggregate(series, window, periods.grid, {
+    order: slice.order, skip: slice.skip, limit: sliced ? slice.n ?? cap : cap + 1, stats: statisticsOf(view.aggrMethods),
+  });
   const bySeries = new Map<number, PeriodStats[]>();
   for (const r of rows) {
     const list = bySeries.get(r.series) ?? [];

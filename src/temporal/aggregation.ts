@@ -38,6 +38,23 @@ export function checkAggregable(methods: readonly AggrMethod[], periods: readonl
   }
 }
 
+/** The statistics each method is computed from, beyond the counts (which the kind checks need too). */
+const STATISTICS: Record<AggrMethod, ReadonlyArray<keyof PeriodStats>> = {
+  totalCount: [],
+  distinctCount: ['distinct'],
+  sum: ['sum'],
+  avg: ['sum'],
+  sumsq: ['sumsq'],
+  stddev: ['sum', 'sumsq'],
+  min: ['min', 'minString'],
+  max: ['max', 'maxString'],
+};
+
+/** The statistics to compute for the methods (aggregateValue reads nothing else). */
+export function statisticsOf(methods: readonly AggrMethod[]): Set<keyof PeriodStats> {
+  return new Set(methods.flatMap((m) => STATISTICS[m]));
+}
+
 /**
  * Sample standard deviation from count, sum and sum of squares; 0 for a single value. Rounding can
  * make the variance a hair below zero: clamped.

@@ -1,13 +1,16 @@
 // Temporal retrieve and query (NGSI-LD §5.7.3, §5.7.4): entities by their latest document (soft-deleted
 // included) with their history in the requested window and representation, cut alike at the cap.
 
-import { ResourceNotFoundError, type Entity, type EntityId, type Iri, type Json, type JsonObject, type TermMapper } from '../ngsi/index.js';
+import {
+  ResourceNotFoundError, formatDateTime, type Entity, type EntityId, type Iri, type Json, type JsonObject, type TermMapper,
+} from '../ngsi/index.js';
 import type { HistorySeries, HistoryWindow, Store } from '../store/index.js';
 import { selectAggregates } from './aggregate-read.js';
 import {
   isShown, kindOf, renderAggregated, renderNormalized, renderTemporalEntity, renderTemporalValues, type AggregatedSeries,
   type TemporalRenderContext,
 } from './render.js';
+import { createDateTimeFormatter } from './date-time.js';
 import { selectInstances, sliceOf, type AttributeGroup } from './selection.js';
 import type { TemporalQuery, TemporalReadResult, TemporalRequest, TemporalSelection } from './types.js';
 
@@ -54,6 +57,7 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
     { perEntity: Map<EntityId, Array<[Iri, Json]>>; range?: TemporalReadResult['range'] } => {
     const { query, view } = req;
     const window = windowOf(query);
+    const formatTime = createDateTimeFormatter();
     const docs = new Map(entities.map((e) => [e.id, e]));
     const perEntity = new Map<EntityId, Array<[Iri, Json]>>();
     const add = (entityId: EntityId, attr: Iri, value: Json): void => {
@@ -76,7 +80,7 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
       });
       for (const g of groups.values()) {
         const list = g.series.map((s) => aggregated.get(s.id)).filter((a): a is AggregatedSeries => a !== undefined);
-        if (list.length > 0) add(g.entityId, g.attr, renderAggregated(list, view.aggrMethods));
+        if (list.length > 0) add(g.entityId, g.attr, renderAggregated(list, view.aggrMethods, formatTime));
       }
       return range ? { perEntity, range } : { perEntity };
     }
@@ -85,7 +89,9 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
       const list = instances.get(g.key) ?? [];
       if (list.length === 0) continue;
       // Deletion instances carry no kind: the one in the entity's latest document stands in.
-      const ctx: TemporalRenderContext = { mapper, view, timeproperty: query.timeproperty, kindOf: (attr) => docs.get(g.entityId)?.attrs[attr]?.[0]?.kind };
+      const ctx: TemporalRenderContext = {
+        mapper, view, timeproperty: query.timeproperty, formatTime, kindOf: (attr) => docs.get(g.entityId)?.attrs[attr]?.[0]?.kind,
+      };
       add(g.entityId, g.attr, view.format === 'temporalValues' ? renderTemporalValues(g.attr, list, ctx) : renderNormalized(g.attr, list, ctx));
     }
     return range ? { perEntity, range } : { perEntity };
@@ -94,7 +100,7 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
   const render = (tenant: string, entities: Entity[], req: TemporalRequest, mapper: TermMapper): TemporalReadResult => {
     const series = seriesOf(tenant, entities.map((e) => e.id), req);
     const { perEntity, range } = attributesOf(series, entities, req, mapper);
-    const ctx: TemporalRenderContext = { mapper, view: req.view, timeproperty: req.query.timeproperty };
+    const ctx: TemporalRenderContext = { mapper, view: req.view, timeproperty: req.query.timeproperty, formatTime: formatDateTime };
     const out: JsonObject[] = entities.map((e) => renderTemporalEntity(e, perEntity.get(e.id) ?? [], ctx));
     return range ? { entities: out, range } : { entities: out };
   };

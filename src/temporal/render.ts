@@ -1,17 +1,20 @@
 // Temporal representations (NGSI-LD §4.5.7 normalized, §4.5.9 simplified `temporalValues`, §4.5.19
-// aggregated), compacted with the request's term mapper; instance payloads reuse ngsi's renderers.
+// aggregated), compacted with the request's term mapper; instance payloads reuse ngsi's renderers,
+// but for scalar Properties (most history), built here to the same result.
 
 import {
   NGSI_LD_NULL, SUB, formatDateTime, renderEntity, type Attribute, type AttributeKind, type Entity, type Iri, type Json,
-  type JsonObject, type TermMapper,
+  type JsonObject, type PropertyAttr, type TermMapper,
 } from '../ngsi/index.js';
-import type { TimedInstance, TimeProperty } from '../store/index.js';
+import type { HistoryInstance, TimedInstance, TimeProperty } from '../store/index.js';
 import type { AggrMethod, TemporalView } from './types.js';
 
 export interface TemporalRenderContext {
   mapper: TermMapper;
   view: TemporalView;
   timeproperty: TimeProperty;
+  /** Formats the instants of the answer (equal to formatDateTime; see createDateTimeFormatter). */
+  formatTime: (ms: number) => string;
   /** The kind of an attribute none of whose shown instances has a value (deletions only). */
   kindOf?: (attr: Iri) => AttributeKind | undefined;
 }
@@ -86,34 +89,77 @@ function renderPayloads(attr: Iri, attributes: Attribute[], mapper: TermMapper, 
 
 const isObject = (v: Json | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** A Property whose value is a number, string or boolean. */
+type ScalarProperty = PropertyAttr & { value: number | string | boolean };
+
+const isScalarProperty = (a: Attribute): a is ScalarProperty => a.kind === 'Property' && a.value !== null && typeof a.value !== 'object';
+
+/** A scalar Property without sub-attributes, rendered here; undefined for anything ngsi's renderer is needed for. */
+function asPlain(a: Attribute): ScalarProperty | undefined {
+  if (!isScalarProperty(a)) return undefined;
+  for (const _ in a.sub) return undefined;
+  return a;
+}
+
+/**
+ * What ngsi's normalized renderer makes of a scalar Property without sub-attributes (the common
+ * sensor reading), built directly: no entity to wrap it in, no value keys to compact.
+ */
+function renderScalarProperty(a: ScalarProperty, sysAttrs: boolean, formatTime: (ms: number) => string): JsonObject {
+  const out: JsonObject = { type: 'Property', value: a.value };
+  if (a.datasetId !== undefined) out.datasetId = a.datasetId;
+  if (a.observedAt !== undefined) out.observedAt = formatTime(a.observedAt);
+  if (a.unitCode !== undefined) out.unitCode = a.unitCode;
+  if (sysAttrs) {
+    out.createdAt = formatTime(a.createdAt);
+    out.modifiedAt = formatTime(a.modifiedAt);
+  }
+  return out;
+}
+
 /** Normalized (NGSI-LD §4.5.7): always an array of instances, each with its instanceId. */
 export function renderNormalized(attr: Iri, instances: readonly TimedInstance[], ctx: TemporalRenderContext): Json[] {
-  const { mapper, view, timeproperty } = ctx;
+  const { mapper, view, timeproperty, formatTime } = ctx;
   const kind = kindOf(instances, ctx.kindOf?.(attr));
-  const payloads = renderPayloads(attr, instances.flatMap((t) => (t.instance.attribute ? [t.instance.attribute] : [])), mapper,
-    'normalized', view.sysAttrs);
+  // Instances other than plain scalar Properties go through ngsi's renderer, all in one call.
+  const generic = instances.flatMap(({ instance: { attribute: a } }) => (a !== undefined && !asPlain(a) ? [a] : []));
+  const payloads = renderPayloads(attr, generic, mapper, 'normalized', view.sysAttrs);
   const subKey = mapper.compactIri(SUB) === SUB ? 'sub' : mapper.compactIri(SUB);
   let next = 0;
-  return instances.map(({ instance }) => {
-    const rendered = instance.attribute ? payloads[next++] : undefined;
-    const out: JsonObject = isObject(rendered) ? { ...rendered } : { type: kind, ...NULL_PAYLOAD[kind] };
-    if (!instance.attribute) {
-      if (instance.datasetId !== undefined) out.datasetId = instance.datasetId;
-      if (view.sysAttrs) {
-        out.createdAt = formatDateTime(instance.createdAt);
-        out.modifiedAt = formatDateTime(instance.modifiedAt);
-      }
+  const out: Json[] = new Array<Json>(instances.length);
+  for (let i = 0; i < instances.length; i++) {
+    const { instance } = instances[i]!;
+    const a = instance.attribute;
+    const plain = a === undefined ? undefined : asPlain(a);
+    let rendered: JsonObject;
+    if (a === undefined) rendered = deletionOf(instance, kind, view.sysAttrs, formatTime);
+    else if (plain) rendered = renderScalarProperty(plain, view.sysAttrs, formatTime);
+    else {
+      const payload = payloads[next++];
+      rendered = isObject(payload) ? { ...payload } : { type: kind, ...NULL_PAYLOAD[kind] };
     }
-    out.instanceId = instance.instanceId;
-    if (timeproperty === 'createdAt') out.createdAt = formatDateTime(instance.createdAt);
-    if (timeproperty === 'modifiedAt') out.modifiedAt = formatDateTime(instance.modifiedAt);
-    if (instance.deletedAt !== undefined) out.deletedAt = formatDateTime(instance.deletedAt);
+    rendered.instanceId = instance.instanceId;
+    if (timeproperty === 'createdAt') rendered.createdAt = formatTime(instance.createdAt);
+    if (timeproperty === 'modifiedAt') rendered.modifiedAt = formatTime(instance.modifiedAt);
+    if (instance.deletedAt !== undefined) rendered.deletedAt = formatTime(instance.deletedAt);
     // Interface §2.9: the writer's subject, where one was recorded, on audit reads.
     if (view.audit && timeproperty !== 'observedAt' && instance.subject !== undefined) {
-      out[subKey] = { type: 'Property', value: instance.subject };
+      rendered[subKey] = { type: 'Property', value: instance.subject };
     }
-    return out;
-  });
+    out[i] = rendered;
+  }
+  return out;
+}
+
+/** A deletion instance: NGSI-LD Null in the payload member of the attribute's kind. */
+function deletionOf(instance: HistoryInstance, kind: AttributeKind, sysAttrs: boolean, formatTime: (ms: number) => string): JsonObject {
+  const out: JsonObject = { type: kind, ...NULL_PAYLOAD[kind] };
+  if (instance.datasetId !== undefined) out.datasetId = instance.datasetId;
+  if (sysAttrs) {
+    out.createdAt = formatTime(instance.createdAt);
+    out.modifiedAt = formatTime(instance.modifiedAt);
+  }
+  return out;
 }
 
 /** Splits instances by datasetId, keeping the order of first appearance and the time order within. */
@@ -133,19 +179,23 @@ function byDataset(instances: readonly TimedInstance[]): Array<{ datasetId?: str
 
 /** temporalValues (NGSI-LD §4.5.9): per datasetId `{type, values: [[value, time], ...]}`. */
 export function renderTemporalValues(attr: Iri, instances: readonly TimedInstance[], ctx: TemporalRenderContext): Json {
+  const { formatTime } = ctx;
+  // The simplified value of a scalar Property is the value itself: only the others go through ngsi's renderer.
   return oneOrMany(byDataset(instances).map((g) => {
     const kind = kindOf(g.instances, ctx.kindOf?.(attr));
-    const values = renderPayloads(attr, g.instances.flatMap((t) => (t.instance.attribute ? [t.instance.attribute] : [])), ctx.mapper,
-      'keyValues', false);
+    const values = renderPayloads(attr, g.instances.flatMap((t) => (t.instance.attribute && !isScalarProperty(t.instance.attribute)
+      ? [t.instance.attribute] : [])), ctx.mapper, 'keyValues', false);
     let next = 0;
     const pairs: Json[] = g.instances.map((t) => {
+      const a = t.instance.attribute;
       let v: Json = NGSI_LD_NULL;
-      if (t.instance.attribute) {
+      if (a && isScalarProperty(a)) v = a.value;
+      else if (a) {
         const simplified = values[next++] ?? null;
-        const member = WRAPPED[t.instance.attribute.kind];
+        const member = WRAPPED[a.kind];
         v = member !== undefined && isObject(simplified) ? simplified[member] ?? null : simplified;
       }
-      return [v, formatDateTime(t.time)];
+      return [v, formatTime(t.time)];
     });
     const out: JsonObject = { type: kind, [VALUES_MEMBER[kind]]: pairs };
     if (g.datasetId !== undefined) out.datasetId = g.datasetId;
@@ -154,12 +204,15 @@ export function renderTemporalValues(attr: Iri, instances: readonly TimedInstanc
 }
 
 /** aggregatedValues (NGSI-LD §4.5.19): per datasetId `{type, <method>: [[value, start, end], ...]}`. */
-export function renderAggregated(series: readonly AggregatedSeries[], methods: readonly AggrMethod[]): Json {
+export function renderAggregated(
+  series: readonly AggregatedSeries[], methods: readonly AggrMethod[], formatTime: (ms: number) => string,
+): Json {
   return oneOrMany(series.map((s) => {
     const out: JsonObject = { type: s.kind };
-    for (const m of methods) {
-      out[m] = s.periods.map((p) => [p.values[m] ?? null, formatDateTime(p.start), formatDateTime(p.end)]);
-    }
+    // Every method shows the same periods: their bounds are formatted once.
+    const starts = s.periods.map((p) => formatTime(p.start));
+    const ends = s.periods.map((p) => formatTime(p.end));
+    for (const m of methods) out[m] = s.periods.map((p, i) => [p.values[m] ?? null, starts[i]!, ends[i]!]);
     if (s.datasetId !== undefined) out.datasetId = s.datasetId;
     return out;
   }));

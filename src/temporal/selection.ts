@@ -71,7 +71,8 @@ export function selectInstances(
   const instances = new Map<string, TimedInstance[]>();
   for (const f of fetched) {
     const kept = cut === undefined ? f.rows : f.rows.filter((r) => (asc ? r.time < cut : r.time >= cut));
-    instances.set(f.group.key, asc ? kept : [...kept].reverse());
+    // Fetched newest first when descending; `kept` is this function's own array, reversed in place.
+    instances.set(f.group.key, asc ? kept : kept.reverse());
   }
   if (cut === undefined) return { instances };
   return { instances, range: rangeOf(reader, fetched, instances, window, slice, cut) };
