@@ -50,9 +50,8 @@ export function pageHeaders(
 ): Record<string, string> {
   const headers: Record<string, string> = {};
   if (page.count && total !== undefined) headers['NGSILD-Results-Count'] = String(total);
-  const url = new URL(requestUrl);
   const linkTo = (offset: number, rel: string): string => {
-    const u = new URL(url);
+    const u = new URL(requestUrl);
     u.searchParams.set('offset', String(offset));
     u.searchParams.set('limit', String(page.limit));
     return `<${u.pathname}${u.search}>; rel="${rel}"; type="${APP_JSON}"`;

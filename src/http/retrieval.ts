@@ -84,10 +84,30 @@ export function linkedIds(entity: Entity): EntityId[] {
 
 export type LinkedLoader = (ids: EntityId[]) => Map<EntityId, Entity>;
 
+/**
+ * The mapper with its compactions remembered for one response: a page compacts the same few type and
+ * attribute IRIs once per entity, and the context's own memo pays for recency on every hit.
+ */
+function withCompactionMemo(mapper: TermMapper): TermMapper {
+  const memo = new Map<Iri, string>();
+  return {
+    expandTerm: (term) => mapper.expandTerm(term),
+    compactIri: (iri) => {
+      let compacted = memo.get(iri);
+      if (compacted === undefined) {
+        compacted = mapper.compactIri(iri);
+        memo.set(iri, compacted);
+      }
+      return compacted;
+    },
+  };
+}
+
 /** Renders entities for a response, following joins up to joinLevel. */
 export function renderForResponse(
-  entities: Entity[], r: Retrieval, mapper: TermMapper, mediaType: ResponseMediaType, load: LinkedLoader, single: boolean,
+  entities: Entity[], r: Retrieval, contextMapper: TermMapper, mediaType: ResponseMediaType, load: LinkedLoader, single: boolean,
 ): Json {
+  const mapper = single ? contextMapper : withCompactionMemo(contextMapper);
   const visible = entities.map((e) => selectDatasets(e, r.datasetIds));
   const opts: RenderOptions = { ...r.render };
   let flat: Entity[] = [];

@@ -25,6 +25,9 @@ export interface AttributeRenderContext {
 const compactIris = (v: Iri | Iri[], mapper: TermMapper): Json =>
   Array.isArray(v) ? v.map((i) => mapper.compactIri(i)) : mapper.compactIri(v);
 
+/** compactValueKeys, answering a scalar (the usual value) without walking it. */
+const compactKeys = (v: Json, mapper: TermMapper): Json => (typeof v === 'object' && v !== null ? compactValueKeys(v, mapper) : v);
+
 /** The language entry a filter selects, or undefined when the whole map is to be shown. */
 function filteredLanguage(map: Record<string, string | string[]>, ctx: AttributeRenderContext):
   { tag: string; text: string | string[] } | undefined {
@@ -38,7 +41,7 @@ function filteredLanguage(map: Record<string, string | string[]>, ctx: Attribute
 function payload(a: Attribute, ctx: AttributeRenderContext): JsonObject {
   const { mapper } = ctx;
   switch (a.kind) {
-    case 'Property': return { type: a.kind, value: compactValueKeys(a.value, mapper) };
+    case 'Property': return { type: a.kind, value: compactKeys(a.value, mapper) };
     case 'GeoProperty': return { type: a.kind, value: a.value };
     case 'Relationship': return { type: a.kind, object: a.object };
     case 'LanguageProperty': {
@@ -73,7 +76,7 @@ function renderObject(a: Attribute, ctx: AttributeRenderContext, top: boolean): 
   if ((a.kind === 'Relationship' || a.kind === 'ListRelationship') && a.objectType !== undefined) {
     out.objectType = ctx.mapper.compactIri(a.objectType);
   }
-  if (top) Object.assign(out, inlined(a, ctx));
+  if (top && ctx.inline !== undefined) Object.assign(out, inlined(a, ctx));
   if (a.datasetId !== undefined) out.datasetId = a.datasetId;
   if (a.observedAt !== undefined) out.observedAt = formatDateTime(a.observedAt);
   if (a.unitCode !== undefined) out.unitCode = a.unitCode;
@@ -81,7 +84,9 @@ function renderObject(a: Attribute, ctx: AttributeRenderContext, top: boolean): 
     out.createdAt = formatDateTime(a.createdAt);
     out.modifiedAt = formatDateTime(a.modifiedAt);
   }
-  for (const [iri, sub] of Object.entries(a.sub)) {
+  for (const iri of Object.keys(a.sub)) {
+    const sub = a.sub[iri];
+    if (sub === undefined) continue;
     out[ctx.mapper.compactIri(iri)] = ctx.format === 'concise' ? renderConcise(sub, iri, ctx, true, false) : renderObject(sub, ctx, false);
   }
   return out;
@@ -113,7 +118,7 @@ function renderConcise(a: Attribute, attr: Iri, ctx: AttributeRenderContext, all
 /** keyValues (NGSI-LD §4.5.4): the payload alone; kinds other than (Geo)Property/Relationship keep their member name. */
 function simplify(a: Attribute, ctx: AttributeRenderContext): Json {
   switch (a.kind) {
-    case 'Property': return compactValueKeys(a.value, ctx.mapper);
+    case 'Property': return compactKeys(a.value, ctx.mapper);
     case 'GeoProperty': return a.value;
     case 'Relationship': {
       const linked = typeof a.object === 'string' ? ctx.inline?.(a.object) : undefined;

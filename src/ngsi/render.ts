@@ -29,9 +29,10 @@ export interface RenderOptions {
 
 type Member = 'id' | 'type' | Iri;
 
-/** Whether a top-level member survives pick / omit / attrs. */
-function memberFilter(opts: RenderOptions): (member: Member, isAttribute: boolean) => boolean {
+/** Whether a top-level member survives pick / omit / attrs; undefined when every member does. */
+function memberFilter(opts: RenderOptions): ((member: Member, isAttribute: boolean) => boolean) | undefined {
   const { pick, omit, attrs } = opts;
+  if (!pick && !omit && !attrs) return undefined;
   const named = (set: Set<Member>, m: Member): boolean => set.has(m) || (m === SCOPE && set.has('scope'));
   return (member, isAttribute) => {
     if (pick && !named(pick, member)) return false;
@@ -67,7 +68,8 @@ const oneOrMany = (items: string[]): Json => (items.length === 1 && items[0] !==
  * the edge's business.
  */
 export function renderEntity(entity: Entity, mapper: TermMapper, opts: RenderOptions): JsonObject {
-  const show = memberFilter(opts);
+  const filter = memberFilter(opts);
+  const show = (member: Member, isAttribute: boolean): boolean => filter === undefined || filter(member, isAttribute);
   const out: JsonObject = {};
   if (show('id', false)) out.id = entity.id;
   if (show('type', false)) out.type = oneOrMany(entity.types.map((t) => mapper.compactIri(t)));
@@ -78,8 +80,10 @@ export function renderEntity(entity: Entity, mapper: TermMapper, opts: RenderOpt
     if (entity.deletedAt !== undefined) out.deletedAt = formatDateTime(entity.deletedAt);
   }
   const ctx = attributeContext(mapper, opts);
-  for (const [attr, instances] of Object.entries(entity.attrs)) {
-    if (instances.length > 0 && show(attr, true)) out[mapper.compactIri(attr)] = renderAttribute(attr, instances, ctx);
+  // NOTE: Object.keys visits members in the same order as Object.entries, without a pair per member.
+  for (const attr of Object.keys(entity.attrs)) {
+    const instances = entity.attrs[attr];
+    if (instances !== undefined && instances.length > 0 && show(attr, true)) out[mapper.compactIri(attr)] = renderAttribute(attr, instances, ctx);
   }
   return out;
 }

@@ -14,6 +14,9 @@ export interface EntityRow {
   deleted_at: number | null;
 }
 
+/** The ROW columns in order, as a statement in raw mode returns them. */
+export type EntityTuple = [id: EntityId, doc: string, createdAt: number, modifiedAt: number, deletedAt: number | null];
+
 /** The JSON document: what Entity holds beyond the columns. */
 interface EntityDoc {
   types: Iri[];
@@ -27,17 +30,24 @@ export function encodeEntityDoc(entity: Entity): string {
   return JSON.stringify(doc);
 }
 
-export function decodeEntity(row: EntityRow): Entity {
+/**
+ * NOTE: the parsed document is already in domain shape, so decoding is one JSON.parse and no walk:
+ * listings spend most of their decoding time here.
+ */
+function entityOf(id: EntityId, docJson: string, createdAt: number, modifiedAt: number, deletedAt: number | null): Entity {
   // The document was written by encodeEntityDoc from a typed Entity; nothing else writes it.
-  const doc = JSON.parse(row.doc) as EntityDoc;
-  const entity: Entity = {
-    id: row.id,
-    types: doc.types,
-    attrs: doc.attrs,
-    createdAt: row.created_at,
-    modifiedAt: row.modified_at,
-  };
+  const doc = JSON.parse(docJson) as EntityDoc;
+  const entity: Entity = { id, types: doc.types, attrs: doc.attrs, createdAt, modifiedAt };
   if (doc.scope !== undefined) entity.scope = doc.scope;
-  if (row.deleted_at !== null) entity.deletedAt = row.deleted_at;
+  if (deletedAt !== null) entity.deletedAt = deletedAt;
   return entity;
+}
+
+export function decodeEntity(row: EntityRow): Entity {
+  return entityOf(row.id, row.doc, row.created_at, row.modified_at, row.deleted_at);
+}
+
+/** decodeEntity for a raw-mode row: arrays cost less to build than one object per row. */
+export function decodeEntityTuple(row: EntityTuple): Entity {
+  return entityOf(row[0], row[1], row[2], row[3], row[4]);
 }

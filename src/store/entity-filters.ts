@@ -11,6 +11,11 @@ export interface SqlFragment {
   /** A boolean SQL expression over `e` (the entities row); parameters as `@name`. */
   sql: string;
   params: Record<string, unknown>;
+  /**
+   * The expression is `e.rowid IN (<index search>)` AND-ed with further checks: a list of candidates
+   * the planner can start from (the q values index, the attribute index, the R*Tree).
+   */
+  isRowidList?: boolean;
 }
 
 /** A filter that cannot match anything (e.g. an attribute never stored). */

@@ -4,7 +4,7 @@
 
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Entity } from '../ngsi/index.js';
-import { ROW, decodeEntity, type EntityRow } from './entity-doc.js';
+import { ROW, decodeEntityTuple, type EntityTuple } from './entity-doc.js';
 import { MATCH_NOTHING, translateFilter, type FilterContext } from './entity-filters.js';
 import type { IriDictionary } from './iris.js';
 import type { EntityListQuery } from './types.js';
@@ -22,17 +22,62 @@ export interface SelectScope {
 
 export type EntitySelect = (tenant: string, q: EntityListQuery, scope: SelectScope) => { entities: Entity[]; count?: number };
 
+type Statement = BetterSqlite3.Statement<[Record<string, unknown>], unknown>;
+
+/** The rows a statement walks (FROM) and the column that orders them by creation. */
+interface Source {
+  from: string;
+  order: string;
+}
+
+/**
+ * Adds the type condition (any of the IRI ids); returns the rows to walk when the types lead.
+ * NOTE: the index `entity_types_iri (iri, entity)` lists an IRI's entities in creation order; without
+ * it the planner walks the tenant's whole creation-order index and tests each entity's types,
+ * crossing every entity of other types before the first match.
+ * - another list drives (ids, a q or geo candidate list): a probe of each candidate's types, as two
+ *   lists would both be built in full and intersected;
+ * - otherwise the walk starts in the type index, one range per type merged in entity order (UNION
+ *   drops an entity having several of the types), and the rows are joined by rowid: a page stops as
+ *   soon as it is full, however many entities have the types.
+ */
+function addTypes(typeIds: number[], isProbe: boolean, where: string[], params: Record<string, unknown>): Source | undefined {
+  const names = typeIds.map((id, i) => {
+    params[`type${i}`] = id;
+    return `@type${i}`;
+  });
+  if (isProbe) {
+    where.push(`EXISTS (SELECT 1 FROM entity_types x WHERE x.entity = e.rowid AND x.iri IN (${names.join(', ')}))`);
+    return undefined;
+  }
+  const ranges = names.map((name) => `SELECT t.entity FROM entity_types t WHERE t.iri = ${name}`);
+  const merged = ranges.length === 1 ? ranges.join('') : `${ranges.join(' UNION ')} ORDER BY 1`;
+  return { from: `(${merged}) u CROSS JOIN entities e ON e.rowid = u.entity`, order: 'u.entity' };
+}
+
+/**
+ * The rows to walk when no type leads: the ids' index hint, the table by rowid when a filter lists the
+ * candidates, or the tenant's creation-order index.
+ * NOTE: left alone, the planner seeks each listed candidate in the tenant's partial index first, then
+ * in the table: a second seek per candidate for a test the row itself answers.
+ */
+function tableSource(scope: SelectScope, hasIds: boolean, hasRowidList: boolean): Source {
+  if (hasIds) return { from: scope.fromWithIds ?? 'entities e', order: 'e.rowid' };
+  return { from: hasRowidList ? 'entities e NOT INDEXED' : 'entities e', order: 'e.rowid' };
+}
+
 export function createEntitySelect(db: BetterSqlite3.Database, iris: IriDictionary): EntitySelect {
-  const cache = new Map<string, BetterSqlite3.Statement<[Record<string, unknown>], unknown>>();
-  const prepare = (sql: string): BetterSqlite3.Statement<[Record<string, unknown>], unknown> => {
+  const cache = new Map<string, Statement>();
+  const prepare = (sql: string, shape: (stmt: Statement) => Statement): Statement => {
     let stmt = cache.get(sql);
     if (!stmt) {
       if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value ?? '');
-      stmt = db.prepare<[Record<string, unknown>], unknown>(sql);
+      stmt = shape(db.prepare<[Record<string, unknown>], unknown>(sql));
       cache.set(sql, stmt);
     }
     return stmt;
   };
+  const known = (list: string[]): number[] => list.map((t) => iris.lookup(t)).filter((id) => id !== undefined);
 
   return (tenant, q, scope) => {
     const none = q.count ? { entities: [], count: 0 } : { entities: [] };
@@ -43,39 +88,39 @@ export function createEntitySelect(db: BetterSqlite3.Database, iris: IriDictiona
       params['ids'] = JSON.stringify(q.ids);
       where.push('e.id IN (SELECT value FROM json_each(@ids))');
     }
-    const clauses = [
-      ['types', q.types, 'EXISTS (SELECT 1 FROM entity_types x WHERE x.entity = e.rowid AND x.iri IN (SELECT value FROM json_each(@types)))'],
-      ['attrs', q.attrs, scope.attrsClause],
-    ] as const;
-    for (const [key, list, clause] of clauses) {
-      if (!list || list.length === 0) continue;
-      const known = list.map((t) => iris.lookup(t)).filter((id) => id !== undefined);
-      // No requested IRI was ever stored: nothing can match.
-      if (known.length === 0) return none;
-      params[key] = JSON.stringify(known);
-      where.push(clause);
+    const typeIds = q.types && q.types.length > 0 ? known(q.types) : undefined;
+    // No requested IRI was ever stored: nothing can match.
+    if (typeIds?.length === 0) return none;
+    if (q.attrs && q.attrs.length > 0) {
+      const attrIds = known(q.attrs);
+      if (attrIds.length === 0) return none;
+      params['attrs'] = JSON.stringify(attrIds);
+      where.push(scope.attrsClause);
     }
+    const filters: string[] = [];
+    let hasRowidList = false;
     let n = 0;
     const fctx: FilterContext = { db, iris, param: (prefix) => `${prefix}${n++}` };
     for (const filter of q.filters ?? []) {
       const fragment = translateFilter(filter, fctx);
       if (fragment === MATCH_NOTHING) return none;
-      where.push(`(${fragment.sql})`);
+      filters.push(`(${fragment.sql})`);
       Object.assign(params, fragment.params);
+      hasRowidList ||= fragment.isRowidList === true;
     }
-    const from = hasIds && scope.fromWithIds ? scope.fromWithIds : 'entities e';
-    const whereSql = where.join(' AND ');
+    const source = (typeIds && addTypes(typeIds, hasIds || hasRowidList, where, params)) ?? tableSource(scope, hasIds, hasRowidList);
+    const whereSql = [...where, ...filters].join(' AND ');
     const out: { entities: Entity[]; count?: number } = { entities: [] };
     if (q.limit > 0) {
-      // NOTE: the statement selects exactly the EntityRow columns (ROW).
-      const rows = prepare(`SELECT ${ROW} FROM ${from} WHERE ${whereSql} ORDER BY e.rowid LIMIT @limit OFFSET @offset`)
-        .all({ ...params, limit: q.limit, offset: q.offset }) as EntityRow[];
-      out.entities = rows.map(decodeEntity);
+      const sql = `SELECT ${ROW} FROM ${source.from} WHERE ${whereSql} ORDER BY ${source.order} LIMIT @limit OFFSET @offset`;
+      // NOTE: a raw-mode statement of ROW returns EntityTuple arrays.
+      const rows = prepare(sql, (s) => s.raw(true)).all({ ...params, limit: q.limit, offset: q.offset }) as EntityTuple[];
+      out.entities = rows.map(decodeEntityTuple);
     }
     if (q.count) {
-      // NOTE: a count statement returns one row with column n.
-      const row = prepare(`SELECT count(*) AS n FROM ${from} WHERE ${whereSql}`).get(params) as { n: number } | undefined;
-      out.count = row?.n ?? 0;
+      // NOTE: a plucked count statement returns the number.
+      const total = prepare(`SELECT count(*) FROM ${source.from} WHERE ${whereSql}`, (s) => s.pluck(true)).get(params) as number | undefined;
+      out.count = total ?? 0;
     }
     return out;
   };

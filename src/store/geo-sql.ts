@@ -1,5 +1,6 @@
 // Geo-query filters (NGSI-LD §4.10) in SQL: an R*Tree prefilter on bounding boxes, then the exact
-// predicate through the ngsi_geo() function, so paging and counts stay exact.
+// predicate through ngsi_geo() (or, for `near` on a single position, ngsi_geo_point() over the shape
+// index), so paging and counts stay exact.
 
 import type BetterSqlite3 from 'better-sqlite3';
 import {
@@ -58,10 +59,11 @@ function constraints(mode: BoxMode, b: Bounds): Constraint[] {
 /** SQL functions of geo-queries, registered once per connection. */
 export function registerGeoSqlFunctions(db: BetterSqlite3.Database): void {
   const matchers = new Map<string, GeoMatcher>();
-  // ngsi_geo(query JSON, the geoproperty's instances as JSON): 1 when any instance matches.
-  db.function('ngsi_geo', { deterministic: true }, (queryJson: unknown, instancesJson: unknown) => {
-    // json_extract() gives the instances array as JSON text, or NULL when the entity lacks the attribute.
-    if (typeof queryJson !== 'string' || typeof instancesJson !== 'string' || !instancesJson.startsWith('[')) return 0;
+  // NOTE: every row of a statement passes the same query text; comparing it with the last one is
+  // cheaper than hashing it again for the map.
+  let last: { queryJson: string; matcher: GeoMatcher } | undefined;
+  const matcherOf = (queryJson: string): GeoMatcher => {
+    if (last?.queryJson === queryJson) return last.matcher;
     let matcher = matchers.get(queryJson);
     if (!matcher) {
       // The text is a bound parameter that translateGeoFilter wrote from a parsed GeoQuery.
@@ -69,9 +71,33 @@ export function registerGeoSqlFunctions(db: BetterSqlite3.Database): void {
       if (matchers.size >= MATCHER_CACHE_SIZE) matchers.clear();
       matchers.set(queryJson, matcher);
     }
+    last = { queryJson, matcher };
+    return matcher;
+  };
+  // ngsi_geo(query JSON, the geoproperty's instances as JSON): 1 when any instance matches.
+  db.function('ngsi_geo', { deterministic: true }, (queryJson: unknown, instancesJson: unknown) => {
+    // json_extract() gives the instances array as JSON text, or NULL when the entity lacks the attribute.
+    if (typeof queryJson !== 'string' || typeof instancesJson !== 'string' || !instancesJson.startsWith('[')) return 0;
     const instances: unknown = JSON.parse(instancesJson);
-    return matcher.matchesInstances(instances) ? 1 : 0;
+    return matcherOf(queryJson).matchesInstances(instances) ? 1 : 0;
   });
+  // ngsi_geo_point(query JSON, lon, lat): 1 when a GeoProperty instance at that one position matches.
+  db.function('ngsi_geo_point', { deterministic: true }, (queryJson: unknown, lon: unknown, lat: unknown) => {
+    if (typeof queryJson !== 'string' || typeof lon !== 'number' || typeof lat !== 'number') return 0;
+    const instance = { kind: 'GeoProperty', value: { type: 'Point', coordinates: [lon, lat] } };
+    return matcherOf(queryJson).matchesInstances([instance]) ? 1 : 0;
+  });
+}
+
+/**
+ * The exact `near` test read from the shape index: an instance whose box is a single position lies
+ * all at that position (a Point, or a degenerate shape), so its distance is that position's, taken
+ * from the box columns (exact doubles) without parsing the document. Other shapes read the document.
+ */
+function nearFromShapes(attrParam: string, queryParam: string, docTest: string): string {
+  const isPosition = 's.min_lon = s.max_lon AND s.min_lat = s.max_lat';
+  return `EXISTS (SELECT 1 FROM geo_shapes s WHERE s.entity = e.rowid AND s.attr = ${attrParam} AND ` +
+    `CASE WHEN ${isPosition} THEN ngsi_geo_point(${queryParam}, s.min_lon, s.min_lat) ELSE ${docTest} END)`;
 }
 
 /**
@@ -95,10 +121,13 @@ export function translateGeoFilter(filter: EntityFilter, ctx: FilterContext): Sq
     const where = constraints(mode, b).map(([column, op, value]) => `g.${column} ${op} ${bind('geob', value)}`);
     return `SELECT g.entity FROM geo_index g WHERE ${where.join(' AND ')} AND g.attr = ${attrParam}`;
   };
-  const prefilter = search
-    ? `e.rowid IN (${search.boxes.map((b) => boxSearch(b, search.mode)).join(' UNION ALL ')})`
-    : `EXISTS (SELECT 1 FROM geo_shapes s WHERE s.entity = e.rowid AND s.attr = ${attrParam})`;
+  const boxes = search && `e.rowid IN (${search.boxes.map((b) => boxSearch(b, search.mode)).join(' UNION ALL ')})`;
+  const queryParam = bind('geoq', JSON.stringify(query));
   // NOTE: parseGeoQuery guarantees the IRI is a URI, so it never holds the '"' that ends a path label.
-  const exact = `ngsi_geo(${bind('geoq', JSON.stringify(query))}, json_extract(e.doc, ${bind('geop', `$.attrs."${query.geoproperty}"`)}))`;
-  return { sql: `${prefilter} AND ${exact}`, params };
+  const docTest = `ngsi_geo(${queryParam}, json_extract(e.doc, ${bind('geop', `$.attrs."${query.geoproperty}"`)}))`;
+  const exact = query.georel === 'near' ? nearFromShapes(attrParam, queryParam, docTest) : docTest;
+  if (boxes) return { sql: `${boxes} AND ${exact}`, params, isRowidList: true };
+  // The near test already requires a shape of the geoproperty.
+  if (query.georel === 'near') return { sql: exact, params };
+  return { sql: `EXISTS (SELECT 1 FROM geo_shapes s WHERE s.entity = e.rowid AND s.attr = ${attrParam}) AND ${docTest}`, params };
 }

@@ -238,9 +238,26 @@ function qSql(expr: QExpr, ctx: FilterContext, bind: Bind): Sql {
   }
 }
 
+/**
+ * Whether qSql's translation has an `e.rowid IN (…)` list among its top-level conjuncts: every
+ * comparison, negated or not, reads the values or attribute index that way (indexedCompare,
+ * anyJsonInstance, hasAttr), and so does `exists`; `!attr` and an OR have none.
+ */
+function hasRowidList(expr: QExpr): boolean {
+  switch (expr.kind) {
+    case 'and': return expr.terms.some(hasRowidList);
+    case 'or': return false;
+    case 'exists': return !expr.negated;
+    case 'compare': return true;
+    default: return assertNever(expr, 'q expression');
+  }
+}
+
 /** q, scopeQ and type-selection translators, for FILTER_TRANSLATORS. */
 export const QUERY_FILTER_TRANSLATORS: FilterTranslator[] = [
-  (filter, ctx) => (filter.kind === 'q' ? translation(ctx, (bind) => qSql(filter.expr, ctx, bind)) : undefined),
+  (filter, ctx) => (filter.kind === 'q'
+    ? { ...translation(ctx, (bind) => qSql(filter.expr, ctx, bind)), isRowidList: hasRowidList(filter.expr) }
+    : undefined),
   (filter, ctx) => (filter.kind === 'scopeQ' ? translation(ctx, (bind) => scopeSql(filter.expr, bind)) : undefined),
   (filter, ctx) => (filter.kind === 'types' ? translation(ctx, (bind) => typeSql(filter.expr, ctx, bind)) : undefined),
 ];
