@@ -51,11 +51,9 @@ export function bool(params: Params, name: string, fallback = false): boolean {
 export function int(params: Params, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
   const raw = params.get(name);
   if (raw === undefined) return undefined;
-  const parsed = z.coerce.number().int().min(min).max(max).safeParse(raw.trim() === '' ? 'x' : raw);
-  if (!parsed.success || !/^\d+$/.test(raw)) {
-    throw new InvalidRequestError(`Query parameter '${name}' must be an integer >= ${min}`);
-  }
-  return parsed.data;
+  const n = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= min && n <= max)) throw new InvalidRequestError(`Query parameter '${name}' must be an integer from ${min} to ${max}`);
+  return n;
 }
 
 /** A value out of a closed set. */

@@ -10,6 +10,8 @@ import type { IriDictionary } from './iris.js';
 import type { EntityListQuery } from './types.js';
 
 const STATEMENT_CACHE_SIZE = 128;
+/** Type ranges merged in one walk; SQLite allows 500 terms in a compound SELECT. */
+const MAX_MERGED_TYPES = 64;
 
 export interface SelectScope {
   /** Conditions every row must meet besides the query (tenant, liveness, …); `@tenant` is bound. */
@@ -30,6 +32,9 @@ interface Source {
   order: string;
 }
 
+/** Rows read by rowid from a candidate list (see tableSource). */
+const BY_ROWID: Source = { from: 'entities e NOT INDEXED', order: 'e.rowid' };
+
 /**
  * Adds the type condition (any of the IRI ids); returns the rows to walk when the types lead.
  * NOTE: the index `entity_types_iri (iri, entity)` lists an IRI's entities in creation order; without
@@ -39,7 +44,8 @@ interface Source {
  *   lists would both be built in full and intersected;
  * - otherwise the walk starts in the type index, one range per type merged in entity order (UNION
  *   drops an entity having several of the types), and the rows are joined by rowid: a page stops as
- *   soon as it is full, however many entities have the types.
+ *   soon as it is full, however many entities have the types;
+ * - too many types to merge: the set of their entities, built in full, then read by rowid.
  */
 function addTypes(typeIds: number[], isProbe: boolean, where: string[], params: Record<string, unknown>): Source | undefined {
   const names = typeIds.map((id, i) => {
@@ -49,6 +55,10 @@ function addTypes(typeIds: number[], isProbe: boolean, where: string[], params: 
   if (isProbe) {
     where.push(`EXISTS (SELECT 1 FROM entity_types x WHERE x.entity = e.rowid AND x.iri IN (${names.join(', ')}))`);
     return undefined;
+  }
+  if (names.length > MAX_MERGED_TYPES) {
+    where.push(`e.rowid IN (SELECT t.entity FROM entity_types t WHERE t.iri IN (${names.join(', ')}))`);
+    return BY_ROWID;
   }
   const ranges = names.map((name) => `SELECT t.entity FROM entity_types t WHERE t.iri = ${name}`);
   const merged = ranges.length === 1 ? ranges.join('') : `${ranges.join(' UNION ')} ORDER BY 1`;
@@ -63,7 +73,7 @@ function addTypes(typeIds: number[], isProbe: boolean, where: string[], params: 
  */
 function tableSource(scope: SelectScope, hasIds: boolean, hasRowidList: boolean): Source {
   if (hasIds) return { from: scope.fromWithIds ?? 'entities e', order: 'e.rowid' };
-  return { from: hasRowidList ? 'entities e NOT INDEXED' : 'entities e', order: 'e.rowid' };
+  return hasRowidList ? BY_ROWID : { from: 'entities e', order: 'e.rowid' };
 }
 
 export function createEntitySelect(db: BetterSqlite3.Database, iris: IriDictionary): EntitySelect {

@@ -106,6 +106,14 @@ describe('entity listing plans', () => {
     expect(ids(withAttrs).every((id) => Q_FIXTURES.find((e) => e.id === id)?.attrs[TEMPERATURE] !== undefined)).toBe(true);
   });
 
+  it('lists more types than one merged walk takes, in creation order', () => {
+    const types = Array.from({ length: 70 }, (_, i) => mapper.expandTerm(`Kind${i}`));
+    types.forEach((t, i) => repo.insert('', { id: `urn:ngsi-ld:K:${i}`, types: [t, ROOM], attrs: {}, createdAt: 0, modifiedAt: 0 }));
+    expect(planOf({ types, limit: 3 })[0]).toBe('SEARCH e USING INTEGER PRIMARY KEY (rowid=?)');
+    const r = repo.list('', { types: [...types].reverse(), limit: 3, offset: 1, count: true });
+    expect({ ids: ids(r), count: r.count }).toEqual({ ids: ['urn:ngsi-ld:K:1', 'urn:ngsi-ld:K:2', 'urn:ngsi-ld:K:3'], count: 70 });
+  });
+
   it('leaves out deleted entities when walking the type index', () => {
     repo.markDeleted('', entityId(2), 1);
     const r = repo.list('', { types: [ROOM], limit: 100, offset: 0, count: true });
