@@ -45,9 +45,10 @@ export function createHistoryRepository({ db, iris, buckets, caches, transaction
   const findSeries = db.prepare<[string, string, number, string | null], number>(
     'SELECT id FROM series WHERE tenant = ? AND entity_id = ? AND attr = ? AND dataset_id IS ?',
   ).pluck();
-  const insertSeries = db.prepare<[string, string, number, string | null]>(
-    'INSERT INTO series (tenant, entity_id, attr, dataset_id) VALUES (?, ?, ?, ?)',
-  );
+  // One statement for a new series (the common case on create); the look-up only when it exists.
+  const insertSeries = db.prepare<[string, string, number, string | null], number>(
+    'INSERT INTO series (tenant, entity_id, attr, dataset_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id',
+  ).pluck();
   const SERIES_OF = 'SELECT s.id, i.iri AS attr, s.dataset_id FROM series s JOIN iris i ON i.id = s.attr WHERE s.tenant = ? AND s.entity_id = ?';
   const seriesOfEntity = db.prepare<[string, string], SeriesRow>(SERIES_OF);
   const seriesOfAttr = db.prepare<[string, string, number], SeriesRow>(`${SERIES_OF} AND s.attr = ?`);
@@ -58,7 +59,8 @@ export function createHistoryRepository({ db, iris, buckets, caches, transaction
     const key = JSON.stringify([tenant, entityId, attrId, dataset]);
     const cached = seriesCache.get(key);
     if (cached !== undefined && cached !== REMOVED) return cached;
-    const id = findSeries.get(tenant, entityId, attrId, dataset) ?? Number(insertSeries.run(tenant, entityId, attrId, dataset).lastInsertRowid);
+    const id = insertSeries.get(tenant, entityId, attrId, dataset) ?? findSeries.get(tenant, entityId, attrId, dataset);
+    if (id === undefined) throw new Error(`series of ${entityId} ${attr} neither inserted nor found`);
     seriesCache.set(key, id);
     return id;
   };

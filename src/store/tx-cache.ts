@@ -16,8 +16,12 @@ export interface TxCache<K, V> {
 }
 
 export interface CacheGroup extends TxAware {
-  create<K, V>(): TxCache<K, V>;
+  /** A cache of at most `max` committed entries (the oldest are forgotten first). */
+  create<K, V>(max?: number): TxCache<K, V>;
 }
+
+/** Bounds memory on a gateway with many entities; a forgotten entry is read again when needed. */
+const DEFAULT_MAX_ENTRIES = 50_000;
 
 /**
  * NOTE: discard() drops all pending entries, also those from savepoints that were released; a
@@ -26,12 +30,16 @@ export interface CacheGroup extends TxAware {
 export function createCacheGroup(db: BetterSqlite3.Database): CacheGroup {
   const members: TxAware[] = [];
   return {
-    create<K, V>(): TxCache<K, V> {
+    create<K, V>(max = DEFAULT_MAX_ENTRIES): TxCache<K, V> {
       const committed = new Map<K, V>();
       const pending = new Map<K, V>();
+      const keep = (k: K, v: V): void => {
+        if (committed.size >= max && !committed.has(k)) committed.delete(committed.keys().next().value as K); // NOTE: size >= max > 0, so a first key exists
+        committed.set(k, v);
+      };
       members.push({
         commit() {
-          for (const [k, v] of pending) committed.set(k, v);
+          for (const [k, v] of pending) keep(k, v);
           pending.clear();
         },
         discard() {
@@ -41,7 +49,8 @@ export function createCacheGroup(db: BetterSqlite3.Database): CacheGroup {
       return {
         get: (key) => pending.get(key) ?? committed.get(key),
         set(key, value) {
-          (db.inTransaction ? pending : committed).set(key, value);
+          if (db.inTransaction) pending.set(key, value);
+          else keep(key, value);
         },
       };
     },
