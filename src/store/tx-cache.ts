@@ -34,7 +34,8 @@ export function createCacheGroup(db: BetterSqlite3.Database): CacheGroup {
       const committed = new Map<K, V>();
       const pending = new Map<K, V>();
       const keep = (k: K, v: V): void => {
-        if (committed.size >= max && !committed.has(k)) committed.delete(committed.keys().next().value as K); // NOTE: size >= max > 0, so a first key exists
+        // Re-inserting moves the key to the young end; the oldest sits first.
+        if (!committed.delete(k) && committed.size >= max) committed.delete(committed.keys().next().value as K); // NOTE: size >= max > 0, so a first key exists
         committed.set(k, v);
       };
       members.push({
