@@ -99,15 +99,15 @@ export function checkBucketName(name: string): string {
 }
 
 /**
- * Indexes of a bucket table: (series, t) for writes, observedAt reads and retention, and the few
- * deletion rows by deletedAt. NOTE: reads on createdAt or modifiedAt walk a series through
- * (series, t) and filter; they are rare, while an index per time property would cost two more index
- * writes on every attribute write, the SD card's hot path.
+ * Indexes of a bucket table: (series, t) for writes, observedAt reads and retention; one per other
+ * time property for temporal reads on createdAt, modifiedAt and deletedAt (only deletion rows).
  */
 export function bucketIndexSql(name: string): string {
   const n = checkBucketName(name);
   return `
     CREATE INDEX IF NOT EXISTS ${n}_series_t ON ${n} (series, t);
+    CREATE INDEX IF NOT EXISTS ${n}_series_created ON ${n} (series, created_at);
+    CREATE INDEX IF NOT EXISTS ${n}_series_modified ON ${n} (series, modified_at);
     CREATE INDEX IF NOT EXISTS ${n}_series_deleted ON ${n} (series, deleted_at) WHERE deleted_at IS NOT NULL;`;
 }
 
