@@ -4,6 +4,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { compileIdPattern, type EntityFilter } from '../ngsi/index.js';
 import type { IriDictionary } from './iris.js';
+import { registerRegexpFunction } from './sql-regexp.js';
 import { translateGeoFilter } from './geo-sql.js';
 import { QUERY_FILTER_TRANSLATORS } from './q-sql.js';
 
@@ -32,17 +33,7 @@ export type FilterTranslator = (filter: EntityFilter, ctx: FilterContext) => Sql
 
 /** SQL functions the translators rely on, registered once per connection. */
 export function registerSqlFunctions(db: BetterSqlite3.Database): void {
-  const patterns = new Map<string, RegExp>();
-  db.function('ngsi_regexp', { deterministic: true }, (pattern: unknown, value: unknown) => {
-    if (typeof pattern !== 'string' || typeof value !== 'string') return 0;
-    let re = patterns.get(pattern);
-    if (!re) {
-      re = compileIdPattern(pattern);
-      if (patterns.size > 256) patterns.clear();
-      patterns.set(pattern, re);
-    }
-    return re.test(value) ? 1 : 0;
-  });
+  registerRegexpFunction(db, 'ngsi_regexp', compileIdPattern);
 }
 
 function idPattern(filter: EntityFilter, ctx: FilterContext): SqlFragment | undefined {

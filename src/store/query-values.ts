@@ -4,6 +4,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { compileQPattern, instantOf, valueElements, type Attribute, type Entity, type QElement } from '../ngsi/index.js';
 import type { EntityIndexerFactory } from './entity-indexes.js';
+import { registerRegexpFunction } from './sql-regexp.js';
 import { changedAttributes, withAttributes } from './entity-diff.js';
 
 /** The `typ` column. */
@@ -47,17 +48,7 @@ const sameValue = (a: ValueRow, b: ValueRow): boolean => a.typ === b.typ && a.nu
  */
 export function registerQueryFunctions(db: BetterSqlite3.Database): void {
   db.function('ngsi_instant', { deterministic: true }, (text: unknown) => (typeof text === 'string' ? instantOf(text) ?? null : null));
-  const patterns = new Map<string, RegExp>();
-  db.function('ngsi_q_regexp', { deterministic: true }, (pattern: unknown, value: unknown) => {
-    if (typeof pattern !== 'string' || typeof value !== 'string') return 0;
-    let re = patterns.get(pattern);
-    if (!re) {
-      re = compileQPattern(pattern);
-      if (patterns.size > 256) patterns.clear();
-      patterns.set(pattern, re);
-    }
-    return re.test(value) ? 1 : 0;
-  });
+  registerRegexpFunction(db, 'ngsi_q_regexp', compileQPattern);
 }
 
 export const createQueryValuesIndexer: EntityIndexerFactory = (db, iris) => {
