@@ -8,6 +8,11 @@ import { APP_GEO_JSON, APP_JSON, APP_LD_JSON, linkHeaderValue, type ResponseMedi
 
 export const BASE = '/ngsi-ld/v1';
 
+/** An entity id as one path segment: characters that would end or split the segment are escaped. */
+export function idSegment(id: string): string {
+  return id.replace(/[#?/%\s]/g, (ch) => encodeURIComponent(ch));
+}
+
 /** The URL a Link header names for this context (hosted composite contexts are served by us). */
 export function contextLinkUrl(c: Context, ctx: ResolvedContext): string {
   if (ctx.linkUrl !== undefined) return ctx.linkUrl;

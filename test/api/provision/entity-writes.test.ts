@@ -175,3 +175,15 @@ describe('specificAccessPolicy', () => {
     expect(res.status).toBe(400);
   });
 });
+
+describe('ids with URL-significant characters', () => {
+  it('answers a Location that leads back to the entity', async () => {
+    const id = 'https://example.org/things/a#b?c';
+    const res = await b.request('POST', '/ngsi-ld/v1/entities', { body: { id, type: 'Thing' } });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('location')).toBe('/ngsi-ld/v1/entities/https:%2F%2Fexample.org%2Fthings%2Fa%23b%3Fc');
+    const back = await b.request('GET', res.headers.get('location') ?? '');
+    expect(back.status).toBe(200);
+    expect(back.json.id).toBe(id);
+  });
+});
