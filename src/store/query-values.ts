@@ -39,7 +39,6 @@ function instanceRows(attr: number, inst: number, instance: Attribute): ValueRow
 }
 
 const keyOf = (r: Pick<ValueRow, 'attr' | 'inst' | 'seq'>): string => `${r.attr} ${r.inst} ${r.seq}`;
-const sameValue = (a: ValueRow, b: ValueRow): boolean => a.typ === b.typ && a.num === b.num && a.str === b.str;
 
 /**
  * SQL functions the q translation needs, registered on each connection the index is opened on.
@@ -59,6 +58,11 @@ export const createQueryValuesIndexer: EntityIndexerFactory = (db, iris) => {
   );
   const change = db.prepare<[number, number | null, string | null, number, number, number, number]>(
     'UPDATE attr_values SET typ = ?, num = ?, str = ? WHERE entity = ? AND attr = ? AND inst = ? AND seq = ?',
+  );
+  // NOTE: SQLite rewrites every index holding a column named in SET, changed or not: a reading that
+  // changes only the number must not touch the string index.
+  const changeNum = db.prepare<[number | null, number, number, number, number]>(
+    'UPDATE attr_values SET num = ? WHERE entity = ? AND attr = ? AND inst = ? AND seq = ?',
   );
   const removeOne = db.prepare<[number, number, number, number]>('DELETE FROM attr_values WHERE entity = ? AND attr = ? AND inst = ? AND seq = ?');
   const removeAll = db.prepare<[number]>('DELETE FROM attr_values WHERE entity = ?');
@@ -93,7 +97,9 @@ export const createQueryValuesIndexer: EntityIndexerFactory = (db, iris) => {
         const old = present.get(key);
         present.delete(key);
         if (old === undefined) insert.run(rowid, row.attr, row.inst, row.seq, row.typ, row.num, row.str);
-        else if (!sameValue(old, row)) change.run(row.typ, row.num, row.str, rowid, row.attr, row.inst, row.seq);
+        else if (old.typ === row.typ && old.str === row.str) {
+          if (old.num !== row.num) changeNum.run(row.num, rowid, row.attr, row.inst, row.seq);
+        } else change.run(row.typ, row.num, row.str, rowid, row.attr, row.inst, row.seq);
       }
       for (const row of present.values()) removeOne.run(rowid, row.attr, row.inst, row.seq);
     },
