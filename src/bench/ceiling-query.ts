@@ -4,6 +4,7 @@
 import type Database from 'better-sqlite3';
 import type { Hono } from 'hono';
 import { boxAround, haversineMetres } from './geo.js';
+import { isRecord } from './json.js';
 
 interface MeterRow {
   readonly id: string;
@@ -23,9 +24,6 @@ const Q_AT_LEAST = /^temperature>=(-?\d+(?:\.\d+)?)$/;
 const NEAR = /^near;maxDistance==(\d+(?:\.\d+)?)$/;
 const LIMIT_MAX = 1_000;
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function pointOf(value: unknown): [number, number] | undefined {
   if (!Array.isArray(value) || value.length !== 2) return undefined;

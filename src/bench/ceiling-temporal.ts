@@ -3,6 +3,7 @@
 
 import type Database from 'better-sqlite3';
 import type { Hono } from 'hono';
+import { isRecord } from './json.js';
 
 interface Sample {
   readonly t: number;
@@ -15,9 +16,6 @@ type PeriodRow = [number, number, number, number];
 const HOURS = /^PT(\d+)H$/;
 const LAST_N_MAX = 10_000;
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The samples of one attribute's instances, or undefined when one lacks a number or an observedAt. */
 function samplesOf(instances: unknown): Sample[] | undefined {

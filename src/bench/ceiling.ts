@@ -8,6 +8,7 @@ import { Hono } from 'hono';
 import { join } from 'node:path';
 import { registerQueryRoutes } from './ceiling-query.js';
 import { registerTemporalRoutes } from './ceiling-temporal.js';
+import { isRecord } from './json.js';
 
 const port = Number(process.env.SERVER_PORT ?? '0');
 const host = process.env.SERVER_HOST ?? '127.0.0.1';
@@ -41,9 +42,6 @@ const updateWithHistory = db.transaction((id: string, attr: string, value: strin
   return true;
 });
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function isUniqueViolation(err: unknown): boolean {
   return err instanceof Error && 'code' in err && err.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';

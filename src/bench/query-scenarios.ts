@@ -6,6 +6,7 @@ import { haversineMetres } from './geo.js';
 import type { BenchRequest } from './load.js';
 import { CENTRE, countMetersNear, meterEntity, METER_COUNT } from './meters.js';
 import type { Check, Dataset, Scenario } from './scenario-types.js';
+import { isRecord } from './json.js';
 
 const UPSERT = '/ngsi-ld/v1/entityOperations/upsert';
 const BATCH = 1_000;
@@ -44,9 +45,6 @@ interface MeterView {
   readonly point: readonly number[] | undefined;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function viewOf(entity: unknown): MeterView {
   if (!isRecord(entity)) return { type: undefined, temperature: undefined, point: undefined };

@@ -4,6 +4,7 @@
 import { formatCount } from './format-count.js';
 import type { BenchRequest } from './load.js';
 import type { Check, Dataset, Scenario } from './scenario-types.js';
+import { isRecord } from './json.js';
 
 const ENTITIES = '/ngsi-ld/v1/entities';
 const TEMPORAL = '/ngsi-ld/v1/temporal/entities';
@@ -67,9 +68,6 @@ const SERIES_DATA: Dataset = {
   ],
 };
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function temperatureOf(body: string): unknown {
   const parsed: unknown = JSON.parse(body);

@@ -49,7 +49,9 @@ export function resource(app: App, path: string, handlers: Partial<Record<Method
   const allow = Object.keys(handlers).sort().join(', ');
   for (const [method, handler] of Object.entries(handlers)) app.on(method, path, handler);
   app.all(path, () => {
-    throw new MethodNotAllowedError(`Method not allowed on ${path}`, `Allowed: ${allow}`);
+    const err = new MethodNotAllowedError(`Method not allowed on ${path}`, `Allowed: ${allow}`);
+    err.allow = Object.keys(handlers).sort();
+    throw err;
   });
 }
 
@@ -100,7 +102,7 @@ export function createApp(deps: AppDeps): App {
   app.onError((err, c) => {
     const ngsi = toNgsiError(err, log, c.get('requestId') ?? 'unknown');
     const headers: Record<string, string> = { 'X-Request-Id': c.get('requestId') ?? 'unknown' };
-    if (ngsi instanceof MethodNotAllowedError && ngsi.detail) headers['Allow'] = ngsi.detail.replace('Allowed: ', '');
+    if (ngsi instanceof MethodNotAllowedError) headers['Allow'] = ngsi.allow.join(', ');
     return problemResponse(ngsi, headers);
   });
   return app;

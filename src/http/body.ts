@@ -2,7 +2,7 @@
 // JSON-LD context rules of NGSI-LD §6.3.5 (where the @context may and may not come from).
 
 import {
-  BadRequestDataError, InvalidRequestError, PayloadTooLargeError,
+  BadRequestDataError, InvalidRequestError, PayloadTooLargeError, isPlainObject,
 } from '../ngsi/index.js';
 import type { ContextInput } from '../jsonld/index.js';
 import { readLimited } from '../lib/index.js';
@@ -38,13 +38,10 @@ export async function readBytes(req: Request, limit: number): Promise<string> {
   return bytes.toString('utf8');
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 export function isContextInput(v: unknown): v is ContextInput {
-  if (typeof v === 'string' || isRecord(v)) return true;
-  return Array.isArray(v) && v.every((e) => typeof e === 'string' || isRecord(e));
+  if (typeof v === 'string' || isPlainObject(v)) return true;
+  return Array.isArray(v) && v.every((e) => typeof e === 'string' || isPlainObject(e));
 }
 
 function contextOf(body: Record<string, unknown>): ContextInput {
@@ -67,7 +64,7 @@ export async function readJsonBody(req: Request, opts: BodyOptions): Promise<Par
   const linkContext = contextFromLink(req.headers.get('link') ?? undefined);
   if (opts.isArray) {
     if (!Array.isArray(body)) throw new InvalidRequestError('The body must be a JSON array');
-  } else if (!isRecord(body)) {
+  } else if (!isPlainObject(body)) {
     throw new BadRequestDataError('The body must be a JSON object');
   }
   const elements: unknown[] = Array.isArray(body) ? body : [body];
@@ -77,7 +74,7 @@ export async function readJsonBody(req: Request, opts: BodyOptions): Promise<Par
       throw new BadRequestDataError('A JSON-LD Link header is not allowed with application/ld+json');
     }
     const contexts = elements.map((el) => {
-      if (!isRecord(el) || !('@context' in el)) {
+      if (!isPlainObject(el) || !('@context' in el)) {
         throw new BadRequestDataError('Missing @context', 'An application/ld+json body must carry @context');
       }
       return contextOf(el);
@@ -85,7 +82,7 @@ export async function readJsonBody(req: Request, opts: BodyOptions): Promise<Par
     return opts.isArray ? { body, context: undefined, elementContexts: contexts } : { body, context: contexts[0] };
   }
   for (const el of elements) {
-    if (isRecord(el) && '@context' in el) {
+    if (isPlainObject(el) && '@context' in el) {
       throw new BadRequestDataError('@context is not allowed in an application/json body', 'Send the context in a Link header, or use application/ld+json');
     }
   }

@@ -4,11 +4,9 @@
 
 import { bool, csv, type Params } from './params.js';
 import {
-  BadRequestDataError, InvalidRequestError, hasGeoQueryMembers, parseGeoQuery, parseQ, parseScopeQ,
+  BadRequestDataError, InvalidRequestError, hasGeoQueryMembers, isAbsoluteUri, parseGeoQuery, parseQ, parseScopeQ,
   parseTypeSelection, type EntityFilter, type GeoQueryInput, type Iri, type TermMapper,
 } from '../ngsi/index.js';
-
-const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>"{}|\\^`]+$/;
 
 /** One entry of `entities` in a POST query, or the type/id/idPattern parameters of a GET. */
 export interface EntitySelectorInput {
@@ -35,7 +33,7 @@ export interface EntityQuery {
 }
 
 function checkId(id: string): string {
-  if (!ABSOLUTE_URI.test(id)) throw new BadRequestDataError(`Invalid entity id '${id}'`);
+  if (!isAbsoluteUri(id)) throw new BadRequestDataError(`Invalid entity id '${id}'`);
   return id;
 }
 

@@ -7,7 +7,7 @@ import { compileContext, type CompiledContext } from './compile.js';
 import { CORE_REQUEST, toContextRequest, type ContextRequest } from './context-request.js';
 import { createContextStore, HOSTED_CONTEXT_PATH, hostedIdOf, type StoredContext } from './context-store.js';
 import { processCoreContextSync } from './core-terms.js';
-import { createLru } from './lru.js';
+import { createLru } from '../lib/index.js';
 import { createTermMapper } from './term-mapper.js';
 import { draftTermMaps, type TermMaps } from './term-maps.js';
 import type {

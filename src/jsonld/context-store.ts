@@ -8,7 +8,7 @@ import type { BundledContexts } from './bundled.js';
 import { canonicalJson, shortHash } from './canonical-json.js';
 import { fetchContextDocument, type FetchLimits } from './fetch-context.js';
 import { isJsonObject, type JsonObject } from './jsonld-api.js';
-import { createLru } from './lru.js';
+import { createLru } from '../lib/index.js';
 import type { ContextPersistence, PersistedContext } from './types.js';
 
 /** Path under which the broker serves contexts by id (NGSI-LD §5.13). */

@@ -2,7 +2,7 @@
 // the few computed compactions memoized in a bounded map. Mirrors jsonld's IRI expansion/compaction.
 
 import { SPECIFIC_ACCESS_POLICY, type TermMapper } from '../ngsi/index.js';
-import { createLru } from './lru.js';
+import { createLru } from '../lib/index.js';
 import { compareShortestLeast, type TermMaps } from './term-maps.js';
 
 const COMPACTION_MEMO_SIZE = 2048;

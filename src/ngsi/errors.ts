@@ -114,6 +114,8 @@ export class MethodNotAllowedError extends NgsiError {
   override name = 'MethodNotAllowedError';
   readonly errorType = 'MethodNotAllowed';
   readonly status = 405;
+  /** The methods the resource supports, for the `Allow` header. */
+  allow: readonly string[] = [];
 }
 
 /** When each error is used; the README's error table is rendered from this catalogue. */

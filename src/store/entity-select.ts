@@ -3,6 +3,7 @@
 // by their SQL text (the filter combination, never values).
 
 import type BetterSqlite3 from 'better-sqlite3';
+import { createLru } from '../lib/index.js';
 import type { Entity } from '../ngsi/index.js';
 import { ROW, decodeEntityTuple, type EntityTuple } from './entity-doc.js';
 import { MATCH_NOTHING, translateFilter, type FilterContext } from './entity-filters.js';
@@ -77,11 +78,10 @@ function tableSource(scope: SelectScope, hasIds: boolean, hasRowidList: boolean)
 }
 
 export function createEntitySelect(db: BetterSqlite3.Database, iris: IriDictionary): EntitySelect {
-  const cache = new Map<string, Statement>();
+  const cache = createLru<string, Statement>(STATEMENT_CACHE_SIZE);
   const prepare = (sql: string, shape: (stmt: Statement) => Statement): Statement => {
     let stmt = cache.get(sql);
     if (!stmt) {
-      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value ?? '');
       stmt = shape(db.prepare<[Record<string, unknown>], unknown>(sql));
       cache.set(sql, stmt);
     }

@@ -3,6 +3,7 @@
 // per-period statistics computing only what an aggregation asks for.
 
 import type BetterSqlite3 from 'better-sqlite3';
+import { createLru } from '../lib/index.js';
 import type { BucketCatalogue } from './buckets.js';
 import { checkBucketName } from './buckets.js';
 import type { PeriodGrid, PeriodStats, TimeOrder } from './history-types.js';
@@ -21,7 +22,7 @@ export interface StatementCache {
 /** Prepared statements by SQL text; all forgotten when a bucket table was dropped since. */
 export function createStatementCache(db: BetterSqlite3.Database, buckets: BucketCatalogue): StatementCache {
   // Keyed by mode and text: a statement's raw mode is a setting of the statement itself.
-  const cache = new Map<string, BetterSqlite3.Statement<[Record<string, unknown>], unknown>>();
+  const cache = createLru<string, BetterSqlite3.Statement<[Record<string, unknown>], unknown>>(STATEMENT_CACHE_SIZE);
   let generation = buckets.generation();
   const prepared = (sql: string, raw: boolean): BetterSqlite3.Statement<[Record<string, unknown>], unknown> => {
     if (generation !== buckets.generation()) {
@@ -31,7 +32,6 @@ export function createStatementCache(db: BetterSqlite3.Database, buckets: Bucket
     const key = (raw ? 'r' : 'o') + sql;
     let stmt = cache.get(key);
     if (!stmt) {
-      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value ?? '');
       stmt = db.prepare<[Record<string, unknown>], unknown>(sql);
       if (raw) stmt.raw(true);
       cache.set(key, stmt);

@@ -2,18 +2,18 @@
 // bound parameters; values never reach the SQL text).
 
 import type BetterSqlite3 from 'better-sqlite3';
+import { createLru } from '../lib/index.js';
 
 const PATTERN_CACHE_SIZE = 256;
 
 /** Registers `name(pattern, value)` → 1 when value matches, 0 otherwise (also for non-strings). */
 export function registerRegexpFunction(db: BetterSqlite3.Database, name: string, compile: (pattern: string) => RegExp): void {
-  const patterns = new Map<string, RegExp>();
+  const patterns = createLru<string, RegExp>(PATTERN_CACHE_SIZE);
   db.function(name, { deterministic: true }, (pattern: unknown, value: unknown) => {
     if (typeof pattern !== 'string' || typeof value !== 'string') return 0;
     let re = patterns.get(pattern);
     if (!re) {
       re = compile(pattern);
-      if (patterns.size > PATTERN_CACHE_SIZE) patterns.clear();
       patterns.set(pattern, re);
     }
     return re.test(value) ? 1 : 0;

@@ -2,12 +2,9 @@
 // observedAt, every instance parsed on its own by ngsi (several may share a datasetId here).
 
 import {
-  BadRequestDataError, ENTITY_CORE_MEMBERS, parseAttributes, parseEntity, type Attribute, type EntityId, type Iri, type TermMapper,
+  BadRequestDataError, ENTITY_CORE_MEMBERS, isPlainObject, parseAttributes, parseEntity, type Attribute, type EntityId, type Iri, type TermMapper,
 } from '../ngsi/index.js';
 
-function isPlainObjectBody(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** One historical instance of an attribute. */
 export interface TemporalInstanceInput {
@@ -25,7 +22,7 @@ export interface TemporalEntityInput {
 
 /** An attribute value given as instances: an array of objects, or one object. */
 const instancesOf = (raw: unknown): unknown[] =>
-  (Array.isArray(raw) && raw.length > 0 && raw.every(isPlainObjectBody) ? raw : [raw]);
+  (Array.isArray(raw) && raw.length > 0 && raw.every(isPlainObject) ? raw : [raw]);
 
 /** Every instance of every attribute member of `body` (entity members skipped). */
 function parseInstances(body: Record<string, unknown>, mapper: TermMapper, now: number): TemporalInstanceInput[] {
@@ -50,7 +47,7 @@ function parseInstances(body: Record<string, unknown>, mapper: TermMapper, now: 
 
 /** The body of POST /temporal/entities: id, type, optional scope, attributes as instance arrays. */
 export function parseTemporalEntity(body: unknown, mapper: TermMapper, now: number): TemporalEntityInput {
-  if (!isPlainObjectBody(body)) throw new BadRequestDataError('A temporal entity must be a JSON object');
+  if (!isPlainObject(body)) throw new BadRequestDataError('A temporal entity must be a JSON object');
   const head: Record<string, unknown> = {};
   for (const key of ['id', 'type', 'scope']) if (body[key] !== undefined) head[key] = body[key];
   const entity = parseEntity(head, mapper, { now });
@@ -61,7 +58,7 @@ export function parseTemporalEntity(body: unknown, mapper: TermMapper, now: numb
 
 /** The body of POST /temporal/entities/{id}/attrs: attributes as instance arrays (id and type ignored). */
 export function parseTemporalAttributes(body: unknown, mapper: TermMapper, now: number): TemporalInstanceInput[] {
-  if (!isPlainObjectBody(body)) throw new BadRequestDataError('The attributes must be a JSON object');
+  if (!isPlainObject(body)) throw new BadRequestDataError('The attributes must be a JSON object');
   const instances = parseInstances(body, mapper, now);
   if (instances.length === 0) throw new BadRequestDataError('No attribute instance given');
   return instances;

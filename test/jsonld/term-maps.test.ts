@@ -9,7 +9,6 @@ import { loadBundledContexts } from '../../src/jsonld/bundled.js';
 import { compileContext } from '../../src/jsonld/compile.js';
 import { processCoreContextSync } from '../../src/jsonld/core-terms.js';
 import { compactDocument, type JsonObject } from '../../src/jsonld/jsonld-api.js';
-import { createLru } from '../../src/jsonld/lru.js';
 import { draftTermMaps } from '../../src/jsonld/term-maps.js';
 import { FIXTURE_ORIGIN, createFixtureDocumentLoader, createFixtureFetch, createTestService } from './support.js';
 
@@ -108,18 +107,5 @@ describe('user term maps', () => {
     expect(resolved.compactIri(brick + 'Setpoint')).toBe('setpoint');
     expect(resolved.compactIri(brick + 'Occupancy')).toBe('brick:Occupancy');
     expect(resolved.expandTerm('airTemperature')).toBe(brick + 'Air_Temperature');
-  });
-});
-
-describe('createLru', () => {
-  it('evicts the least recently used entry beyond its bound', () => {
-    const lru = createLru<string, number>(2);
-    lru.set('a', 1);
-    lru.set('b', 2);
-    expect(lru.get('a')).toBe(1);
-    lru.set('c', 3);
-    expect(lru.get('b')).toBeUndefined();
-    expect(lru.get('a')).toBe(1);
-    expect(lru.size).toBe(2);
   });
 });

@@ -2,7 +2,7 @@
 // merge, delete.
 
 import {
-  BadRequestDataError, InvalidRequestError, mergeEntity, parseEntity, parseEntityFragment, replaceEntity,
+  BadRequestDataError, InvalidRequestError, isAbsoluteUri, mergeEntity, parseEntity, parseEntityFragment, replaceEntity,
   type Iri,
 } from '../../ngsi/index.js';
 import type { Actor, UpdateResult } from '../../entities/index.js';
@@ -18,7 +18,6 @@ import type { ResponseMediaType } from '../media.js';
 import { purgeEntities } from './entities-purge.js';
 
 const OFFERED = [APP_JSON, APP_LD_JSON, APP_GEO_JSON] as const;
-const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>"{}|\\^`]+$/;
 
 
 export function actorOf(c: AppContext): Actor {
@@ -27,7 +26,7 @@ export function actorOf(c: AppContext): Actor {
 
 export function entityIdParam(c: AppContext): string {
   const id = c.req.param('id') ?? '';
-  if (!ABSOLUTE_URI.test(id)) throw new BadRequestDataError('Invalid entity id', `'${id}' is not an absolute URI`);
+  if (!isAbsoluteUri(id)) throw new BadRequestDataError('Invalid entity id', `'${id}' is not an absolute URI`);
   return id;
 }
 

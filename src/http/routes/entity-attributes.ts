@@ -3,7 +3,7 @@
 
 import {
   appendAttributes, deleteAttribute, parseAttributeFragment, parseAttributes, replaceAttribute,
-  updateAttributePartial, updateAttributes, BadRequestDataError,
+  updateAttributePartial, updateAttributes, BadRequestDataError, nameProblem,
 } from '../../ngsi/index.js';
 import { resource, type App, type AppContext, type AppDeps } from '../app.js';
 import { readJsonBody } from '../body.js';
@@ -11,11 +11,10 @@ import { bool, csv, readParams } from '../params.js';
 import { BASE, noContent } from '../respond.js';
 import { actorOf, entityIdParam, linkContext, updateResponse } from './entities.js';
 
-const FORBIDDEN_NAME = /[<>"'=()\u0000-\u001f\u007f]/;
-
 function attrNameParam(c: AppContext): string {
   const name = c.req.param('attr') ?? '';
-  if (name === '' || FORBIDDEN_NAME.test(name)) throw new BadRequestDataError('Invalid attribute name', name);
+  const problem = nameProblem(name);
+  if (problem !== undefined) throw new BadRequestDataError('Invalid attribute name', problem);
   return name;
 }
 

@@ -2,7 +2,7 @@
 // delete of many entities; each is parsed with its own context and fails on its own (BatchOperationResult).
 
 import {
-  BadRequestDataError, InvalidRequestError, LdContextNotAvailableError, isAbsoluteUri, parseAttributes, parseEntity,
+  BadRequestDataError, InvalidRequestError, LdContextNotAvailableError, isAbsoluteUri, isPlainObject, parseAttributes, parseEntity,
   parseEntityFragment, type Entity, type EntityId, type Json,
 } from '../../ngsi/index.js';
 import type { BatchOutcome, NotUpdated, UpsertMode } from '../../entities/index.js';
@@ -22,14 +22,11 @@ type Slot<T> =
 
 type Parse<T> = (element: unknown, ctx: ResolvedContext, now: number) => { id: EntityId; value: T };
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** The id reported for an element: its `id` when it is a string, else the element itself. */
 function reportedId(element: unknown): Json {
   if (typeof element === 'string') return element;
-  if (isRecord(element) && typeof element['id'] === 'string') return element['id'];
+  if (isPlainObject(element) && typeof element['id'] === 'string') return element['id'];
   return element as Json; // NOTE: the element comes from JSON.parse, so it is JSON
 }
 
@@ -200,7 +197,7 @@ export function registerEntityOperationRoutes(app: App, deps: AppDeps): void {
       const params = readParams(c.req.url, ['options']);
       const noOverwrite = options(params, ['noOverwrite'] as const).has('noOverwrite');
       const slots = await readBatch(c, deps, (element, ctx, now) => {
-        if (!isRecord(element)) throw new BadRequestDataError('An entity must be a JSON object');
+        if (!isPlainObject(element)) throw new BadRequestDataError('An entity must be a JSON object');
         const id = requireId(element['id']);
         return { id, value: parseAttributes(element, ctx, { now, allowNull: true }) };
       });

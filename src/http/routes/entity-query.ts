@@ -1,7 +1,7 @@
 // POST /ngsi-ld/v1/entityOperations/query (NGSI-LD §6.23.3.1, Query object §5.2.23): the filters in
 // the body, representation and pagination in the URL.
 
-import { BadRequestDataError, type GeoQueryInput } from '../../ngsi/index.js';
+import { BadRequestDataError, isPlainObject, type GeoQueryInput } from '../../ngsi/index.js';
 import { resource, type App, type AppDeps } from '../app.js';
 import { readJsonBody } from '../body.js';
 import { buildEntityQuery, listMember, selectorsFromBody, stringMember } from '../entity-query.js';
@@ -15,13 +15,10 @@ const OFFERED = [APP_JSON, APP_LD_JSON, APP_GEO_JSON] as const;
 const URL_PARAMS = ['limit', 'offset', 'count', 'options', 'format', 'join', 'joinLevel', 'geometryProperty', 'lang', 'datasetId', 'local'];
 const BODY_MEMBERS = new Set(['type', 'entities', 'attrs', 'q', 'geoQ', 'scopeQ', 'pick', 'omit', 'lang', 'local', '@context']);
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function geoOf(value: unknown): GeoQueryInput | undefined {
   if (value === undefined) return undefined;
-  if (!isRecord(value)) throw new BadRequestDataError('geoQ must be an object');
+  if (!isPlainObject(value)) throw new BadRequestDataError('geoQ must be an object');
   for (const k of Object.keys(value)) {
     if (!['georel', 'geometry', 'coordinates', 'geoproperty'].includes(k)) throw new BadRequestDataError(`geoQ has an unknown member '${k}'`);
   }
