@@ -43,6 +43,7 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type App = Hono<AppEnv>;
 
 const TENANT = /^[A-Za-z0-9_-]{1,64}$/;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /** Registers the handlers of one resource path, and 405 with `Allow` for every other method. */
 export function resource(app: App, path: string, handlers: Partial<Record<Method, Handler<AppEnv>>>): void {
@@ -61,7 +62,9 @@ export function createApp(deps: AppDeps): App {
 
   app.use('*', async (c, next) => {
     const started = performance.now();
-    const requestId = c.req.header('x-request-id')?.slice(0, 64) ?? randomUUID();
+    // A client's request id is kept only when it is a plain token: it goes into logs and headers.
+    const given = c.req.header('x-request-id');
+    const requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID();
     c.set('requestId', requestId);
     await next();
     // NOTE: the request id goes out on error responses only (see onError): touching the headers of

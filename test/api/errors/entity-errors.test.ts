@@ -168,3 +168,27 @@ describe('existence', () => {
     expect(res.headers.get('allow')).toBe('DELETE, GET, POST');
   });
 });
+
+describe('request edges', () => {
+  it('413 for a streamed body over the limit that declares no length', async () => {
+    const chunk = new TextEncoder().encode(`{"id":"urn:ngsi-ld:Room:s","type":"Room","x":"${'y'.repeat(3000)}`);
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 3) controller.enqueue(chunk);
+        else controller.close();
+      },
+    });
+    const res = await b.broker.app.request('http://127.0.0.1/ngsi-ld/v1/entities', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body, duplex: 'half',
+    } as RequestInit); // NOTE: `duplex` (needed for a stream body) is missing from the RequestInit type
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { type: string }).type).toBe(`${ERR}PayloadTooLarge`);
+  });
+  it('echoes a plain request id on errors and replaces one that is not', async () => {
+    const ok = await b.request('GET', '/ngsi-ld/v1/entities/urn:ngsi-ld:Room:none', { headers: { 'X-Request-Id': 'abc-123' } });
+    expect(ok.headers.get('x-request-id')).toBe('abc-123');
+    const odd = await b.request('GET', '/ngsi-ld/v1/entities/urn:ngsi-ld:Room:none', { headers: { 'X-Request-Id': 'a b{c}' } });
+    expect(odd.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
