@@ -16,9 +16,32 @@ export interface Logger {
 
 export type LogSink = (line: string) => void;
 
-const stderrSink: LogSink = (line) => {
-  process.stderr.write(line + '\n');
-};
+/**
+ * Lines of one event-loop turn go to stderr in one write: with a line per request, a write each
+ * was a system call per request. Whatever is pending is written at exit, crashes included.
+ */
+function createStderrSink(): LogSink {
+  let pending = '';
+  let scheduled = false;
+  const flush = (): void => {
+    scheduled = false;
+    if (pending === '') return;
+    const text = pending;
+    pending = '';
+    process.stderr.write(text);
+  };
+  process.on('exit', flush);
+  return (line) => {
+    pending += line + '\n';
+    if (pending.length >= 65_536) flush();
+    else if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush).unref();
+    }
+  };
+}
+
+let stderrSink: LogSink | undefined;
 
 function serialise(fields: LogFields | undefined): LogFields {
   if (!fields) return {};
@@ -29,7 +52,7 @@ function serialise(fields: LogFields | undefined): LogFields {
   return out;
 }
 
-export function createLogger(level: LogLevel, subsystem = 'edgeld', sink: LogSink = stderrSink): Logger {
+export function createLogger(level: LogLevel, subsystem = 'edgeld', sink: LogSink = (stderrSink ??= createStderrSink())): Logger {
   const min = RANK[level];
   const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: LogFields): void => {
     if (RANK[lvl] < min) return;

@@ -99,15 +99,16 @@ export function checkBucketName(name: string): string {
 }
 
 /**
- * Indexes of a bucket table: (series, t) for writes, observedAt reads and retention; one per other
- * time property for temporal reads on createdAt, modifiedAt and deletedAt (only deletion rows).
+ * Indexes of a bucket table: (series, t) for writes, observedAt reads and retention, and the deletion
+ * rows by deletedAt.
+ * NOTE: createdAt and modifiedAt have no index of their own: each would cost a random index page on
+ * every reading to serve rare reads. Those reads take the series' rows through (series, t), in the
+ * buckets whose catalogued bounds overlap the window only.
  */
 export function bucketIndexSql(name: string): string {
   const n = checkBucketName(name);
   return `
     CREATE INDEX IF NOT EXISTS ${n}_series_t ON ${n} (series, t);
-    CREATE INDEX IF NOT EXISTS ${n}_series_created ON ${n} (series, created_at);
-    CREATE INDEX IF NOT EXISTS ${n}_series_modified ON ${n} (series, modified_at);
     CREATE INDEX IF NOT EXISTS ${n}_series_deleted ON ${n} (series, deleted_at) WHERE deleted_at IS NOT NULL;`;
 }
 

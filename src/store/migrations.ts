@@ -7,6 +7,7 @@ import { up as geo } from './migration-002-geo.js';
 import { up as queryValues } from './migration-003-query-values.js';
 import { up as attributeKinds } from './migration-004-attribute-kinds.js';
 import { up as temporal } from './migration-005-temporal.js';
+import { up as writePages } from './migration-006-write-pages.js';
 
 export interface Migration {
   version: number;
@@ -78,6 +79,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, up: queryValues },
   { version: 4, up: attributeKinds },
   { version: 5, up: temporal },
+  { version: 6, up: writePages },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {

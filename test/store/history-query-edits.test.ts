@@ -128,8 +128,8 @@ describe('entity archive', () => {
   });
 });
 
-describe('migration 5', () => {
-  it('indexes existing buckets, records their bounds and serves createdAt reads', () => {
+describe('migrations 5 and 6', () => {
+  it('index existing buckets by (series, t) and deletion, record their bounds and serve createdAt reads', () => {
     const tmp = tempDir();
     try {
       const db = new Database(tmp.file.replace('/data/edgeld.db', '/edgeld.db'));
@@ -154,7 +154,8 @@ describe('migration 5', () => {
         indexes: raw.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'history_202401' ORDER BY name").pluck().all(),
         bounds: raw.prepare('SELECT created_min, created_max, modified_min, modified_max, deleted_min, deleted_max FROM history_buckets').get(),
       }));
-      expect(info.indexes).toEqual(['history_202401_series_created', 'history_202401_series_deleted', 'history_202401_series_modified', 'history_202401_series_t']);
+      // Migration 5 added an index per time property; migration 6 keeps only these two.
+      expect(info.indexes).toEqual(['history_202401_series_deleted', 'history_202401_series_t']);
       expect(info.bounds).toEqual({ created_min: T0 + 10, created_max: T0 + 50, modified_min: T0 + 60, modified_max: T0 + 70, deleted_min: T0 + 70, deleted_max: T0 + 70 });
     } finally {
       tmp.cleanup();

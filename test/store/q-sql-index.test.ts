@@ -46,10 +46,10 @@ describe('query-values index', () => {
     return steps.map((s) => s.detail).join('\n');
   }
 
-  it('answers a numeric comparison from the attr_values index, not from the documents', () => {
+  it('answers a numeric comparison from the attribute range of the attr_values key, not from the documents', () => {
     for (let i = 0; i < 50; i++) repo.insert('', entity(`urn:ngsi-ld:E:${i}`, [mapper.expandTerm('Room')], { [TEMP]: [property(i)] }));
     const steps = plan('temperature>40');
-    expect(steps).toMatch(/USING COVERING INDEX attr_values_num \(attr=\? AND typ=\? AND num>\?\)/);
+    expect(steps).toMatch(/SEARCH v USING PRIMARY KEY \(attr=\?\)/);
     expect(steps).not.toMatch(/json_each|json_tree/);
     expect(list('temperature>46')).toEqual(['urn:ngsi-ld:E:47', 'urn:ngsi-ld:E:48', 'urn:ngsi-ld:E:49']);
   });
@@ -105,5 +105,34 @@ describe('query-values index', () => {
     expect(a.sql).toBe(b.sql);
     expect(a.sql).not.toContain('OR 1=1');
     expect(Object.values(a.params)).toContain("x' OR 1=1 --");
+  });
+});
+
+describe('migration 6', () => {
+  it('moves the values of a version-5 database into the (attr, entity) layout, and queries still find them', () => {
+    const db = new Database(':memory:');
+    try {
+      registerSqlFunctions(db);
+      runMigrations(db, MIGRATIONS.slice(0, 5), silentLogger);
+      const caches = createCacheGroup(db);
+      const iris = createIriDictionary(db, caches);
+      const repo = createEntityRepository(db, iris, createTxRunner(db, caches, silentLogger).transaction);
+      repo.insert('', entity('urn:ngsi-ld:E:1', [], { [TEMP]: [property(10)], [NAME]: [property('Alpha')] }));
+      repo.insert('', entity('urn:ngsi-ld:E:2', [], { [TEMP]: [property(30)] }));
+      const before = db.prepare('SELECT entity, attr, inst, seq, typ, num, str FROM attr_values ORDER BY entity, attr').all();
+      runMigrations(db, MIGRATIONS, silentLogger);
+      expect(db.prepare('SELECT entity, attr, inst, seq, typ, num, str FROM attr_values ORDER BY entity, attr').all()).toEqual(before);
+      const indexes = db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'attr_values' ORDER BY name").pluck().all();
+      expect(indexes).toEqual(expect.arrayContaining(['attr_values_entity', 'attr_values_str']));
+      expect(indexes).not.toContain('attr_values_num');
+      // The string index is partial: numbers never enter it.
+      expect(db.prepare("SELECT count(*) FROM attr_values INDEXED BY attr_values_str WHERE str IS NOT NULL").pluck().get()).toBe(1);
+      const q = (text: string): EntityFilter => ({ kind: 'q', expr: parseQ(text, mapper) });
+      const fresh = createEntityRepository(db, iris, createTxRunner(db, caches, silentLogger).transaction);
+      expect(ids(fresh.list('', { filters: [q('temperature>20')], limit: 10, offset: 0, count: false }))).toEqual(['urn:ngsi-ld:E:2']);
+      expect(ids(fresh.list('', { filters: [q('name=="Alpha"')], limit: 10, offset: 0, count: false }))).toEqual(['urn:ngsi-ld:E:1']);
+    } finally {
+      db.close();
+    }
   });
 });
