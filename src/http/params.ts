@@ -13,8 +13,13 @@ const KNOWN_UNIMPLEMENTED = new Set([
 
 export type Params = ReadonlyMap<string, string>;
 
+const NO_PARAMS: Params = new Map();
+
 export function readParams(url: string, allowed: readonly string[], unimplemented: readonly string[] = []): Params {
-  const search = new URL(url).searchParams;
+  // Most writes carry no query string: no URL to parse then.
+  const q = url.indexOf('?');
+  if (q === -1 || q === url.length - 1) return NO_PARAMS;
+  const search = new URLSearchParams(url.slice(q + 1));
   const out = new Map<string, string>();
   for (const [name, value] of search) {
     if (!allowed.includes(name)) {

@@ -11,10 +11,6 @@ import { ENTITY_INDEXERS } from './entity-indexes.js';
 import { createEntitySelect, type SelectScope } from './entity-select.js';
 
 
-function isUniqueViolation(err: unknown): boolean {
-  return err instanceof Error && Reflect.get(err, 'code') === 'SQLITE_CONSTRAINT_UNIQUE';
-}
-
 export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDictionary, transaction: RunInTx): EntityRepository {
   const indexers = ENTITY_INDEXERS.map((make) => make(db, iris));
   const getRow = db.prepare<[string, string], EntityRow>(`SELECT ${ROW} FROM entities e WHERE tenant = ? AND id = ? AND deleted_at IS NULL`);
@@ -25,8 +21,10 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
   const insertRow = db.prepare<[string, string, string, number, number, number | null]>(
     'INSERT INTO entities (tenant, id, doc, created_at, modified_at, deleted_at) VALUES (?, ?, ?, ?, ?, ?)',
   );
-  const updateRow = db.prepare<[string, number, number, number | null, number]>(
-    'UPDATE entities SET doc = ?, created_at = ?, modified_at = ?, deleted_at = ? WHERE rowid = ?',
+  // NOTE: deleted_at stays out of SET (the row is live and stays so): SQLite rewrites every index
+  // whose columns or partial-index condition name a SET column.
+  const updateRow = db.prepare<[string, number, number, number]>(
+    'UPDATE entities SET doc = ?, created_at = ?, modified_at = ? WHERE rowid = ?',
   );
   const markDeleted = db.prepare<[number, string, string]>(
     'UPDATE entities SET deleted_at = ? WHERE tenant = ? AND id = ? AND deleted_at IS NULL',
@@ -52,14 +50,12 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
 
   const insert = (tenant: string, entity: Entity): void => {
     transaction(() => {
-      let rowid: number;
-      try {
-        rowid = Number(insertRow.run(tenant, entity.id, encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, entity.deletedAt ?? null).lastInsertRowid);
-      } catch (err) {
-        // Only the partial unique index on live (tenant, id) can fail this insert with UNIQUE.
-        if (isUniqueViolation(err)) throw new AlreadyExistsError('Already exists', `Entity ${entity.id} already exists`, { cause: err });
-        throw err;
-      }
+      // NOTE: one live row per (tenant, id) is checked here rather than by a unique partial index:
+      // the check runs inside the write transaction (BEGIN IMMEDIATE: no other writer), and the
+      // (tenant, id) index every row needs anyway answers it; a second index on the same key cost
+      // a B-tree write per create and a rewrite per soft delete.
+      if (liveRowid.get(tenant, entity.id) !== undefined) throw new AlreadyExistsError('Already exists', `Entity ${entity.id} already exists`);
+      const rowid = Number(insertRow.run(tenant, entity.id, encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, entity.deletedAt ?? null).lastInsertRowid);
       syncTypes(rowid, entity.types, true);
       for (const ix of indexers) ix.write(rowid, entity, true);
     });
@@ -71,20 +67,20 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
     transaction(() => {
       const rowid = liveRowid.get(tenant, entity.id);
       if (rowid === undefined) return false;
-      updateRow.run(encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, entity.deletedAt ?? null, rowid);
+      updateRow.run(encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, rowid);
       if (!previous || !sameTypes(previous.types, entity.types)) syncTypes(rowid, entity.types, false);
       for (const ix of indexers) ix.write(rowid, entity, false, previous);
       return true;
     });
 
   /**
-   * NOTE: with an id list, look each id up in the live-id index and sort the few hits; left alone
-   * the planner prefers walking the tenant's whole creation-order index to avoid that sort.
+   * NOTE: with an id list, look each id up in the (tenant, id) index and sort the few hits; left alone
+   * the planner prefers walking the whole table in creation order to avoid that sort.
    */
   const LIVE: SelectScope = {
     base: ['e.tenant = @tenant', 'e.deleted_at IS NULL'],
     attrsClause: 'EXISTS (SELECT 1 FROM entity_attr_kinds x WHERE x.entity = e.rowid AND x.attr IN (SELECT value FROM json_each(@attrs)))',
-    fromWithIds: 'entities e INDEXED BY entities_live_id',
+    fromWithIds: 'entities e INDEXED BY entities_tenant_id',
   };
   const list = (tenant: string, q: EntityListQuery): { entities: Entity[]; count?: number } => select(tenant, q, LIVE);
 

@@ -33,7 +33,7 @@ interface Source {
   order: string;
 }
 
-/** Rows read by rowid from a candidate list (see tableSource). */
+/** Rows read by rowid, from a candidate list or in order (see tableSource). */
 const BY_ROWID: Source = { from: 'entities e NOT INDEXED', order: 'e.rowid' };
 
 /**
@@ -67,14 +67,14 @@ function addTypes(typeIds: number[], isProbe: boolean, where: string[], params: 
 }
 
 /**
- * The rows to walk when no type leads: the ids' index hint, the table by rowid when a filter lists the
- * candidates, or the tenant's creation-order index.
- * NOTE: left alone, the planner seeks each listed candidate in the tenant's partial index first, then
- * in the table: a second seek per candidate for a test the row itself answers.
+ * The rows to walk when no type leads: the ids' index hint, or else the table in rowid (creation)
+ * order, either probed by a filter's candidate list or walked until the page is full.
+ * NOTE: left alone, the planner seeks each listed candidate in the (tenant, id) index first, then in
+ * the table: a second seek per candidate for a test the row itself answers; and without a list it
+ * would sort the tenant's (tenant, id) range by rowid before returning the first row.
  */
-function tableSource(scope: SelectScope, hasIds: boolean, hasRowidList: boolean): Source {
-  if (hasIds) return { from: scope.fromWithIds ?? 'entities e', order: 'e.rowid' };
-  return hasRowidList ? BY_ROWID : { from: 'entities e', order: 'e.rowid' };
+function tableSource(scope: SelectScope, hasIds: boolean): Source {
+  return hasIds ? { from: scope.fromWithIds ?? 'entities e', order: 'e.rowid' } : BY_ROWID;
 }
 
 export function createEntitySelect(db: BetterSqlite3.Database, iris: IriDictionary): EntitySelect {
@@ -118,7 +118,7 @@ export function createEntitySelect(db: BetterSqlite3.Database, iris: IriDictiona
       Object.assign(params, fragment.params);
       hasRowidList ||= fragment.isRowidList === true;
     }
-    const source = (typeIds && addTypes(typeIds, hasIds || hasRowidList, where, params)) ?? tableSource(scope, hasIds, hasRowidList);
+    const source = (typeIds && addTypes(typeIds, hasIds || hasRowidList, where, params)) ?? tableSource(scope, hasIds);
     const whereSql = [...where, ...filters].join(' AND ');
     const out: { entities: Entity[]; count?: number } = { entities: [] };
     if (q.limit > 0) {

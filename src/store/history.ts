@@ -28,6 +28,13 @@ interface HistoryDeps {
 
 const REMOVED = -1;
 
+/**
+ * The cache key of a series. NOTE: a tenant matches [A-Za-z0-9_-]*, an attribute is a number and the
+ * datasetId comes last, so the separator cannot make two keys collide.
+ */
+const seriesKey = (tenant: string, entityId: string, attrId: number, dataset: string | null): string =>
+  `${tenant} ${attrId} ${dataset === null ? '-' : `+${dataset}`} ${entityId}`;
+
 const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Series order of listForEntity: attribute IRI, then datasetId with the default instance first. */
@@ -56,7 +63,7 @@ export function createHistoryRepository({ db, iris, buckets, caches, transaction
   const seriesId = (tenant: string, entityId: EntityId, attr: Iri, datasetId: string | undefined): number => {
     const attrId = iris.intern(attr);
     const dataset = datasetId ?? null;
-    const key = JSON.stringify([tenant, entityId, attrId, dataset]);
+    const key = seriesKey(tenant, entityId, attrId, dataset);
     const cached = seriesCache.get(key);
     if (cached !== undefined && cached !== REMOVED) return cached;
     const id = insertSeries.get(tenant, entityId, attrId, dataset) ?? findSeries.get(tenant, entityId, attrId, dataset);
@@ -108,7 +115,7 @@ export function createHistoryRepository({ db, iris, buckets, caches, transaction
     forget(tenant, removed) {
       for (const s of removed) {
         const attrId = iris.lookup(s.attr);
-        if (attrId !== undefined) seriesCache.set(JSON.stringify([tenant, s.entityId, attrId, s.datasetId ?? null]), REMOVED);
+        if (attrId !== undefined) seriesCache.set(seriesKey(tenant, s.entityId, attrId, s.datasetId ?? null), REMOVED);
       }
     },
   };

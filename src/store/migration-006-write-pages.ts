@@ -1,7 +1,8 @@
-// Migration 6: fewer index pages per attribute write. A reading changes one number; before, that
-// moved an entry in three B-trees of the values index and wrote two history indexes no hot read
-// needs. Now the values table is clustered on (attr, entity) so a changed number rewrites one leaf
-// in place, and history keeps only its (series, t) index (and the partial one of deletion rows).
+// Migration 6: fewer index pages per write. A reading changes one number; before, that moved an
+// entry in three B-trees of the values index and wrote two history indexes no hot read needs. Now
+// the values table is clustered on (attr, entity) so a changed number rewrites one leaf in place,
+// and history keeps only its (series, t) index (and the partial one of deletion rows). An entity
+// row had three indexes on (tenant, id) or tenant; one is enough (see entities.ts).
 
 import type BetterSqlite3 from 'better-sqlite3';
 import { checkBucketName } from './buckets.js';
@@ -31,6 +32,9 @@ export function up(db: BetterSqlite3.Database): void {
     -- it, and numbers never enter it.
     CREATE INDEX attr_values_str ON attr_values (attr, str, typ) WHERE str IS NOT NULL;
   `);
+  // Live uniqueness is checked by the insert itself, inside the write transaction; creation order
+  // is the table's own rowid order.
+  db.exec('DROP INDEX entities_live_id; DROP INDEX entities_live_order;');
   for (const name of db.prepare<[], string>('SELECT name FROM history_buckets').pluck().all()) {
     const table = checkBucketName(name);
     db.exec(`DROP INDEX IF EXISTS ${table}_series_created; DROP INDEX IF EXISTS ${table}_series_modified;`);

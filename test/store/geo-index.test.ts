@@ -114,7 +114,7 @@ describe('geo filter SQL', () => {
     const ctx: FilterContext = { db: parts.db, iris: parts.iris, param: (p) => `${p}${n++}` };
     const fragment = translateFilter(filter, ctx);
     // The same statement shape as the entity repository's page query.
-    const sql = `EXPLAIN QUERY PLAN SELECT e.id FROM entities e WHERE e.tenant = @tenant AND e.deleted_at IS NULL AND (${fragment.sql}) ORDER BY e.rowid LIMIT 20 OFFSET 0`;
+    const sql = `EXPLAIN QUERY PLAN SELECT e.id FROM entities e NOT INDEXED WHERE e.tenant = @tenant AND e.deleted_at IS NULL AND (${fragment.sql}) ORDER BY e.rowid LIMIT 20 OFFSET 0`;
     return parts.db.prepare<[Record<string, unknown>], { detail: string }>(sql).all({ ...fragment.params, tenant: '' }).map((r) => r.detail);
   };
 

@@ -41,7 +41,7 @@ describe('query-values index', () => {
   function plan(text: string): string {
     let n = 0;
     const fragment = translateFilter(q(text), { db, iris, param: (p) => `${p}${n++}` });
-    const sql = `EXPLAIN QUERY PLAN SELECT e.id FROM entities e WHERE e.tenant = @tenant AND e.deleted_at IS NULL AND (${fragment.sql}) ORDER BY e.rowid LIMIT 20`;
+    const sql = `EXPLAIN QUERY PLAN SELECT e.id FROM entities e NOT INDEXED WHERE e.tenant = @tenant AND e.deleted_at IS NULL AND (${fragment.sql}) ORDER BY e.rowid LIMIT 20`;
     const steps = db.prepare<[Record<string, unknown>], { detail: string }>(sql).all({ tenant: '', ...fragment.params });
     return steps.map((s) => s.detail).join('\n');
   }
