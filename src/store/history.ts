@@ -53,9 +53,10 @@ export function createHistoryRepository({ db, iris, buckets, caches, transaction
     'SELECT id FROM series WHERE tenant = ? AND entity_id = ? AND attr = ? AND dataset_id IS ?',
   ).pluck();
   // One statement for a new series (the common case on create); the look-up only when it exists.
-  const insertSeries = db.prepare<[string, string, number, string | null], number>(
-    'INSERT INTO series (tenant, entity_id, attr, dataset_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id',
-  ).pluck();
+  // NOTE: no RETURNING (it costs a temporary table per row): the new rowid, or 0 changes on conflict.
+  const insertSeries = db.prepare<[string, string, number, string | null]>(
+    'INSERT INTO series (tenant, entity_id, attr, dataset_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+  );
   const SERIES_OF = 'SELECT s.id, i.iri AS attr, s.dataset_id FROM series s JOIN iris i ON i.id = s.attr WHERE s.tenant = ? AND s.entity_id = ?';
   const seriesOfEntity = db.prepare<[string, string], SeriesRow>(SERIES_OF);
   const seriesOfAttr = db.prepare<[string, string, number], SeriesRow>(`${SERIES_OF} AND s.attr = ?`);
@@ -66,7 +67,8 @@ export function createHistoryRepository({ db, iris, buckets, caches, transaction
     const key = seriesKey(tenant, entityId, attrId, dataset);
     const cached = seriesCache.get(key);
     if (cached !== undefined && cached !== REMOVED) return cached;
-    const id = insertSeries.get(tenant, entityId, attrId, dataset) ?? findSeries.get(tenant, entityId, attrId, dataset);
+    const inserted = insertSeries.run(tenant, entityId, attrId, dataset);
+    const id = inserted.changes === 1 ? Number(inserted.lastInsertRowid) : findSeries.get(tenant, entityId, attrId, dataset);
     if (id === undefined) throw new Error(`series of ${entityId} ${attr} neither inserted nor found`);
     seriesCache.set(key, id);
     return id;

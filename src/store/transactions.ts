@@ -49,6 +49,9 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
   let queue: QueuedWrite[] = [];
   let immediate: NodeJS.Immediate | undefined;
   let microScheduled = false;
+  /** Writes taken by the last scheduled flush, and whether the pending flush already waited a turn. */
+  let lastBatch = 0;
+  let lingered = false;
   let closed = false;
 
   const savepointAt = (depth: number): Savepoint => {
@@ -209,11 +212,31 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
     if (frames.length > 0) throw new Error('cannot flush queued writes from inside a transaction');
     if (immediate) clearImmediate(immediate);
     immediate = undefined;
+    lingered = false;
     microScheduled = false;
     // Writes queued by onCommit hooks from here on land in `queue` again: the next batch.
     const taken = queue;
     queue = [];
     for (let i = 0; i < taken.length; i += MAX_BATCH) runBatch(taken.slice(i, i + MAX_BATCH));
+  };
+
+  /**
+   * NOTE: when fewer writes are queued than the last flush committed, the writers of the last batch
+   * are probably still sending: the flush waits one more loop turn, once, so a batch keeps its size
+   * instead of splitting in two commits (each commit writes every B-tree page the batch touched).
+   * A lone writer (last batch of one) never waits.
+   */
+  const onImmediate = (): void => {
+    immediate = undefined;
+    if (closed) return;
+    if (!lingered && queue.length < lastBatch) {
+      lingered = true;
+      immediate = setImmediate(onImmediate);
+      return;
+    }
+    lingered = false;
+    lastBatch = queue.length;
+    flushQueue();
   };
 
   const schedule = (): void => {
@@ -223,10 +246,7 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
         if (microScheduled && !closed) flushQueue();
       });
     }
-    immediate ??= setImmediate(() => {
-      immediate = undefined;
-      if (!closed) flushQueue();
-    });
+    immediate ??= setImmediate(onImmediate);
   };
 
   const write = <T>(fn: (tx: TxContext) => T): Promise<T> => {

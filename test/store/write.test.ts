@@ -28,6 +28,31 @@ describe('store.write (group commit)', () => {
     store.close();
   });
 
+  it('waits one loop turn for late writers when fewer are queued than the last batch held, and never for a lone writer', async () => {
+    const store = memoryStore();
+    const events: string[] = [];
+    const write = (n: number): Promise<void> => store.write((tx) => {
+      store.entities.insert('', entity(id(n), [T]));
+      events.push(`fn${n}`);
+      tx.onCommit(() => events.push(`hook${n}`));
+    });
+    await Promise.all([1, 2, 3, 4].map(write));
+    events.length = 0;
+    // Last batch: 4. Two writers now, two more on the next turn: one batch, one COMMIT.
+    const early = [5, 6].map(write);
+    const late = new Promise<void>((resolve) => setImmediate(() => resolve(Promise.all([7, 8].map(write)).then(() => undefined))));
+    await Promise.all([...early, late]);
+    expect(events).toEqual(['fn5', 'fn6', 'fn7', 'fn8', 'hook5', 'hook6', 'hook7', 'hook8']);
+    // Last batch: 4 again, so a lone write waits a turn once; its batch of one ends the waiting.
+    await write(9);
+    events.length = 0;
+    const first = write(10);
+    const second = new Promise<void>((resolve) => setImmediate(() => resolve(write(11))));
+    await Promise.all([first, second]);
+    expect(events).toEqual(['fn10', 'hook10', 'fn11', 'hook11']);
+    store.close();
+  });
+
   it('runs each write once when none throws', async () => {
     const store = memoryStore();
     const runs: number[] = [];
