@@ -1,6 +1,7 @@
 // Encoding of an Entity into its `entities` row and back: members with their own column are not
 // repeated in the JSON document.
 
+import { createLru } from '../lib/index.js';
 import type { Entity, EntityId, Iri, AttributeInstances } from '../ngsi/index.js';
 
 /** The columns of an EntityRow, selected from `entities e`. */
@@ -50,4 +51,34 @@ export function decodeEntity(row: EntityRow): Entity {
 /** decodeEntity for a raw-mode row: arrays cost less to build than one object per row. */
 export function decodeEntityTuple(row: EntityTuple): Entity {
   return entityOf(row[0], row[1], row[2], row[3], row[4]);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const member of Object.values(value)) deepFreeze(member);
+  }
+  return value;
+}
+
+export type TupleDecoder = (row: EntityTuple) => Entity;
+
+/**
+ * decodeEntityTuple with a memory of the last `max` decodings: listings decode the same documents
+ * again and again (a dashboard polling one query), and parsing them is most of a large page's cost.
+ * A decoding is reused only when the stored text and columns are identical, so it is always what
+ * decoding again would give. NOTE: the entities it returns are shared and deeply frozen: a consumer
+ * that would change one throws instead of corrupting later answers.
+ */
+export function createTupleDecoder(max: number): TupleDecoder {
+  const decoded = createLru<EntityId, { doc: string; entity: Entity }>(max);
+  return (row) => {
+    const [id, doc, createdAt, modifiedAt, deletedAt] = row;
+    const hit = decoded.get(id);
+    if (hit && hit.doc === doc && hit.entity.createdAt === createdAt && hit.entity.modifiedAt === modifiedAt
+      && (hit.entity.deletedAt ?? null) === deletedAt) return hit.entity;
+    const entity = deepFreeze(entityOf(id, doc, createdAt, modifiedAt, deletedAt));
+    decoded.set(id, { doc, entity });
+    return entity;
+  };
 }

@@ -5,12 +5,14 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { createLru } from '../lib/index.js';
 import type { Entity } from '../ngsi/index.js';
-import { ROW, decodeEntityTuple, type EntityTuple } from './entity-doc.js';
+import { ROW, createTupleDecoder, type EntityTuple } from './entity-doc.js';
 import { MATCH_NOTHING, translateFilter, type FilterContext } from './entity-filters.js';
 import type { IriDictionary } from './iris.js';
 import type { EntityListQuery } from './types.js';
 
 const STATEMENT_CACHE_SIZE = 128;
+/** Decoded entities kept for the next listings (a page holds at most 1,000 by default). */
+const DECODED_CACHE_SIZE = 2_048;
 /** Type ranges merged in one walk; SQLite allows 500 terms in a compound SELECT. */
 const MAX_MERGED_TYPES = 64;
 
@@ -79,6 +81,7 @@ function tableSource(scope: SelectScope, hasIds: boolean): Source {
 
 export function createEntitySelect(db: BetterSqlite3.Database, iris: IriDictionary): EntitySelect {
   const cache = createLru<string, Statement>(STATEMENT_CACHE_SIZE);
+  const decode = createTupleDecoder(DECODED_CACHE_SIZE);
   const prepare = (sql: string, shape: (stmt: Statement) => Statement): Statement => {
     let stmt = cache.get(sql);
     if (!stmt) {
@@ -125,7 +128,7 @@ export function createEntitySelect(db: BetterSqlite3.Database, iris: IriDictiona
       const sql = `SELECT ${ROW} FROM ${source.from} WHERE ${whereSql} ORDER BY ${source.order} LIMIT @limit OFFSET @offset`;
       // NOTE: a raw-mode statement of ROW returns EntityTuple arrays.
       const rows = prepare(sql, (s) => s.raw(true)).all({ ...params, limit: q.limit, offset: q.offset }) as EntityTuple[];
-      out.entities = rows.map(decodeEntityTuple);
+      out.entities = rows.map(decode);
     }
     if (q.count) {
       // NOTE: a plucked count statement returns the number.
