@@ -6,8 +6,11 @@ import type { Logger } from '../lib/index.js';
 import type { TxAware } from './tx-cache.js';
 import type { TxContext } from './types.js';
 
-/** Largest number of queued writes committed together. */
-export const MAX_BATCH = 200;
+/**
+ * Largest number of queued writes committed together: a batch operation of the default maximum size
+ * (1,000 entities, one write each) commits once, as every commit rewrites the pages it touched.
+ */
+export const MAX_BATCH = 1_000;
 
 type Hook = () => void;
 export type RunInTx = <T>(fn: (tx: TxContext) => T) => T;

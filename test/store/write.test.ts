@@ -1,6 +1,7 @@
 // store.write group commit: per-write savepoints, hook timing, batch limits, flush and close.
 
 import { describe, expect, it } from 'vitest';
+import { MAX_BATCH } from '../../src/store/transactions.js';
 import { entity, memoryStore, NS } from './helpers.js';
 
 const T = NS + 'Thing';
@@ -106,20 +107,22 @@ describe('store.write (group commit)', () => {
     store.close();
   });
 
-  it('commits at most 200 writes per transaction, in order', async () => {
+  it('commits at most MAX_BATCH writes per transaction, in order', async () => {
     const store = memoryStore();
     const events: string[] = [];
-    const all = Array.from({ length: 450 }, (_, i) => store.write((tx) => {
+    const n = 2 * MAX_BATCH + 50;
+    const all = Array.from({ length: n }, (_, i) => store.write((tx) => {
       events.push(`fn${i}`);
       tx.onCommit(() => events.push(`hook${i}`));
       return i;
     }));
-    expect(await Promise.all(all)).toEqual(Array.from({ length: 450 }, (_, i) => i));
+    expect(await Promise.all(all)).toEqual(Array.from({ length: n }, (_, i) => i));
     // Batch boundaries: the hooks of a batch run between its last fn and the next batch's first fn.
-    expect(events.indexOf('hook199')).toBeLessThan(events.indexOf('fn200'));
-    expect(events.indexOf('fn199')).toBeLessThan(events.indexOf('hook0'));
-    expect(events.indexOf('hook399')).toBeLessThan(events.indexOf('fn400'));
-    expect(events.indexOf('fn200')).toBe(events.indexOf('hook199') + 1);
+    const last = MAX_BATCH - 1;
+    expect(events.indexOf(`hook${last}`)).toBeLessThan(events.indexOf(`fn${MAX_BATCH}`));
+    expect(events.indexOf(`fn${last}`)).toBeLessThan(events.indexOf('hook0'));
+    expect(events.indexOf(`hook${2 * MAX_BATCH - 1}`)).toBeLessThan(events.indexOf(`fn${2 * MAX_BATCH}`));
+    expect(events.indexOf(`fn${MAX_BATCH}`)).toBe(events.indexOf(`hook${last}`) + 1);
     store.close();
   });
 
