@@ -54,29 +54,49 @@ export function decodeReadInstanceId(stored: string): string {
   return stored.startsWith(TEXT_ID_MARK) ? stored.slice(1) : instanceIdOfHex(stored);
 }
 
-/** value/num columns for an attribute instance; both null when there is no attribute (deletion). */
+/**
+ * value/num columns for an attribute instance; both null when there is no attribute (deletion).
+ * NOTE: the JSON object is built by adding members, never by deleting them from a copy: a deleted
+ * property turns an object into a slow dictionary, on the path of every write.
+ */
 function encodeAttribute(attr: Attribute | undefined, inst: HistoryInstance): { value: string | null; num: number | null } {
   if (!attr) return { value: null, num: null };
-  const { kind, sub, ...rest } = attr;
-  const out: Record<string, unknown> = { ...rest };
-  for (const m of COLUMN_MEMBERS) {
-    // Usually equal to the instance's own column: then the column carries it.
-    if (attr[m] === inst[m]) delete out[m];
-    else out[m] = attr[m] ?? null;
-  }
-  if (kind !== 'Property') out['kind'] = kind;
-  if (Object.keys(sub).length > 0) out['sub'] = sub;
+  const { kind, sub } = attr;
   let num: number | null = null;
-  if (attr.kind === 'Property') {
+  let valueInJson = true;
+  if (kind === 'Property') {
     if (typeof attr.value === 'number') {
       num = attr.value;
-      delete out['value'];
+      valueInJson = false;
     } else if (typeof attr.value === 'boolean') {
       // NOTE: the value stays in the JSON: num alone cannot tell true from 1.
       num = attr.value ? 1 : 0;
     }
   }
-  return { value: Object.keys(out).length === 0 ? null : JSON.stringify(out), num };
+  const out: Record<string, unknown> = {};
+  let members = 0;
+  const fields = attr as unknown as Record<string, unknown>;
+  for (const key of Object.keys(attr)) {
+    if (key === 'kind' || key === 'sub' || IS_COLUMN_MEMBER.has(key) || (key === 'value' && !valueInJson)) continue;
+    out[key] = fields[key];
+    members += 1;
+  }
+  for (const m of COLUMN_MEMBERS) {
+    // Usually equal to the instance's own column: then the column carries it.
+    if (attr[m] !== inst[m]) {
+      out[m] = attr[m] ?? null;
+      members += 1;
+    }
+  }
+  if (kind !== 'Property') {
+    out['kind'] = kind;
+    members += 1;
+  }
+  if (Object.keys(sub).length > 0) {
+    out['sub'] = sub;
+    members += 1;
+  }
+  return { value: members === 0 ? null : JSON.stringify(out), num };
 }
 
 function decodeAttribute(value: string | null, num: number | null, inst: HistoryInstance): Attribute | undefined {

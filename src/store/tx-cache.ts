@@ -48,7 +48,8 @@ export function createCacheGroup(db: BetterSqlite3.Database): CacheGroup {
         },
       });
       return {
-        get: (key) => pending.get(key) ?? committed.get(key),
+        // NOTE: most look-ups happen with nothing pending: one Map probe instead of two.
+        get: (key) => (pending.size === 0 ? committed.get(key) : pending.get(key) ?? committed.get(key)),
         set(key, value) {
           if (db.inTransaction) pending.set(key, value);
           else keep(key, value);
