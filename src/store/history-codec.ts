@@ -13,9 +13,18 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const COLUMN_MEMBERS = ['observedAt', 'createdAt', 'modifiedAt', 'datasetId'] as const;
 const IS_COLUMN_MEMBER: ReadonlySet<string> = new Set(COLUMN_MEMBERS);
 
+const UUID_LENGTH = 36;
+
 export function encodeInstanceId(instanceId: string): Buffer | string {
-  const uuid = instanceId.slice(INSTANCE_PREFIX.length);
-  if (instanceId.startsWith(INSTANCE_PREFIX) && UUID.test(uuid)) return Buffer.from(uuid.replaceAll('-', ''), 'hex');
+  if (instanceId.length === INSTANCE_PREFIX.length + UUID_LENGTH && instanceId.startsWith(INSTANCE_PREFIX)) {
+    const uuid = instanceId.slice(INSTANCE_PREFIX.length);
+    if (UUID.test(uuid)) {
+      const p = INSTANCE_PREFIX.length;
+      // The five groups of hex digits, without the dashes (cheaper than replaceAll on every write).
+      return Buffer.from(instanceId.slice(p, p + 8) + instanceId.slice(p + 9, p + 13) + instanceId.slice(p + 14, p + 18)
+        + instanceId.slice(p + 19, p + 23) + instanceId.slice(p + 24), 'hex');
+    }
+  }
   // Not a canonical instance URN: keep it verbatim (a TEXT value in the same column).
   return instanceId;
 }
