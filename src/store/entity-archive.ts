@@ -29,6 +29,10 @@ export function createEntityArchive(
     `SELECT ${ROW} FROM entities e WHERE e.tenant = ? AND e.id = ? ORDER BY e.rowid DESC LIMIT 1`,
   );
   const removeAll = db.prepare<[string, string]>('DELETE FROM entities WHERE tenant = ? AND id = ?');
+  // Type rows outlive a soft delete (temporal reads select deleted entities by type): they go here.
+  const removeTypes = db.prepare<[string, string]>(
+    'DELETE FROM entity_types WHERE entity IN (SELECT rowid FROM entities WHERE tenant = ? AND id = ?)',
+  );
   const select = createEntitySelect(db, iris);
   const LATEST: SelectScope = {
     // Only the latest row of each id (uses entities_tenant_id).
@@ -47,6 +51,7 @@ export function createEntityArchive(
     purge: (tenant, id, at) => transaction(() => {
       // The live row first leaves the secondary indexes, as a soft delete does; then every row goes.
       entities.markDeleted(tenant, id, at);
+      removeTypes.run(tenant, id);
       return removeAll.run(tenant, id).changes > 0;
     }),
   };
