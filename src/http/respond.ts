@@ -49,6 +49,14 @@ export function noContent(headers: Record<string, string> = {}): Response {
   return new Response(null, { status: 204, headers });
 }
 
+/**
+ * 201 Created with its Location and no body. NOTE: an explicit zero length: without it Node frames
+ * the empty body as a chunked stream (a terminating chunk the client has to parse).
+ */
+export function created(location: string): Response {
+  return new Response(null, { status: 201, headers: { Location: location, 'Content-Length': '0' } });
+}
+
 /** `Link` rel=next/prev and `NGSILD-Results-Count` for a page of results. */
 export function pageHeaders(
   requestUrl: string, page: { limit: number; offset: number; count: boolean }, hasMore: boolean, total: number | undefined,

@@ -11,7 +11,7 @@ import { resource, type AppContext, type AppDeps, type App } from '../app.js';
 import { readJsonBody } from '../body.js';
 import { APP_GEO_JSON, APP_JSON, APP_LD_JSON, contextFromLink, negotiate } from '../media.js';
 import { page, readParams, type Page } from '../params.js';
-import { BASE, idSegment, noContent, pageHeaders, sendJson, sendPayload } from '../respond.js';
+import { BASE, created, idSegment, noContent, pageHeaders, sendJson, sendPayload } from '../respond.js';
 import { RETRIEVAL_PARAMS, parseRetrieval, renderForResponse, type Retrieval } from '../retrieval.js';
 import { ENTITY_QUERY_PARAMS, entityQueryFromParams, type EntityQuery } from '../entity-query.js';
 import type { ResponseMediaType } from '../media.js';
@@ -74,7 +74,7 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
       const ctx = await contexts.resolve(body.context);
       const entity = parseEntity(body.body, ctx, { now: entities.now() });
       await entities.create(actorOf(c), entity);
-      return new Response(null, { status: 201, headers: { Location: `${BASE}/entities/${idSegment(entity.id)}` } });
+      return created(`${BASE}/entities/${idSegment(entity.id)}`);
     },
     // NGSI-LD §6.4.3.2 Query Entities
     GET: async (c) => {

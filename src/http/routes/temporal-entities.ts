@@ -16,7 +16,7 @@ import { readJsonBody } from '../body.js';
 import { buildEntityQuery, entityQueryFromParams, type EntityQuery } from '../entity-query.js';
 import { APP_JSON, APP_LD_JSON, negotiate } from '../media.js';
 import { bool, csv, page, readParams, type Params } from '../params.js';
-import { BASE, idSegment, noContent, pageHeaders, sendPayload } from '../respond.js';
+import { BASE, created, idSegment, noContent, pageHeaders, sendPayload } from '../respond.js';
 import { actorOf, entityIdParam, linkContext } from './entities.js';
 
 const OFFERED = [APP_JSON, APP_LD_JSON] as const;
@@ -130,8 +130,8 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit });
       const ctx = await contexts.resolve(body.context);
       const input = parseTemporalEntity(body.body, ctx, temporal.now());
-      const created = await temporal.create(actorOf(c), input);
-      return created ? new Response(null, { status: 201, headers: { Location: `${BASE}/temporal/entities/${idSegment(input.id)}` } }) : noContent();
+      const isNew = await temporal.create(actorOf(c), input);
+      return isNew ? created(`${BASE}/temporal/entities/${idSegment(input.id)}`) : noContent();
     },
   });
 

@@ -20,6 +20,8 @@ beforeEach(async () => {
   expect(res.status).toBe(201);
   expect(res.headers.get('location')).toBe(P);
   expect(res.text).toBe('');
+  // An empty body of known length, not an empty chunked stream.
+  expect(res.headers.get('content-length')).toBe('0');
   b.clock.advance(1000);
 });
 afterEach(() => b.close());
