@@ -1,5 +1,6 @@
 // The geo index: one bounding box per GeoProperty instance of every attribute of a live entity, kept
-// as a diff in geo_shapes (triggers mirror it into the geo_index R*Tree, see migration 2).
+// as a diff in geo_shapes and mirrored into the geo_index R*Tree under the same id (written here on
+// insert; a trigger of migration 2 removes the R*Tree row on delete).
 
 import { shapeBounds, toShape, type Bounds, type Entity, type Iri } from '../ngsi/index.js';
 import type { EntityIndexerFactory } from './entity-indexes.js';
@@ -47,6 +48,9 @@ export const createGeoIndexer: EntityIndexerFactory = (db, iris) => {
   const insert = db.prepare<[number, number, number, number, number, number]>(
     'INSERT INTO geo_shapes (entity, attr, min_lon, max_lon, min_lat, max_lat) VALUES (?, ?, ?, ?, ?, ?)',
   );
+  const insertTree = db.prepare<[number, number, number, number, number, number, number]>(
+    'INSERT INTO geo_index (id, minLon, maxLon, minLat, maxLat, entity, attr) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
   const removeOne = db.prepare<[number]>('DELETE FROM geo_shapes WHERE id = ?');
   const removeAll = db.prepare<[number]>('DELETE FROM geo_shapes WHERE entity = ?');
 
@@ -65,7 +69,10 @@ export const createGeoIndexer: EntityIndexerFactory = (db, iris) => {
       for (const { attr, bounds: b } of wanted) {
         const ids = present.get(keyOf(attr, b));
         if (ids && ids.length > 0) ids.pop();
-        else insert.run(rowid, attr, b.minLon, b.maxLon, b.minLat, b.maxLat);
+        else {
+          const id = Number(insert.run(rowid, attr, b.minLon, b.maxLon, b.minLat, b.maxLat).lastInsertRowid);
+          insertTree.run(id, b.minLon, b.maxLon, b.minLat, b.maxLat, rowid, attr);
+        }
       }
       for (const ids of present.values()) for (const id of ids) removeOne.run(id);
     },

@@ -1,7 +1,8 @@
 // Migration 6: fewer index pages per write. History keeps only its (series, t) index (and the
 // partial one of deletion rows): the createdAt and modifiedAt indexes cost two random leaves per
 // reading to serve rare reads. Numbers no longer enter the values' string index. An entity row had
-// three indexes on (tenant, id) or tenant; one is enough (see entities.ts).
+// three indexes on (tenant, id) or tenant; one is enough (see entities.ts). A new box goes into the
+// R*Tree without a trigger.
 
 import type BetterSqlite3 from 'better-sqlite3';
 import { checkBucketName } from './buckets.js';
@@ -16,6 +17,9 @@ export function up(db: BetterSqlite3.Database): void {
     -- is the table's own rowid order.
     DROP INDEX entities_live_id;
     DROP INDEX entities_live_order;
+    -- The geo indexer writes the R*Tree row itself, with the box it just wrote: the trigger doing it
+    -- cost about as much again as the R*Tree insert (the delete trigger stays; deletes are rare).
+    DROP TRIGGER geo_shapes_insert;
   `);
   for (const name of db.prepare<[], string>('SELECT name FROM history_buckets').pluck().all()) {
     const table = checkBucketName(name);
