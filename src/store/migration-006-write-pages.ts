@@ -2,7 +2,7 @@
 // partial one of deletion rows): the createdAt and modifiedAt indexes cost two random leaves per
 // reading to serve rare reads. Numbers no longer enter the values' string index. An entity row had
 // three indexes on (tenant, id) or tenant; one is enough (see entities.ts). A new box goes into the
-// R*Tree without a trigger.
+// R*Tree without a trigger, and the attribute kinds lose their attribute-leading index.
 
 import type BetterSqlite3 from 'better-sqlite3';
 import { checkBucketName } from './buckets.js';
@@ -20,6 +20,9 @@ export function up(db: BetterSqlite3.Database): void {
     -- The geo indexer writes the R*Tree row itself, with the box it just wrote: the trigger doing it
     -- cost about as much again as the R*Tree insert (the delete trigger stays; deletes are rare).
     DROP TRIGGER geo_shapes_insert;
+    -- "Entities having attribute A" is read from the values index (see q-sql.ts); discovery by
+    -- attribute scans the kinds, which are a few rows per entity.
+    DROP INDEX entity_attr_kinds_attr;
   `);
   for (const name of db.prepare<[], string>('SELECT name FROM history_buckets').pluck().all()) {
     const table = checkBucketName(name);

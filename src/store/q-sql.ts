@@ -135,7 +135,12 @@ function valueSql(view: View, op: QPositiveOp, value: QValue, bind: Bind): Sql {
   }
 }
 
-const hasAttr = (a: string): string => `e.rowid IN (SELECT x.entity FROM entity_attr_kinds x WHERE x.attr = ${a})`;
+/**
+ * Entities having the attribute. NOTE: read from the values index (every attribute instance has a
+ * row there, a marker row when it has no comparable element), whose numeric index leads with the
+ * attribute: no attribute-leading index of its own is kept on the attribute kinds.
+ */
+const hasAttr = (a: string): string => `e.rowid IN (SELECT x.entity FROM attr_values x WHERE x.attr = ${a})`;
 
 /**
  * A plain path through the index: any row matching; negated, an instance (found through a witness
