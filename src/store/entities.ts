@@ -30,22 +30,29 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
     'UPDATE entities SET deleted_at = ? WHERE tenant = ? AND id = ? AND deleted_at IS NULL',
   );
   const types = {
-    list: db.prepare<[number], number>('SELECT iri FROM entity_types WHERE entity = ?').pluck(),
     add: db.prepare<[number, number]>('INSERT INTO entity_types (entity, iri) VALUES (?, ?)'),
-    remove: db.prepare<[number, number]>('DELETE FROM entity_types WHERE entity = ? AND iri = ?'),
+    remove: db.prepare<[number, number]>('DELETE FROM entity_types WHERE iri = ? AND entity = ?'),
   };
+  const storedDoc = db.prepare<[number], string>('SELECT doc FROM entities WHERE rowid = ?').pluck();
   const select = createEntitySelect(db, iris);
 
   /**
-   * Makes the type rows of `rowid` equal to `iriList`, touching only what differs. (Attribute names
-   * live in the attribute-kinds index, kept by its indexer.)
+   * Makes the type rows of `rowid` equal to `iriList`, touching only what differs; `before` are the
+   * types the rows hold now. (Attribute names live in the attribute-kinds index, kept by its indexer.)
+   * NOTE: the rows are keyed (type, entity) only, no entity-leading index: what an entity's rows
+   * are comes from its document, never from a look-up.
    */
-  const syncTypes = (rowid: number, iriList: Iri[], isNew: boolean): void => {
-    const stmts = types;
+  const syncTypes = (rowid: number, iriList: Iri[], before: readonly Iri[]): void => {
     const wanted = new Set(iriList.map((iri) => iris.intern(iri)));
-    const present = new Set(isNew ? [] : stmts.list.all(rowid));
-    for (const id of present) if (!wanted.has(id)) stmts.remove.run(rowid, id);
-    for (const id of wanted) if (!present.has(id)) stmts.add.run(rowid, id);
+    const present = new Set(before.map((iri) => iris.intern(iri)));
+    for (const id of present) if (!wanted.has(id)) types.remove.run(id, rowid);
+    for (const id of wanted) if (!present.has(id)) types.add.run(rowid, id);
+  };
+
+  /** The types of the stored row, from its document. */
+  const storedTypes = (rowid: number): Iri[] => {
+    const doc = storedDoc.get(rowid);
+    return doc === undefined ? [] : decodeEntity({ id: '', doc, created_at: 0, modified_at: 0, deleted_at: null }).types;
   };
 
   const insert = (tenant: string, entity: Entity): void => {
@@ -56,7 +63,7 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
       // a B-tree write per create and a rewrite per soft delete.
       if (liveRowid.get(tenant, entity.id) !== undefined) throw new AlreadyExistsError('Already exists', `Entity ${entity.id} already exists`);
       const rowid = Number(insertRow.run(tenant, entity.id, encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, entity.deletedAt ?? null).lastInsertRowid);
-      syncTypes(rowid, entity.types, true);
+      syncTypes(rowid, entity.types, []);
       for (const ix of indexers) ix.write(rowid, entity, true);
     });
   };
@@ -67,8 +74,9 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
     transaction(() => {
       const rowid = liveRowid.get(tenant, entity.id);
       if (rowid === undefined) return false;
+      if (!previous) syncTypes(rowid, entity.types, storedTypes(rowid));
+      else if (!sameTypes(previous.types, entity.types)) syncTypes(rowid, entity.types, previous.types);
       updateRow.run(encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, rowid);
-      if (!previous || !sameTypes(previous.types, entity.types)) syncTypes(rowid, entity.types, false);
       for (const ix of indexers) ix.write(rowid, entity, false, previous);
       return true;
     });

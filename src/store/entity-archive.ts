@@ -29,10 +29,20 @@ export function createEntityArchive(
     `SELECT ${ROW} FROM entities e WHERE e.tenant = ? AND e.id = ? ORDER BY e.rowid DESC LIMIT 1`,
   );
   const removeAll = db.prepare<[string, string]>('DELETE FROM entities WHERE tenant = ? AND id = ?');
-  // Type rows outlive a soft delete (temporal reads select deleted entities by type): they go here.
-  const removeTypes = db.prepare<[string, string]>(
-    'DELETE FROM entity_types WHERE entity IN (SELECT rowid FROM entities WHERE tenant = ? AND id = ?)',
+  // Type rows outlive a soft delete (temporal reads select deleted entities by type): they go here,
+  // found through each row's document (the type rows are keyed by type first).
+  const rowsOfId = db.prepare<[string, string], EntityRow & { rowid: number }>(
+    `SELECT e.rowid, ${ROW} FROM entities e WHERE e.tenant = ? AND e.id = ?`,
   );
+  const removeType = db.prepare<[number, number]>('DELETE FROM entity_types WHERE iri = ? AND entity = ?');
+  const removeTypes = (tenant: string, id: EntityId): void => {
+    for (const row of rowsOfId.all(tenant, id)) {
+      for (const type of decodeEntity(row).types) {
+        const iri = iris.lookup(type);
+        if (iri !== undefined) removeType.run(iri, row.rowid);
+      }
+    }
+  };
   const select = createEntitySelect(db, iris);
   const LATEST: SelectScope = {
     // Only the latest row of each id (uses entities_tenant_id).
@@ -51,7 +61,7 @@ export function createEntityArchive(
     purge: (tenant, id, at) => transaction(() => {
       // The live row first leaves the secondary indexes, as a soft delete does; then every row goes.
       entities.markDeleted(tenant, id, at);
-      removeTypes.run(tenant, id);
+      removeTypes(tenant, id);
       return removeAll.run(tenant, id).changes > 0;
     }),
   };

@@ -40,7 +40,7 @@ const BY_ROWID: Source = { from: 'entities e NOT INDEXED', order: 'e.rowid' };
 
 /**
  * Adds the type condition (any of the IRI ids); returns the rows to walk when the types lead.
- * NOTE: the index `entity_types_iri (iri, entity)` lists an IRI's entities in creation order; without
+ * NOTE: the key of `entity_types` (iri, entity) lists an IRI's entities in creation order; without
  * it the planner walks the tenant's whole creation-order index and tests each entity's types,
  * crossing every entity of other types before the first match.
  * - another list drives (ids, a q or geo candidate list): a probe of each candidate's types, as two

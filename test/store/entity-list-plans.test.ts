@@ -56,15 +56,15 @@ describe('entity listing plans', () => {
     return db.prepare<[Record<string, unknown>], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`).all(params).map((r) => r.detail);
   }
 
-  it('walks the type index in creation order for a type, never the tenant index', () => {
+  it('walks the type key in creation order for a type, never the table', () => {
     const details = planOf({ types: [ROOM], limit: 10 });
-    expect(details).toEqual(['SEARCH t USING COVERING INDEX entity_types_iri (iri=?)', 'SEARCH e USING INTEGER PRIMARY KEY (rowid=?)']);
+    expect(details).toEqual(['SEARCH t USING PRIMARY KEY (iri=?)', 'SEARCH e USING INTEGER PRIMARY KEY (rowid=?)']);
   });
 
   it('merges the type index ranges of several types in creation order, without a sort', () => {
     const details = planOf({ types: [ROOM, SENSOR, DEVICE], limit: 10 });
     expect(details).toContain('MERGE (UNION)');
-    expect(details.filter((d) => d === 'SEARCH t USING COVERING INDEX entity_types_iri (iri=?)')).toHaveLength(3);
+    expect(details.filter((d) => d === 'SEARCH t USING PRIMARY KEY (iri=?)')).toHaveLength(3);
     expect(details.join('\n')).not.toMatch(/entities_live_order|TEMP B-TREE/);
   });
 
@@ -72,7 +72,7 @@ describe('entity listing plans', () => {
     const details = planOf({ types: [ROOM], filters: [q('temperature>20')], limit: 10 });
     expect(details[0]).toBe('SEARCH e USING INTEGER PRIMARY KEY (rowid=?)');
     expect(details.join('\n')).toMatch(/attr_values_num/);
-    expect(details.join('\n')).toMatch(/SEARCH x USING PRIMARY KEY \(entity=\? AND iri=\?\)/);
+    expect(details.join('\n')).toMatch(/SEARCH x USING PRIMARY KEY \(iri=\? AND entity=\?\)/);
     expect(details.join('\n')).not.toMatch(/TEMP B-TREE/);
   });
 

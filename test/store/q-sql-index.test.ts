@@ -109,7 +109,7 @@ describe('query-values index', () => {
 });
 
 describe('migration 6', () => {
-  it('keeps the values of a version-5 database, keeps numbers out of the string index, and queries still find them', () => {
+  it('keeps the values and types of a version-5 database, keeps numbers out of the string index, and queries still find them', () => {
     const db = new Database(':memory:');
     try {
       registerSqlFunctions(db);
@@ -117,7 +117,7 @@ describe('migration 6', () => {
       const caches = createCacheGroup(db);
       const iris = createIriDictionary(db, caches);
       const repo = createEntityRepository(db, iris, createTxRunner(db, caches, silentLogger).transaction);
-      repo.insert('', entity('urn:ngsi-ld:E:1', [], { [TEMP]: [property(10)], [NAME]: [property('Alpha')] }));
+      repo.insert('', entity('urn:ngsi-ld:E:1', [mapper.expandTerm('Room')], { [TEMP]: [property(10)], [NAME]: [property('Alpha')] }));
       repo.insert('', entity('urn:ngsi-ld:E:2', [], { [TEMP]: [property(30)] }));
       const before = db.prepare('SELECT entity, attr, inst, seq, typ, num, str FROM attr_values ORDER BY entity, attr').all();
       runMigrations(db, MIGRATIONS, silentLogger);
@@ -131,6 +131,9 @@ describe('migration 6', () => {
       const fresh = createEntityRepository(db, iris, createTxRunner(db, caches, silentLogger).transaction);
       expect(ids(fresh.list('', { filters: [q('temperature>20')], limit: 10, offset: 0, count: false }))).toEqual(['urn:ngsi-ld:E:2']);
       expect(ids(fresh.list('', { filters: [q('name=="Alpha"')], limit: 10, offset: 0, count: false }))).toEqual(['urn:ngsi-ld:E:1']);
+      // The type rows moved to their (type, entity) table.
+      expect(ids(fresh.list('', { types: [mapper.expandTerm('Room')], limit: 10, offset: 0, count: false }))).toEqual(['urn:ngsi-ld:E:1']);
+      expect(db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'entity_types_iri'").pluck().get()).toBe(0);
     } finally {
       db.close();
     }
