@@ -12,6 +12,9 @@ import type { TxContext } from './types.js';
  */
 export const MAX_BATCH = 1_000;
 
+/** Most loop turns a flush waits for the writers of the last batch (see onImmediate). */
+const MAX_LINGER = 4;
+
 type Hook = () => void;
 export type RunInTx = <T>(fn: (tx: TxContext) => T) => T;
 
@@ -52,9 +55,10 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
   let queue: QueuedWrite[] = [];
   let immediate: NodeJS.Immediate | undefined;
   let microScheduled = false;
-  /** Writes taken by the last scheduled flush, and whether the pending flush already waited a turn. */
+  /** Writes taken by the last scheduled flush; turns the pending flush has waited, and the queue then. */
   let lastBatch = 0;
-  let lingered = false;
+  let lingered = 0;
+  let queuedAtLinger = 0;
   let closed = false;
 
   const savepointAt = (depth: number): Savepoint => {
@@ -215,7 +219,7 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
     if (frames.length > 0) throw new Error('cannot flush queued writes from inside a transaction');
     if (immediate) clearImmediate(immediate);
     immediate = undefined;
-    lingered = false;
+    lingered = 0;
     microScheduled = false;
     // Writes queued by onCommit hooks from here on land in `queue` again: the next batch.
     const taken = queue;
@@ -225,19 +229,21 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
 
   /**
    * NOTE: when fewer writes are queued than the last flush committed, the writers of the last batch
-   * are probably still sending: the flush waits one more loop turn, once, so a batch keeps its size
-   * instead of splitting in two commits (each commit writes every B-tree page the batch touched).
-   * A lone writer (last batch of one) never waits.
+   * are probably still sending: the flush waits another loop turn, so a batch keeps its size instead
+   * of splitting into several commits (each commit writes every B-tree page its batch touched). It
+   * waits at most MAX_LINGER turns, and after the first only while writes keep arriving. A lone
+   * writer (last batch of one) never waits.
    */
   const onImmediate = (): void => {
     immediate = undefined;
     if (closed) return;
-    if (!lingered && queue.length < lastBatch) {
-      lingered = true;
+    if (queue.length < lastBatch && lingered < MAX_LINGER && (lingered === 0 || queue.length > queuedAtLinger)) {
+      lingered += 1;
+      queuedAtLinger = queue.length;
       immediate = setImmediate(onImmediate);
       return;
     }
-    lingered = false;
+    lingered = 0;
     lastBatch = queue.length;
     flushQueue();
   };

@@ -29,7 +29,7 @@ describe('store.write (group commit)', () => {
     store.close();
   });
 
-  it('waits one loop turn for late writers when fewer are queued than the last batch held, and never for a lone writer', async () => {
+  it('waits a few loop turns for late writers while fewer are queued than the last batch held, and never for a lone writer', async () => {
     const store = memoryStore();
     const events: string[] = [];
     const write = (n: number): Promise<void> => store.write((tx) => {
@@ -44,7 +44,18 @@ describe('store.write (group commit)', () => {
     const late = new Promise<void>((resolve) => setImmediate(() => resolve(Promise.all([7, 8].map(write)).then(() => undefined))));
     await Promise.all([...early, late]);
     expect(events).toEqual(['fn5', 'fn6', 'fn7', 'fn8', 'hook5', 'hook6', 'hook7', 'hook8']);
-    // Last batch: 4 again, so a lone write waits a turn once; its batch of one ends the waiting.
+    // Writers arriving one per turn keep the flush waiting (up to four turns): still one COMMIT.
+    events.length = 0;
+    const turn = (n: number, more: () => Promise<void>): Promise<void> =>
+      new Promise<void>((resolve) => setImmediate(() => resolve(Promise.all([write(n), more()]).then(() => undefined))));
+    await Promise.all([write(20), turn(21, () => turn(22, () => turn(23, () => Promise.resolve())))]);
+    expect(events).toEqual(['fn20', 'fn21', 'fn22', 'fn23', 'hook20', 'hook21', 'hook22', 'hook23']);
+    // A turn that brings no writer ends the waiting: a writer two turns later is the next batch.
+    events.length = 0;
+    const afterTwoTurns = new Promise<void>((resolve) => setImmediate(() => setImmediate(() => setImmediate(() => resolve(write(31))))));
+    await Promise.all([write(30), afterTwoTurns]);
+    expect(events).toEqual(['fn30', 'hook30', 'fn31', 'hook31']);
+    // Last batch: 1 now; a lone write never waits.
     await write(9);
     events.length = 0;
     const first = write(10);
