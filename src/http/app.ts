@@ -37,13 +37,26 @@ export interface AppDeps {
   isReady: () => boolean;
 }
 
-export type AppEnv = { Variables: { requestId: string; tenant: string } };
+export type AppEnv = { Variables: { requestId: string | undefined; tenant: string } };
 export type AppContext = Context<AppEnv>;
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type App = Hono<AppEnv>;
 
 const TENANT = /^[A-Za-z0-9_-]{1,64}$/;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/**
+ * The request's id: the client's (a plain token), else one drawn when first needed (a log line, an
+ * error), so a request that needs none draws none.
+ */
+export function requestIdOf(c: AppContext): string {
+  let id = c.get('requestId');
+  if (id === undefined) {
+    id = randomUUID();
+    c.set('requestId', id);
+  }
+  return id;
+}
 
 /** Registers the handlers of one resource path, and 405 with `Allow` for every other method. */
 export function resource(app: App, path: string, handlers: Partial<Record<Method, Handler<AppEnv>>>): void {
@@ -64,14 +77,13 @@ export function createApp(deps: AppDeps): App {
     const started = performance.now();
     // A client's request id is kept only when it is a plain token: it goes into logs and headers.
     const given = c.req.header('x-request-id');
-    const requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID();
-    c.set('requestId', requestId);
+    if (given !== undefined && REQUEST_ID.test(given)) c.set('requestId', given);
     await next();
     // NOTE: the request id goes out on error responses only (see onError): touching the headers of
     // an already built response forces a slow copy of it in the Node adapter.
     if (log.isEnabled('info')) {
       log.info('request', {
-        requestId, method: c.req.method, path: c.req.path, status: c.res.status,
+        requestId: requestIdOf(c), method: c.req.method, path: c.req.path, status: c.res.status,
         ms: Math.round((performance.now() - started) * 100) / 100,
       });
     }
@@ -103,8 +115,9 @@ export function createApp(deps: AppDeps): App {
 
   app.notFound((c) => problemResponse(new ResourceNotFoundError('No such resource', c.req.path)));
   app.onError((err, c) => {
-    const ngsi = toNgsiError(err, log, c.get('requestId') ?? 'unknown');
-    const headers: Record<string, string> = { 'X-Request-Id': c.get('requestId') ?? 'unknown' };
+    const requestId = requestIdOf(c);
+    const ngsi = toNgsiError(err, log, requestId);
+    const headers: Record<string, string> = { 'X-Request-Id': requestId };
     if (ngsi instanceof MethodNotAllowedError) headers['Allow'] = ngsi.allow.join(', ');
     return problemResponse(ngsi, headers);
   });

@@ -18,8 +18,10 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
     `SELECT ${ROW} FROM entities e WHERE tenant = ? AND deleted_at IS NULL AND id IN (SELECT value FROM json_each(?))`,
   );
   const liveRowid = db.prepare<[string, string], number>('SELECT rowid FROM entities WHERE tenant = ? AND id = ? AND deleted_at IS NULL').pluck();
-  const insertRow = db.prepare<[string, string, string, number, number, number | null]>(
-    'INSERT INTO entities (tenant, id, doc, created_at, modified_at, deleted_at) VALUES (?, ?, ?, ?, ?, ?)',
+  // The row goes in only when no live row has its id: the check and the insert in one statement.
+  const insertRow = db.prepare<[string, string, string, number, number, number | null, string, string]>(
+    `INSERT INTO entities (tenant, id, doc, created_at, modified_at, deleted_at) SELECT ?, ?, ?, ?, ?, ?
+     WHERE NOT EXISTS (SELECT 1 FROM entities WHERE tenant = ? AND id = ? AND deleted_at IS NULL)`,
   );
   // NOTE: deleted_at stays out of SET (the row is live and stays so): SQLite rewrites every index
   // whose columns or partial-index condition name a SET column.
@@ -61,8 +63,9 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
       // the check runs inside the write transaction (BEGIN IMMEDIATE: no other writer), and the
       // (tenant, id) index every row needs anyway answers it; a second index on the same key cost
       // a B-tree write per create and a rewrite per soft delete.
-      if (liveRowid.get(tenant, entity.id) !== undefined) throw new AlreadyExistsError('Already exists', `Entity ${entity.id} already exists`);
-      const rowid = Number(insertRow.run(tenant, entity.id, encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, entity.deletedAt ?? null).lastInsertRowid);
+      const inserted = insertRow.run(tenant, entity.id, encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, entity.deletedAt ?? null, tenant, entity.id);
+      if (inserted.changes === 0) throw new AlreadyExistsError('Already exists', `Entity ${entity.id} already exists`);
+      const rowid = Number(inserted.lastInsertRowid);
       syncTypes(rowid, entity.types, []);
       for (const ix of indexers) ix.write(rowid, entity, true);
     });

@@ -7,7 +7,7 @@ import {
 } from '../../ngsi/index.js';
 import type { BatchOutcome, NotUpdated, UpsertMode } from '../../entities/index.js';
 import type { ContextInput, ResolvedContext } from '../../jsonld/index.js';
-import { resource, type App, type AppContext, type AppDeps } from '../app.js';
+import { requestIdOf, resource, type App, type AppContext, type AppDeps } from '../app.js';
 import { readBytes, readJsonBody } from '../body.js';
 import { requestMediaType } from '../media.js';
 import { csv, readParams, type Params } from '../params.js';
@@ -119,7 +119,7 @@ async function runBatch<T>(
   const succeeded = new Set<EntityId>();
   const created = new Set<EntityId>();
   const fail = (entityId: Json, err: unknown): void => {
-    const problem = problemOf(toNgsiError(err, deps.log, c.get('requestId')));
+    const problem = problemOf(toNgsiError(err, deps.log, requestIdOf(c)));
     report.errors.push({ entityId, error: { ...problem } });
   };
   for (const slot of slots) {
