@@ -3,7 +3,7 @@
 
 import type BetterSqlite3 from 'better-sqlite3';
 import { AlreadyExistsError, type Entity, type EntityId, type Iri } from '../ngsi/index.js';
-import { ROW, decodeEntity, encodeEntityDoc, type EntityRow } from './entity-doc.js';
+import { ROW, decodeEntity, encodeEntityDoc, typesOfDoc, type EntityRow } from './entity-doc.js';
 import type { IriDictionary } from './iris.js';
 import type { RunInTx } from './transactions.js';
 import type { EntityListQuery, EntityRepository } from './types.js';
@@ -54,7 +54,7 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
   /** The types of the stored row, from its document. */
   const storedTypes = (rowid: number): Iri[] => {
     const doc = storedDoc.get(rowid);
-    return doc === undefined ? [] : decodeEntity({ id: '', doc, created_at: 0, modified_at: 0, deleted_at: null }).types;
+    return doc === undefined ? [] : typesOfDoc(doc);
   };
 
   const insert = (tenant: string, entity: Entity): void => {

@@ -3,7 +3,7 @@
 
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Entity, EntityId } from '../ngsi/index.js';
-import { ROW, decodeEntity, type EntityRow } from './entity-doc.js';
+import { ROW, decodeEntity, typesOfDoc, type EntityRow } from './entity-doc.js';
 import { createEntitySelect, type SelectScope } from './entity-select.js';
 import type { IriDictionary } from './iris.js';
 import type { RunInTx } from './transactions.js';
@@ -31,13 +31,13 @@ export function createEntityArchive(
   const removeAll = db.prepare<[string, string]>('DELETE FROM entities WHERE tenant = ? AND id = ?');
   // Type rows outlive a soft delete (temporal reads select deleted entities by type): they go here,
   // found through each row's document (the type rows are keyed by type first).
-  const rowsOfId = db.prepare<[string, string], EntityRow & { rowid: number }>(
-    `SELECT e.rowid, ${ROW} FROM entities e WHERE e.tenant = ? AND e.id = ?`,
+  const rowsOfId = db.prepare<[string, string], { rowid: number; doc: string }>(
+    'SELECT rowid, doc FROM entities WHERE tenant = ? AND id = ?',
   );
   const removeType = db.prepare<[number, number]>('DELETE FROM entity_types WHERE iri = ? AND entity = ?');
   const removeTypes = (tenant: string, id: EntityId): void => {
     for (const row of rowsOfId.all(tenant, id)) {
-      for (const type of decodeEntity(row).types) {
+      for (const type of typesOfDoc(row.doc)) {
         const iri = iris.lookup(type);
         if (iri !== undefined) removeType.run(iri, row.rowid);
       }

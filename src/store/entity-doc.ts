@@ -44,6 +44,11 @@ function entityOf(id: EntityId, docJson: string, createdAt: number, modifiedAt: 
   return entity;
 }
 
+/** The types of a stored document, without building the entity. */
+export function typesOfDoc(docJson: string): Iri[] {
+  return (JSON.parse(docJson) as EntityDoc).types;
+}
+
 export function decodeEntity(row: EntityRow): Entity {
   return entityOf(row.id, row.doc, row.created_at, row.modified_at, row.deleted_at);
 }

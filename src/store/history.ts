@@ -29,8 +29,8 @@ interface HistoryDeps {
 const REMOVED = -1;
 
 /**
- * The cache key of a series. NOTE: a tenant matches [A-Za-z0-9_-]*, an attribute is a number and the
- * datasetId comes last, so the separator cannot make two keys collide.
+ * The cache key of a series. NOTE: a tenant matches [A-Za-z0-9_-]*, an attribute is a number, a
+ * datasetId is a URI (no spaces) and the entity id comes last, so two keys never collide.
  */
 const seriesKey = (tenant: string, entityId: string, attrId: number, dataset: string | null): string =>
   `${tenant} ${attrId} ${dataset === null ? '-' : `+${dataset}`} ${entityId}`;

@@ -6,7 +6,7 @@ import type { QCompareOp, QExpr, QKey, QPath, QScalar, QValue } from './q-ast.js
 import { Q_LIMITS, Q_MEMBERS, type QMember } from './q-ast.js';
 import { classifyBare, compileQPattern, isComparable } from './q-literals.js';
 import {
-  atEnd, consume, createCursor, lookingAt, peek, readQuoted, readRun, syntaxError, tooComplex, type Cursor,
+  atEnd, consume, createCursor, lookingAt, parseJunctions, peek, readQuoted, readRun, syntaxError, tooComplex, type Cursor,
 } from './syntax.js';
 
 /** Characters that end a name in a path. */
@@ -19,7 +19,6 @@ const OPERATOR_LIST = 'an operator (==, !=, >, >=, <, <=, ~=, !~=)';
 
 interface State {
   readonly mapper: TermMapper;
-  terms: number;
 }
 
 /** Keys JSON-LD leaves alone inside a value (mirrors ngsi/json.ts): kept verbatim, never expanded. */
@@ -33,46 +32,19 @@ const isMember = (s: string): s is QMember => Q_MEMBERS.some((m) => m === s);
 export function parseQ(text: string, mapper: TermMapper): QExpr {
   const c = createCursor('q', text);
   if (text.length > Q_LIMITS.maxLength) throw tooComplex(c, `longer than ${Q_LIMITS.maxLength} characters`);
-  const expr = parseOr(c, { mapper, terms: 0 }, 0);
+  const st: State = { mapper };
+  const expr = parseJunctions<QExpr>(c, {
+    or: '|', maxDepth: Q_LIMITS.maxDepth, maxTerms: Q_LIMITS.maxTerms, termsName: 'terms', beforeClose: "';', '|' or ')'",
+    term: (cur) => parseTerm(cur, st), junction: (kind, terms) => ({ kind, terms }),
+  });
   if (!atEnd(c)) {
     throw syntaxError(c, peek(c) === ')' ? "';', '|' or the end (this ')' closes nothing)" : "';', '|' or the end of the expression");
   }
   return expr;
 }
 
-function join(kind: 'and' | 'or', terms: QExpr[]): QExpr {
-  const flat = terms.flatMap((t) => (t.kind === kind ? t.terms : [t]));
-  return flat.length === 1 && flat[0] !== undefined ? flat[0] : { kind, terms: flat };
-}
-
-function parseOr(c: Cursor, st: State, depth: number): QExpr {
-  const terms = [parseAnd(c, st, depth)];
-  while (peek(c) === '|') {
-    c.pos++;
-    terms.push(parseAnd(c, st, depth));
-  }
-  return join('or', terms);
-}
-
-function parseAnd(c: Cursor, st: State, depth: number): QExpr {
-  const terms = [parseFactor(c, st, depth)];
-  while (peek(c) === ';') {
-    c.pos++;
-    terms.push(parseFactor(c, st, depth));
-  }
-  return join('and', terms);
-}
-
-function parseFactor(c: Cursor, st: State, depth: number): QExpr {
-  if (peek(c) === '(') {
-    if (depth >= Q_LIMITS.maxDepth) throw tooComplex(c, `parentheses nested deeper than ${Q_LIMITS.maxDepth}`);
-    c.pos++;
-    const inner = parseOr(c, st, depth + 1);
-    consume(c, ')', "';', '|' or ')'");
-    return inner;
-  }
-  st.terms++;
-  if (st.terms > Q_LIMITS.maxTerms) throw tooComplex(c, `more than ${Q_LIMITS.maxTerms} terms`);
+/** One comparison or existence test: `attr`, `!attr`, `attr op value`. */
+function parseTerm(c: Cursor, st: State): QExpr {
   if (peek(c) === '!') {
     c.pos++;
     return { kind: 'exists', path: parsePath(c, st), negated: true };

@@ -3,7 +3,7 @@
 
 import { assertNever } from '../model.js';
 import {
-  atEnd, consume, createCursor, peek, readRun, syntaxError, tooComplex, type Cursor,
+  atEnd, consume, createCursor, parseJunctions, peek, readRun, syntaxError, tooComplex, type Cursor,
 } from './syntax.js';
 
 /** One scope pattern: its levels (`+` stands for any one level) and whether `#` ends it. */
@@ -21,49 +21,12 @@ const LEVEL_STOPS = '/;,()+#';
 export function parseScopeQ(text: string): ScopeExpr {
   const c = createCursor('scopeQ', text);
   if (text.length > SCOPE_LIMITS.maxLength) throw tooComplex(c, `longer than ${SCOPE_LIMITS.maxLength} characters`);
-  const expr = parseOr(c, { terms: 0 }, 0);
+  const expr = parseJunctions<ScopeExpr>(c, {
+    or: ',', maxDepth: SCOPE_LIMITS.maxDepth, maxTerms: SCOPE_LIMITS.maxTerms, termsName: 'scopes', beforeClose: "';', ',' or ')'",
+    term: parseTerm, junction: (kind, terms) => ({ kind, terms }),
+  });
   if (!atEnd(c)) throw syntaxError(c, "';', ',' or the end of the expression");
   return expr;
-}
-
-interface State {
-  terms: number;
-}
-
-function join(kind: 'and' | 'or', terms: ScopeExpr[]): ScopeExpr {
-  const flat = terms.flatMap((t) => (t.kind === kind ? t.terms : [t]));
-  return flat.length === 1 && flat[0] !== undefined ? flat[0] : { kind, terms: flat };
-}
-
-function parseOr(c: Cursor, st: State, depth: number): ScopeExpr {
-  const terms = [parseAnd(c, st, depth)];
-  while (peek(c) === ',') {
-    c.pos++;
-    terms.push(parseAnd(c, st, depth));
-  }
-  return join('or', terms);
-}
-
-function parseAnd(c: Cursor, st: State, depth: number): ScopeExpr {
-  const terms = [parseFactor(c, st, depth)];
-  while (peek(c) === ';') {
-    c.pos++;
-    terms.push(parseFactor(c, st, depth));
-  }
-  return join('and', terms);
-}
-
-function parseFactor(c: Cursor, st: State, depth: number): ScopeExpr {
-  if (peek(c) === '(') {
-    if (depth >= SCOPE_LIMITS.maxDepth) throw tooComplex(c, `parentheses nested deeper than ${SCOPE_LIMITS.maxDepth}`);
-    c.pos++;
-    const inner = parseOr(c, st, depth + 1);
-    consume(c, ')', "';', ',' or ')'");
-    return inner;
-  }
-  st.terms++;
-  if (st.terms > SCOPE_LIMITS.maxTerms) throw tooComplex(c, `more than ${SCOPE_LIMITS.maxTerms} scopes`);
-  return parseTerm(c);
 }
 
 function parseTerm(c: Cursor): ScopeTerm {

@@ -1,5 +1,6 @@
-// What the q, scopeQ and type-selection parsers share: a cursor over the text, quoted strings, and
-// the errors that name the 1-based position and what was expected there.
+// What the q, scopeQ and type-selection parsers share: a cursor over the text, quoted strings, the
+// errors that name the 1-based position and what was expected there, and the grammar of AND, OR and
+// parentheses with its limits.
 
 import { BadRequestDataError, TooComplexQueryError } from '../errors.js';
 
@@ -79,4 +80,64 @@ export function readQuoted(c: Cursor): string {
     c.pos++;
   }
   throw syntaxError(c, `'"' (closing the string from position ${open + 1})`);
+}
+
+/** The AND/OR/parentheses grammar of one language; `;` is AND everywhere and binds tighter. */
+export interface JunctionGrammar<E> {
+  /** The characters that join alternatives (OR): `|` in q, `,` in scopeQ, either in a type selection. */
+  readonly or: string;
+  readonly maxDepth: number;
+  readonly maxTerms: number;
+  /** What the terms are called when there are too many: `terms`, `scopes`, `types`. */
+  readonly termsName: string;
+  /** What the error for a missing ')' says was expected instead. */
+  readonly beforeClose: string;
+  /** One term, at the cursor. */
+  readonly term: (c: Cursor) => E;
+  /** The expression joining `terms` (at least two, none itself a junction of the same kind). */
+  readonly junction: (kind: 'and' | 'or', terms: E[]) => E;
+}
+
+const isJunction = <E extends { kind: string }>(e: E, kind: 'and' | 'or'): e is E & { terms: E[] } => e.kind === kind;
+
+/**
+ * An expression of `g` at the cursor: terms joined by AND and OR, grouped by parentheses (nested at
+ * most maxDepth deep, maxTerms terms in all). Nested junctions of one kind are flattened, and a
+ * junction of one term is that term.
+ */
+export function parseJunctions<E extends { kind: string }>(c: Cursor, g: JunctionGrammar<E>): E {
+  let terms = 0;
+  const join = (kind: 'and' | 'or', list: E[]): E => {
+    const flat = list.flatMap((t) => (isJunction(t, kind) ? t.terms : [t]));
+    return flat.length === 1 && flat[0] !== undefined ? flat[0] : g.junction(kind, flat);
+  };
+  const factor = (depth: number): E => {
+    if (peek(c) === '(') {
+      if (depth >= g.maxDepth) throw tooComplex(c, `parentheses nested deeper than ${g.maxDepth}`);
+      c.pos++;
+      const inner = alternatives(depth + 1);
+      consume(c, ')', g.beforeClose);
+      return inner;
+    }
+    terms++;
+    if (terms > g.maxTerms) throw tooComplex(c, `more than ${g.maxTerms} ${g.termsName}`);
+    return g.term(c);
+  };
+  const conjunction = (depth: number): E => {
+    const list = [factor(depth)];
+    while (peek(c) === ';') {
+      c.pos++;
+      list.push(factor(depth));
+    }
+    return join('and', list);
+  };
+  function alternatives(depth: number): E {
+    const list = [conjunction(depth)];
+    while (peek(c) !== '' && g.or.includes(peek(c))) {
+      c.pos++;
+      list.push(conjunction(depth));
+    }
+    return join('or', list);
+  }
+  return alternatives(0);
 }
