@@ -24,6 +24,8 @@ export interface MeasureOptions {
   readonly concurrency: number;
   /** Measured milliseconds per scenario. */
   readonly durationMs: number;
+  /** Least warm-up milliseconds of a throughput scenario (see ScenarioRun.warmupMs). */
+  readonly warmupMs: number;
   /** Parent of the temporary data directory. */
   readonly tmp: string;
 }
@@ -96,9 +98,10 @@ export async function benchTarget(target: Target, options: MeasureOptions, clean
   const results: ScenarioResult[] = [];
   const run: ScenarioRun = {
     server, state, notes, results, concurrency: options.concurrency, durationMs: options.durationMs,
-    datasets: new Map<string, Missing | undefined>(),
-    // The idle figure is taken once, after the first warm-up and before any measurement.
-    beforeMeasure: async () => {
+    warmupMs: options.warmupMs, datasets: new Map<string, Missing | undefined>(),
+    // NOTE: the idle figure is taken once, after the first counted warm-up (a few hundred requests)
+    // and before the timed one: memory of a broker that has served requests, not of a bare start.
+    afterWarmup: async () => {
       if (isSampling) return;
       isSampling = true;
       await sleep(IDLE_SETTLE_MS);

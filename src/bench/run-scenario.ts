@@ -24,13 +24,18 @@ export interface ScenarioRun {
   /** The run's concurrency and measured milliseconds per duration-bound scenario. */
   readonly concurrency: number;
   readonly durationMs: number;
+  /**
+   * Least warm-up time of a throughput (`rate`) scenario, after its counted warm-up: a broker's
+   * request path reaches its optimised steady state only after a second or so of load.
+   */
+  readonly warmupMs: number;
   /** Datasets already loaded on this target: undefined when loaded, else why they are not. */
   readonly datasets: Map<string, Missing | undefined>;
   /** Results of the scenarios run so far on this target. */
   readonly results: readonly ScenarioResult[];
   readonly notes: string[];
-  /** Called after each warm-up, right before the measurement. */
-  readonly beforeMeasure: () => Promise<void>;
+  /** Called after each counted warm-up, before the timed one (the first call reads the idle RSS). */
+  readonly afterWarmup: () => Promise<void>;
 }
 
 function log(message: string): void {
@@ -87,13 +92,18 @@ function measuredLoad(run: ScenarioRun, scenario: Scenario): Omit<LoadOptions, '
 async function measure(run: ScenarioRun, scenario: Scenario): Promise<ScenarioResult> {
   const { server, state } = run;
   const phase = measuredLoad(run, scenario);
-  if (scenario.warmup > 0) {
-    const warm = await runLoad({ ...phase, maxRequests: scenario.warmup, durationMs: WARMUP_MAX_MS, next: () => scenario.request(state) });
+  const warmUp = async (maxRequests: number, durationMs: number): Promise<Missing | undefined> => {
+    const warm = await runLoad({ ...phase, maxRequests, durationMs, next: () => scenario.request(state) });
     const missing = missingOf(warm, `warm-up of ${scenario.name}`, scenario.isOptional === true);
+    if (missing?.isError === true) run.notes.push(`${server.name} ${missing.reason}`);
+    return missing;
+  };
+  if (scenario.warmup > 0) {
+    const missing = await warmUp(scenario.warmup, WARMUP_MAX_MS);
     if (missing && !missing.isError) return { scenario, load: undefined, bytesPerOp: undefined, missing };
-    if (missing) run.notes.push(`${server.name} ${missing.reason}`);
   }
-  await run.beforeMeasure();
+  await run.afterWarmup();
+  if (scenario.measure.kind === 'rate' && run.warmupMs > 0) await warmUp(MAX_REQUESTS, run.warmupMs);
   const measureWrites = scenario.measure.kind === 'rate' && scenario.measure.measureWrites === true;
   const before = measureWrites ? await readWriteBytes(server.pid) : undefined;
   const load = await runLoad({ ...phase, next: () => scenario.request(state) });

@@ -18,11 +18,13 @@ interface RunOptions extends MeasureOptions {
   readonly broker: string | undefined;
 }
 
-const USAGE = `usage: node dist/bench/run.js [--ceiling-only] [--concurrency N] [--duration S] [--tmp DIR] [--broker FILE]
+const USAGE = `usage: node dist/bench/run.js [--ceiling-only] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
   --ceiling-only   benchmark only the bare Hono + SQLite ceiling
   --concurrency N  requests in flight in throughput scenarios (default 16)
   --duration S     measured seconds per throughput scenario (default 3); the one-shot ingest and the
                    latency scenarios send a fixed number of requests, one at a time
+  --warmup S       least warm-up seconds of a throughput scenario, after its counted warm-up
+                   requests (default 1)
   --tmp DIR        parent of the temporary data directories (default: the temp dir, unless it is tmpfs)
   --broker FILE    entry script to benchmark as the broker (default: dist/main.js)`;
 
@@ -43,6 +45,7 @@ function parseOptions(argv: readonly string[]): RunOptions {
       'ceiling-only': { type: 'boolean', default: false },
       concurrency: { type: 'string', default: '16' },
       duration: { type: 'string', default: '3' },
+      warmup: { type: 'string', default: '1' },
       tmp: { type: 'string' },
       broker: { type: 'string' },
       help: { type: 'boolean', default: false },
@@ -58,10 +61,13 @@ function parseOptions(argv: readonly string[]): RunOptions {
     throw new Error(`--concurrency: expected a positive integer\n${USAGE}`);
   }
   if (!(seconds > 0 && seconds <= 60)) throw new Error(`--duration: expected seconds between 0 and 60\n${USAGE}`);
+  const warmup = Number(values.warmup);
+  if (!(warmup >= 0 && warmup <= 60)) throw new Error(`--warmup: expected seconds between 0 and 60\n${USAGE}`);
   return {
     ceilingOnly: values['ceiling-only'],
     concurrency,
     durationMs: seconds * 1000,
+    warmupMs: warmup * 1000,
     tmp: values.tmp ?? defaultTmp(),
     broker: values.broker,
   };
@@ -70,7 +76,7 @@ function parseOptions(argv: readonly string[]): RunOptions {
 function describeRun(options: RunOptions, ceiling: TargetResult): string[] {
   const fs = fileSystemOf(options.tmp) ?? 'an unknown file system';
   const notes = [
-    `${options.durationMs / 1000} s per throughput scenario at concurrency ${options.concurrency}, Node ${process.version}, data on ${fs}`,
+    `${options.durationMs / 1000} s per throughput scenario at concurrency ${options.concurrency}, after a warm-up of at least ${options.warmupMs / 1000} s; Node ${process.version}, data on ${fs}`,
     'ratio = value / ceiling (req/s: below 1 is slower; ms and bytes/op: above 1 is costlier)',
   ];
   if (ceiling.rssIdle !== undefined && ceiling.rssLoaded !== undefined) {

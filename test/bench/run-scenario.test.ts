@@ -41,8 +41,8 @@ function newRun(): ScenarioRun & { results: ScenarioResult[] } {
   const target: ServerProcess = { name: 'broker', pid: process.pid, port, tail: () => '', stop: async () => 'stopped', kill: () => {} };
   return {
     server: target, state: { created: 0, batched: 0, ingested: 0, random: seededRandom(1) },
-    concurrency: 2, durationMs: 200, datasets: new Map<string, Missing | undefined>(), results: [], notes: [],
-    beforeMeasure: async () => {},
+    concurrency: 2, durationMs: 200, warmupMs: 0, datasets: new Map<string, Missing | undefined>(), results: [], notes: [],
+    afterWarmup: async () => {},
   };
 }
 
