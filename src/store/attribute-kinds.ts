@@ -49,9 +49,23 @@ export const createAttributeKindIndexer: EntityIndexerFactory = (db, iris) => {
     return rows;
   };
 
+  /** The rows of a new entity, inserted without a diff. */
+  const insertAll = (rowid: number, entity: Entity): void => {
+    for (const [iri, instances] of Object.entries(entity.attrs)) {
+      if (instances.length === 0) continue;
+      const first = instances[0]!.kind;
+      if (instances.every((i) => i.kind === first)) insert.run(rowid, iris.intern(iri), KIND_CODES[first], instances.length);
+      else for (const row of rowsOf({ ...entity, attrs: { [iri]: instances } }).values()) insert.run(rowid, row.attr, row.kind, row.instances);
+    }
+  };
+
   return {
     name: 'attribute-kinds',
     write(rowid, entity, isNew, previous) {
+      if (isNew && !previous) {
+        insertAll(rowid, entity);
+        return;
+      }
       let wanted: Map<string, KindRow>;
       let present: Iterable<KindRow>;
       if (previous) {

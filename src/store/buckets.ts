@@ -185,6 +185,8 @@ export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSi
   const tables = caches.create<string, BucketTable | typeof DROPPED>();
   const bounds = caches.create<string, Bounds>();
   let dropped = 0;
+  /** The range bucketOf gave last (a pure function of t and size: no invalidation needed). */
+  let lastRange: BucketRange | undefined;
   // The catalogue as last read outside a transaction, and the change count it reflects: reads of
   // many attributes list it once. Any change (even one later rolled back) makes it read again.
   let changes = 0;
@@ -258,7 +260,8 @@ export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSi
 
   return {
     tableFor(t) {
-      const range = bucketOf(t, size);
+      // Writes come in time order mostly: the bucket of the last write is asked again.
+      const range = lastRange !== undefined && t >= lastRange.startMs && t < lastRange.endMs ? lastRange : (lastRange = bucketOf(t, size));
       const cached = known(range.name);
       if (cached) return cached;
       if (exists.get(range.name) === undefined) {

@@ -18,10 +18,8 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
     `SELECT ${ROW} FROM entities e WHERE tenant = ? AND deleted_at IS NULL AND id IN (SELECT value FROM json_each(?))`,
   );
   const liveRowid = db.prepare<[string, string], number>('SELECT rowid FROM entities WHERE tenant = ? AND id = ? AND deleted_at IS NULL').pluck();
-  // The row goes in only when no live row has its id: the check and the insert in one statement.
-  const insertRow = db.prepare<[string, string, string, number, number, number | null, string, string]>(
-    `INSERT INTO entities (tenant, id, doc, created_at, modified_at, deleted_at) SELECT ?, ?, ?, ?, ?, ?
-     WHERE NOT EXISTS (SELECT 1 FROM entities WHERE tenant = ? AND id = ? AND deleted_at IS NULL)`,
+  const insertRow = db.prepare<[string, string, string, number, number, number | null]>(
+    'INSERT INTO entities (tenant, id, doc, created_at, modified_at, deleted_at) VALUES (?, ?, ?, ?, ?, ?)',
   );
   // NOTE: deleted_at stays out of SET (the row is live and stays so): SQLite rewrites every index
   // whose columns or partial-index condition name a SET column.
@@ -45,6 +43,14 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
    * are comes from its document, never from a look-up.
    */
   const syncTypes = (rowid: number, iriList: Iri[], before: readonly Iri[]): void => {
+    if (before.length === 0) {
+      // A new row: every type once (a type list may repeat an IRI only through different terms).
+      for (let i = 0; i < iriList.length; i++) {
+        const iri = iriList[i]!;
+        if (iriList.indexOf(iri) === i) types.add.run(rowid, iris.intern(iri));
+      }
+      return;
+    }
     const wanted = new Set(iriList.map((iri) => iris.intern(iri)));
     const present = new Set(before.map((iri) => iris.intern(iri)));
     for (const id of present) if (!wanted.has(id)) types.remove.run(id, rowid);
@@ -62,9 +68,10 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
       // NOTE: one live row per (tenant, id) is checked here rather than by a unique partial index:
       // the check runs inside the write transaction (BEGIN IMMEDIATE: no other writer), and the
       // (tenant, id) index every row needs anyway answers it; a second index on the same key cost
-      // a B-tree write per create and a rewrite per soft delete.
-      const inserted = insertRow.run(tenant, entity.id, encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, entity.deletedAt ?? null, tenant, entity.id);
-      if (inserted.changes === 0) throw new AlreadyExistsError('Already exists', `Entity ${entity.id} already exists`);
+      // a B-tree write per create and a rewrite per soft delete. (A look-up then a plain INSERT
+      // costs less than one INSERT … SELECT … WHERE NOT EXISTS.)
+      if (liveRowid.get(tenant, entity.id) !== undefined) throw new AlreadyExistsError('Already exists', `Entity ${entity.id} already exists`);
+      const inserted = insertRow.run(tenant, entity.id, encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, entity.deletedAt ?? null);
       const rowid = Number(inserted.lastInsertRowid);
       syncTypes(rowid, entity.types, []);
       for (const ix of indexers) ix.write(rowid, entity, true);

@@ -7,26 +7,47 @@ import type { HistoryRow } from './buckets.js';
 import type { HistoryInstance } from './types.js';
 
 const INSTANCE_PREFIX = 'urn:ngsi-ld:Instance:';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Attribute members that default to the instance's columns (null in the JSON = absent). */
 const COLUMN_MEMBERS = ['observedAt', 'createdAt', 'modifiedAt', 'datasetId'] as const;
 const IS_COLUMN_MEMBER: ReadonlySet<string> = new Set(COLUMN_MEMBERS);
 
 const UUID_LENGTH = 36;
+const DASH = 45;
 
+/** Value of each lowercase hex digit by character code; -1 for anything else. */
+const HEX_VALUE = Int8Array.from({ length: 128 }, (_, code) =>
+  (code >= 48 && code <= 57 ? code - 48 : code >= 97 && code <= 102 ? code - 87 : -1));
+/** Offsets of the dashes in a canonical uuid. */
+const isDashAt = (i: number): boolean => i === 8 || i === 13 || i === 18 || i === 23;
+
+/**
+ * The 16 bytes of `urn:ngsi-ld:Instance:<uuid>` (lowercase canonical uuid), else the id verbatim.
+ * NOTE: decoded digit by digit in one pass: a pattern test, five slices and a hex decode cost
+ * several times more, on every history row written.
+ */
 export function encodeInstanceId(instanceId: string): Buffer | string {
-  if (instanceId.length === INSTANCE_PREFIX.length + UUID_LENGTH && instanceId.startsWith(INSTANCE_PREFIX)) {
-    const uuid = instanceId.slice(INSTANCE_PREFIX.length);
-    if (UUID.test(uuid)) {
-      const p = INSTANCE_PREFIX.length;
-      // The five groups of hex digits, without the dashes (cheaper than replaceAll on every write).
-      return Buffer.from(instanceId.slice(p, p + 8) + instanceId.slice(p + 9, p + 13) + instanceId.slice(p + 14, p + 18)
-        + instanceId.slice(p + 19, p + 23) + instanceId.slice(p + 24), 'hex');
+  const p = INSTANCE_PREFIX.length;
+  if (instanceId.length !== p + UUID_LENGTH || !instanceId.startsWith(INSTANCE_PREFIX)) return instanceId;
+  const hexAt = (i: number): number => {
+    const code = instanceId.charCodeAt(p + i);
+    return code < 128 ? HEX_VALUE[code]! : -1;
+  };
+  const bytes = Buffer.allocUnsafe(16);
+  let n = 0;
+  for (let i = 0; i < UUID_LENGTH;) {
+    if (isDashAt(i)) {
+      if (instanceId.charCodeAt(p + i) !== DASH) return instanceId;
+      i += 1;
+      continue;
     }
+    const hi = hexAt(i);
+    const lo = hexAt(i + 1);
+    if (hi < 0 || lo < 0) return instanceId;
+    bytes[n++] = hi * 16 + lo;
+    i += 2;
   }
-  // Not a canonical instance URN: keep it verbatim (a TEXT value in the same column).
-  return instanceId;
+  return bytes;
 }
 
 export function decodeInstanceId(stored: Buffer | string): string {
@@ -36,7 +57,6 @@ export function decodeInstanceId(stored: Buffer | string): string {
 
 /** Marks an instance id read verbatim: hex digits never start with it. */
 const TEXT_ID_MARK = '~';
-const DASH = 45;
 
 /**
  * The instance id column as temporal reads select it: a canonical id as the 32 lowercase hex digits

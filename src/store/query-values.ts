@@ -80,6 +80,10 @@ export const createQueryValuesIndexer: EntityIndexerFactory = (db, iris) => {
   return {
     name: 'query-values',
     write(rowid, entity: Entity, isNew, previous) {
+      if (isNew && !previous) {
+        for (const row of rowsOf(entity)) insert.run(rowid, row.attr, row.inst, row.seq, row.typ, row.num, row.str);
+        return;
+      }
       const present = new Map<string, ValueRow>();
       let target = entity;
       if (previous) {

@@ -22,6 +22,10 @@ describe('instance ids of history reads', () => {
     const ids = [
       `urn:ngsi-ld:Instance:${randomUUID()}`, 'urn:ngsi-ld:Instance:not-a-uuid', '~tilde', `urn:ngsi-ld:Instance:${randomUUID()}`,
       '0123456789abcdef0123456789abcdef', `urn:ngsi-ld:Instance:${randomUUID().toUpperCase()}`, '',
+      // The length of a canonical URN, but not a canonical uuid: no dashes, a dash misplaced, a
+      // character just outside the hex digits, a non-ASCII one.
+      'urn:ngsi-ld:Instance:0123456789abcdef0123456789abcdef0123', 'urn:ngsi-ld:Instance:0123456-89abc-def0-1234-56789abcdef0',
+      'urn:ngsi-ld:Instance:0123456g-89ab-cdef-0123-456789abcdef', 'urn:ngsi-ld:Instance:01234567-89ab-cdef-0123-456789abcde\u00e9',
     ];
     const instances: HistoryInstance[] = ids.map((instanceId, i) => ({
       entityId: E, attr: ATTR, instanceId, createdAt: T + i, modifiedAt: T + i, observedAt: T + i,
