@@ -84,9 +84,9 @@ function withSubject<T extends ChangeEvent>(event: T, subject: string | undefine
 export function createEntityService(deps: EntityServiceDeps): EntityService {
   const { store, events, clock, newId } = deps;
 
-  const record = (actor: Actor, id: EntityId, changes: AttributeChange[], now: number): void => {
+  const record = (actor: Actor, id: EntityId, changes: AttributeChange[], now: number, isCreation = false): void => {
     if (changes.length === 0) return;
-    store.history.append(actor.tenant, historyOfChanges(id, changes, now, newId, actor.subject));
+    store.history.append(actor.tenant, historyOfChanges(id, changes, now, newId, actor.subject), { newSeries: isCreation });
   };
 
   const current = (actor: Actor, id: EntityId): Entity => {
@@ -97,7 +97,7 @@ export function createEntityService(deps: EntityServiceDeps): EntityService {
 
   const applyCreate = (tx: TxContext, actor: Actor, entity: Entity): void => {
     store.entities.insert(actor.tenant, entity);
-    record(actor, entity.id, changesOfEntity(entity), entity.createdAt);
+    record(actor, entity.id, changesOfEntity(entity), entity.createdAt, true);
     tx.onCommit(() => events.emit(withSubject({ kind: 'entityCreated', tenant: actor.tenant, entity }, actor.subject)));
   };
 

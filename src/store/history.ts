@@ -61,12 +61,14 @@ export function createHistoryRepository({ db, iris, buckets, caches, transaction
   const seriesOfEntity = db.prepare<[string, string], SeriesRow>(SERIES_OF);
   const seriesOfAttr = db.prepare<[string, string, number], SeriesRow>(`${SERIES_OF} AND s.attr = ?`);
 
-  const seriesId = (tenant: string, entityId: EntityId, attr: Iri, datasetId: string | undefined): number => {
+  const seriesId = (tenant: string, entityId: EntityId, attr: Iri, datasetId: string | undefined, isLikelyNew = false): number => {
     const attrId = iris.intern(attr);
     const dataset = datasetId ?? null;
     const key = seriesKey(tenant, entityId, attrId, dataset);
-    const cached = seriesCache.get(key);
-    if (cached !== undefined && cached !== REMOVED) return cached;
+    if (!isLikelyNew) {
+      const cached = seriesCache.get(key);
+      if (cached !== undefined && cached !== REMOVED) return cached;
+    }
     const inserted = insertSeries.run(tenant, entityId, attrId, dataset);
     const id = inserted.changes === 1 ? Number(inserted.lastInsertRowid) : findSeries.get(tenant, entityId, attrId, dataset);
     if (id === undefined) throw new Error(`series of ${entityId} ${attr} neither inserted nor found`);
@@ -74,11 +76,12 @@ export function createHistoryRepository({ db, iris, buckets, caches, transaction
     return id;
   };
 
-  const append = (tenant: string, instances: HistoryInstance[]): void => {
+  const append: HistoryRepository['append'] = (tenant, instances, opts) => {
     if (instances.length === 0) return;
+    const isLikelyNew = opts?.newSeries === true;
     transaction(() => {
       for (const inst of instances) {
-        const row = encodeInstance(seriesId(tenant, inst.entityId, inst.attr, inst.datasetId), inst);
+        const row = encodeInstance(seriesId(tenant, inst.entityId, inst.attr, inst.datasetId, isLikelyNew), inst);
         buckets.tableFor(row.t).insert(row);
       }
     });

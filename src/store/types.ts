@@ -113,8 +113,13 @@ export interface HistoryInstance {
 
 /** Appends, reads (history-types), edits and retention of attribute history. */
 export interface HistoryRepository extends HistoryReader, HistoryEditor, HistoryRetention {
-  /** Appends instances atomically (joins the caller's transaction when there is one). */
-  append(tenant: string, instances: HistoryInstance[]): void;
+  /**
+   * Appends instances atomically (joins the caller's transaction when there is one). `newSeries`
+   * says the instances most likely start their series (the first instances of a created entity):
+   * the series is then created first and looked up only when it already exists, without asking
+   * the cache, where it would not be.
+   */
+  append(tenant: string, instances: HistoryInstance[], opts?: { newSeries?: boolean }): void;
   /** All instances of an entity (optionally one attribute), ordered by (attr, datasetId, time, insertion). */
   listForEntity(tenant: string, entityId: EntityId, attr?: Iri): HistoryInstance[];
   /** Names of the bucket tables that exist, oldest first. */
