@@ -148,6 +148,17 @@ describe('delete entity', () => {
     const again = await b.request('POST', '/ngsi-ld/v1/entities', { body: { id: ID, type: 'Room' } });
     expect(again.status).toBe(201);
   });
+
+  it('continues the series of an attribute when the entity is created again with it', async () => {
+    const seriesBefore = b.broker.store.history.series('', [ID]);
+    expect(seriesBefore).toHaveLength(2);
+    expect((await b.request('DELETE', P)).status).toBe(204);
+    b.clock.advance(1000);
+    const again = await b.request('POST', '/ngsi-ld/v1/entities', { body: { id: ID, type: 'Room', temperature: { type: 'Property', value: 25 } } });
+    expect(again.status).toBe(201);
+    expect(b.broker.store.history.series('', [ID])).toEqual(seriesBefore);
+    expect(history('temperature').map((i) => (i.deletedAt === undefined ? i.attribute?.value : null))).toEqual([20, null, 25]);
+  });
 });
 
 describe('tenants', () => {
