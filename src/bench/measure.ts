@@ -87,8 +87,17 @@ async function startTarget(target: Target, options: MeasureOptions, cleanup: Cle
   return { server, stop };
 }
 
-/** Runs every scenario against one target and reports what it measured. */
-export async function benchTarget(target: Target, options: MeasureOptions, cleanup: Cleanup): Promise<TargetResult> {
+/** One started target with its scenario state, between its first and its last scenario. */
+interface TargetRun {
+  readonly run: ScenarioRun;
+  /** The run's results and notes, written as scenarios end. */
+  readonly results: ScenarioResult[];
+  readonly notes: string[];
+  /** Stops sampling and the server; what the target measured. */
+  readonly finish: () => Promise<TargetResult>;
+}
+
+async function openTargetRun(target: Target, options: MeasureOptions, cleanup: Cleanup): Promise<TargetRun> {
   const { server, stop } = await startTarget(target, options, cleanup);
   const notes: string[] = [];
   const state: BenchState = { created: 0, batched: 0, ingested: 0, random: seededRandom(SEED) };
@@ -109,22 +118,41 @@ export async function benchTarget(target: Target, options: MeasureOptions, clean
       sampler.start();
     },
   };
-  let rssLoaded: number | undefined;
-  try {
-    for (const scenario of SCENARIOS) {
-      if (cleanup.isClosed) throw new CleanupClosedError(`${target.name}: interrupted before ${scenario.name}`);
-      const result = await runScenario(run, scenario);
-      results.push(result);
-      if (result.missing) notes.push(`${target.name} ${scenario.name}: not measured: ${result.missing.reason}`);
-    }
-  } finally {
+  const finish = async (): Promise<TargetResult> => {
     // Stopped on failure too: a live interval would keep the process from exiting.
-    rssLoaded = isSampling ? await sampler.stop() : undefined;
-  }
-  if (rssIdle === undefined) notes.push(`${target.name}: /proc/${server.pid}/status is unreadable; no RSS figure`);
+    const rssLoaded = isSampling ? await sampler.stop() : undefined;
+    if (rssIdle === undefined) notes.push(`${target.name}: /proc/${server.pid}/status is unreadable; no RSS figure`);
+    const stopped = await stop();
+    notes.push(`${target.name} ${stopped}`);
+    if (!stopped.startsWith('stopped on SIGTERM')) notes.push(`${target.name} output:\n${server.tail()}`);
+    return { name: target.name, scenarios: results, rssIdle, rssLoaded, notes };
+  };
+  return { run, results, notes, finish };
+}
 
-  const stopped = await stop();
-  notes.push(`${target.name} ${stopped}`);
-  if (!stopped.startsWith('stopped on SIGTERM')) notes.push(`${target.name} output:\n${server.tail()}`);
-  return { name: target.name, scenarios: results, rssIdle, rssLoaded, notes };
+/**
+ * Runs every scenario against every target and reports what each measured, in the targets' order.
+ * NOTE: scenario by scenario, each target right after the other (all are started first, and wait
+ * idle while another is measured): a ratio then compares two figures taken seconds apart, not a
+ * minute apart, when the machine may have changed pace.
+ */
+export async function benchTargets(targets: readonly Target[], options: MeasureOptions, cleanup: Cleanup): Promise<TargetResult[]> {
+  const runs: TargetRun[] = [];
+  try {
+    for (const target of targets) runs.push(await openTargetRun(target, options, cleanup));
+    for (const scenario of SCENARIOS) {
+      for (const { run, results, notes } of runs) {
+        if (cleanup.isClosed) throw new CleanupClosedError(`${run.server.name}: interrupted before ${scenario.name}`);
+        const result = await runScenario(run, scenario);
+        results.push(result);
+        if (result.missing) notes.push(`${run.server.name} ${scenario.name}: not measured: ${result.missing.reason}`);
+      }
+    }
+  } catch (err) {
+    for (const r of runs) await r.finish().catch(() => undefined);
+    throw err;
+  }
+  const out: TargetResult[] = [];
+  for (const r of runs) out.push(await r.finish());
+  return out;
 }

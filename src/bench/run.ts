@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Cleanup } from './cleanup.js';
-import { benchTarget, type MeasureOptions } from './measure.js';
+import { benchTargets, type MeasureOptions, type Target } from './measure.js';
 import { fileSystemOf } from './proc.js';
 import { buildRows, describeSizes, describeTargets, formatJson, formatTable, isSequential, type TargetResult } from './report.js';
 import { SCENARIOS } from './scenarios.js';
@@ -124,13 +124,17 @@ async function main(): Promise<void> {
   }
 
   try {
-    let broker: TargetResult | undefined;
+    const targets: Target[] = [];
     if (!options.ceilingOnly) {
       const script = options.broker === undefined ? here('../main.js') : resolve(options.broker);
       if (!existsSync(script)) throw new Error(`${script} not found: build the broker first, or pass --ceiling-only`);
-      broker = await benchTarget({ name: 'broker', script }, options, cleanup);
+      targets.push({ name: 'broker', script });
     }
-    const ceiling = await benchTarget({ name: 'ceiling', script: here('./ceiling.js') }, options, cleanup);
+    targets.push({ name: 'ceiling', script: here('./ceiling.js') });
+    const results = await benchTargets(targets, options, cleanup);
+    const broker = results.find((r) => r.name === 'broker');
+    const ceiling = results.find((r) => r.name === 'ceiling');
+    if (!ceiling) throw new Error('the ceiling was not measured');
 
     const rows = buildRows(broker, ceiling);
     const notes = [
