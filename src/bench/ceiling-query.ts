@@ -24,7 +24,6 @@ const Q_AT_LEAST = /^temperature>=(-?\d+(?:\.\d+)?)$/;
 const NEAR = /^near;maxDistance==(\d+(?:\.\d+)?)$/;
 const LIMIT_MAX = 1_000;
 
-
 function pointOf(value: unknown): [number, number] | undefined {
   if (!Array.isArray(value) || value.length !== 2) return undefined;
   const [lon, lat]: unknown[] = value;

@@ -16,7 +16,6 @@ type PeriodRow = [number, number, number, number];
 const HOURS = /^PT(\d+)H$/;
 const LAST_N_MAX = 10_000;
 
-
 /** The samples of one attribute's instances, or undefined when one lacks a number or an observedAt. */
 function samplesOf(instances: unknown): Sample[] | undefined {
   const list: unknown[] = Array.isArray(instances) ? instances : [instances];

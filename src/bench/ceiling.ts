@@ -42,7 +42,6 @@ const updateWithHistory = db.transaction((id: string, attr: string, value: strin
   return true;
 });
 
-
 function isUniqueViolation(err: unknown): boolean {
   return err instanceof Error && 'code' in err && err.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }

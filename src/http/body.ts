@@ -38,7 +38,6 @@ export async function readBytes(req: Request, limit: number): Promise<string> {
   return bytes.toString('utf8');
 }
 
-
 export function isContextInput(v: unknown): v is ContextInput {
   if (typeof v === 'string' || isPlainObject(v)) return true;
   return Array.isArray(v) && v.every((e) => typeof e === 'string' || isPlainObject(e));

@@ -49,26 +49,16 @@ export const createAttributeKindIndexer: EntityIndexerFactory = (db, iris) => {
     return rows;
   };
 
-  /** The rows of a new entity, inserted without a diff. */
-  const insertAll = (rowid: number, entity: Entity): void => {
-    for (const [iri, instances] of Object.entries(entity.attrs)) {
-      if (instances.length === 0) continue;
-      const first = instances[0]!.kind;
-      if (instances.every((i) => i.kind === first)) insert.run(rowid, iris.intern(iri), KIND_CODES[first], instances.length);
-      else for (const row of rowsOf({ ...entity, attrs: { [iri]: instances } }).values()) insert.run(rowid, row.attr, row.kind, row.instances);
-    }
-  };
-
   return {
     name: 'attribute-kinds',
     write(rowid, entity, isNew, previous) {
-      if (isNew && !previous) {
-        insertAll(rowid, entity);
-        return;
-      }
       let wanted: Map<string, KindRow>;
       let present: Iterable<KindRow>;
-      if (previous) {
+      if (isNew) {
+        // A new row: nothing to diff against.
+        wanted = rowsOf(entity);
+        present = [];
+      } else if (previous) {
         // Diff in memory, and only the attributes that changed.
         const changed = changedAttributes(previous, entity);
         if (changed.size === 0) return;
@@ -76,16 +66,14 @@ export const createAttributeKindIndexer: EntityIndexerFactory = (db, iris) => {
         present = rowsOf(withAttributes(previous, changed)).values();
       } else {
         wanted = rowsOf(entity);
-        present = isNew ? [] : list.all(rowid);
+        present = list.all(rowid);
       }
-      {
-        for (const row of present) {
-          const key = keyOf(row.attr, row.kind);
-          const target = wanted.get(key);
-          if (!target) drop.run(rowid, row.attr, row.kind);
-          else if (target.instances !== row.instances) recount.run(target.instances, rowid, row.attr, row.kind);
-          wanted.delete(key);
-        }
+      for (const row of present) {
+        const key = keyOf(row.attr, row.kind);
+        const target = wanted.get(key);
+        if (!target) drop.run(rowid, row.attr, row.kind);
+        else if (target.instances !== row.instances) recount.run(target.instances, rowid, row.attr, row.kind);
+        wanted.delete(key);
       }
       for (const row of wanted.values()) insert.run(rowid, row.attr, row.kind, row.instances);
     },

@@ -10,7 +10,6 @@ import type { EntityListQuery, EntityRepository } from './types.js';
 import { ENTITY_INDEXERS } from './entity-indexes.js';
 import { createEntitySelect, type SelectScope } from './entity-select.js';
 
-
 export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDictionary, transaction: RunInTx): EntityRepository {
   const indexers = ENTITY_INDEXERS.map((make) => make(db, iris));
   const getRow = db.prepare<[string, string], EntityRow>(`SELECT ${ROW} FROM entities e WHERE tenant = ? AND id = ? AND deleted_at IS NULL`);

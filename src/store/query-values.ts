@@ -80,7 +80,8 @@ export const createQueryValuesIndexer: EntityIndexerFactory = (db, iris) => {
   return {
     name: 'query-values',
     write(rowid, entity: Entity, isNew, previous) {
-      if (isNew && !previous) {
+      if (isNew) {
+        // A new row: every row inserted, nothing to diff against.
         for (const row of rowsOf(entity)) insert.run(rowid, row.attr, row.inst, row.seq, row.typ, row.num, row.str);
         return;
       }
@@ -92,7 +93,7 @@ export const createQueryValuesIndexer: EntityIndexerFactory = (db, iris) => {
         if (changed.size === 0) return;
         target = withAttributes(entity, changed);
         for (const row of rowsOf(withAttributes(previous, changed))) present.set(keyOf(row), row);
-      } else if (!isNew) {
+      } else {
         for (const row of list.all(rowid)) present.set(keyOf(row), row);
       }
       // NOTE: a reading that changes one value updates one row; unchanged rows are not written.

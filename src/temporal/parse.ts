@@ -5,7 +5,6 @@ import {
   BadRequestDataError, ENTITY_CORE_MEMBERS, isPlainObject, parseAttributes, parseEntity, type Attribute, type EntityId, type Iri, type TermMapper,
 } from '../ngsi/index.js';
 
-
 /** One historical instance of an attribute. */
 export interface TemporalInstanceInput {
   attr: Iri;

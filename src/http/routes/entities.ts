@@ -19,7 +19,6 @@ import { purgeEntities } from './entities-purge.js';
 
 const OFFERED = [APP_JSON, APP_LD_JSON, APP_GEO_JSON] as const;
 
-
 export function actorOf(c: AppContext): Actor {
   return { tenant: c.get('tenant') };
 }

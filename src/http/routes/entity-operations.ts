@@ -22,7 +22,6 @@ type Slot<T> =
 
 type Parse<T> = (element: unknown, ctx: ResolvedContext, now: number) => { id: EntityId; value: T };
 
-
 /** The id reported for an element: its `id` when it is a string, else the element itself. */
 function reportedId(element: unknown): Json {
   if (typeof element === 'string') return element;

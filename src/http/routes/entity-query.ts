@@ -15,7 +15,6 @@ const OFFERED = [APP_JSON, APP_LD_JSON, APP_GEO_JSON] as const;
 const URL_PARAMS = ['limit', 'offset', 'count', 'options', 'format', 'join', 'joinLevel', 'geometryProperty', 'lang', 'datasetId', 'local'];
 const BODY_MEMBERS = new Set(['type', 'entities', 'attrs', 'q', 'geoQ', 'scopeQ', 'pick', 'omit', 'lang', 'local', '@context']);
 
-
 function geoOf(value: unknown): GeoQueryInput | undefined {
   if (value === undefined) return undefined;
   if (!isPlainObject(value)) throw new BadRequestDataError('geoQ must be an object');
