@@ -70,7 +70,8 @@ export function resource(app: App, path: string, handlers: Partial<Record<Method
 }
 
 export function createApp(deps: AppDeps): App {
-  const app = new Hono<AppEnv>();
+  // A trailing slash names the same resource (`POST /entities/` is `POST /entities`).
+  const app = new Hono<AppEnv>({ strict: false });
   const { log } = deps;
 
   // NOTE: both middlewares return next() itself when they have nothing to do after it: an async
