@@ -14,8 +14,8 @@ export interface ContextRequest {
   readonly entries: readonly ContextEntry[];
   /** The list that is processed: the entries, then the core URL unless listed. */
   readonly processed: readonly ContextEntry[];
-  /** What a JSON-LD response carries as @context. */
-  readonly bodyContext: string | ContextEntry[];
+  /** What a JSON-LD response carries as @context: the client's context as given (NGSI-LD §6.3.6). */
+  readonly bodyContext: ContextEntry | ContextEntry[];
   /** Set when the client's context is one URL (or only core). */
   readonly linkUrl: string | undefined;
 }
@@ -43,10 +43,15 @@ function toEntry(value: unknown): ContextEntry {
   throw invalid('a context must be a URL, an object, or an array of these');
 }
 
-/** Validates the shape of a request's @context (JSON-LD itself is checked when it is processed). */
+/**
+ * Validates the shape of a request's @context (JSON-LD itself is checked when it is processed).
+ * NOTE: a response echoes the context as the client gave it (a string stays a string, a list keeps
+ * its members, the core is not added), so the same list given as "X" and ["X"] are two requests.
+ */
 export function toContextRequest(input: unknown): ContextRequest {
   if (input === undefined) return CORE_REQUEST;
-  const entries = (Array.isArray(input) ? input : [input]).map(toEntry);
+  const given = Array.isArray(input) ? input.map(toEntry) : toEntry(input);
+  const entries = Array.isArray(given) ? [...given] : [given];
   while (entries.length > 0) {
     const last = entries[entries.length - 1];
     if (typeof last !== 'string' || !isCoreContextUrl(last)) break;
@@ -54,13 +59,13 @@ export function toContextRequest(input: unknown): ContextRequest {
   }
   if (entries.length === 0) return CORE_REQUEST;
   const hasCore = entries.some((e) => typeof e === 'string' && isCoreContextUrl(e));
-  const bodyContext = hasCore ? entries : [...entries, CORE_CONTEXT_URL];
+  const processed = hasCore ? entries : [...entries, CORE_CONTEXT_URL];
   const [first] = entries;
   return {
-    key: canonicalJson(bodyContext),
+    key: canonicalJson({ given, processed }),
     entries,
-    processed: bodyContext,
-    bodyContext,
+    processed,
+    bodyContext: given,
     linkUrl: entries.length === 1 && typeof first === 'string' ? first : undefined,
   };
 }

@@ -24,8 +24,8 @@ interface CacheEntry {
 
 function toResolved(request: ContextRequest, maps: TermMaps, hostedId: string | undefined): ResolvedContext {
   const { expandTerm, compactIri } = createTermMapper(maps);
-  const { key, bodyContext, linkUrl } = request;
-  return { key, bodyContext, linkUrl, hostedId, expandTerm, compactIri };
+  const { key, bodyContext, processed, linkUrl } = request;
+  return { key, bodyContext, processed, linkUrl, hostedId, expandTerm, compactIri };
 }
 
 /** The core term maps, built without jsonld's asynchronous processing (it has no ambiguous IRIs). */
@@ -64,7 +64,7 @@ export function createContextService(opts: ContextServiceOptions): ContextServic
     const usedUrls = [...compiled.urls].flatMap((url) => store.find(url)?.url ?? []);
     let hostedId: string | undefined;
     if (request.linkUrl === undefined) {
-      hostedId = store.registerImplicit(request.bodyContext);
+      hostedId = store.registerImplicit(request.processed);
       usedUrls.push(HOSTED_CONTEXT_PATH + hostedId);
     }
     const entry = { resolved: toResolved(request, compiled.maps, hostedId), usedUrls };

@@ -30,10 +30,12 @@ export interface ResolvedContext extends TermMapper {
   /** Stable key of this context list (cache key). */
   readonly key: string;
   /**
-   * The context to put in a JSON-LD response body's @context: the client's contexts in order, with the
-   * core URL appended when not present; just the core URL string when the client gave none.
+   * The context to put in a JSON-LD response body's @context: the client's context as given; just the
+   * core URL string when the client gave none.
    */
-  readonly bodyContext: string | Array<string | Record<string, unknown>>;
+  readonly bodyContext: string | Record<string, unknown> | Array<string | Record<string, unknown>>;
+  /** The contexts processed, in order: the client's, then the core unless listed. */
+  readonly processed: ReadonlyArray<string | Record<string, unknown>>;
   /**
    * For a `Link` header on application/json responses: an absolute URL when the client's context is
    * one URL (or only core); otherwise undefined and `hostedId` is set.

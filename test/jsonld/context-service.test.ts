@@ -35,12 +35,15 @@ describe('resolve', () => {
     expect(await service.resolve([])).toBe(service.core);
   });
 
-  it('appends the core URL to one client URL, which is the Link URL', async () => {
+  it('processes the core after one client URL, which is the Link URL and is echoed as given', async () => {
     const url = (await serveSensorContext()).url + 'sdm.jsonld';
     const service = createTestService();
     const resolved = await service.resolve(url);
-    expect(resolved).toMatchObject({ bodyContext: [url, CORE_CONTEXT_URL], linkUrl: url, hostedId: undefined });
-    expect(await service.resolve([url, CORE_CONTEXT_URL])).toBe(resolved);
+    expect(resolved).toMatchObject({ bodyContext: url, processed: [url, CORE_CONTEXT_URL], linkUrl: url, hostedId: undefined });
+    expect(await service.resolve(url)).toBe(resolved);
+    const listed = await service.resolve([url, CORE_CONTEXT_URL]);
+    expect(listed).toMatchObject({ bodyContext: [url, CORE_CONTEXT_URL], processed: [url, CORE_CONTEXT_URL], linkUrl: url });
+    expect((await service.resolve([url])).bodyContext).toEqual([url]);
   });
 
   it('keeps the client order and adds no second core URL when the client lists it', async () => {
@@ -55,8 +58,10 @@ describe('resolve', () => {
     const resolved = await service.resolve(INLINE);
     expect(resolved.linkUrl).toBeUndefined();
     expect(resolved.hostedId).toMatch(/^[0-9a-f]{32}$/);
-    expect(resolved.bodyContext).toEqual([INLINE, CORE_CONTEXT_URL]);
-    expect(await service.resolve([{ serial: 'ex:serialNumber', ex: 'https://example.org/ns#' }])).toBe(resolved);
+    expect(resolved.bodyContext).toEqual(INLINE);
+    expect(resolved.processed).toEqual([INLINE, CORE_CONTEXT_URL]);
+    expect(await service.resolve({ serial: 'ex:serialNumber', ex: 'https://example.org/ns#' })).toBe(resolved);
+    expect((await service.resolve([INLINE])).hostedId).toBe(resolved.hostedId);
     expect((await createTestService().resolve(INLINE)).hostedId).toBe(resolved.hostedId);
 
     const id = resolved.hostedId ?? '';
