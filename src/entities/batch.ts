@@ -2,8 +2,8 @@
 // over the single write path: each entity is its own write, all issued in one turn so group commit packs them.
 
 import {
-  appendAttributes, mergeEntity, ResourceNotFoundError,
-  type AttributeInputs, type Entity, type EntityFragment, type EntityId,
+  appendAttributes, dropAttributes, mergeEntity, ResourceNotFoundError,
+  type AttributeInputs, type Iri, type Entity, type EntityFragment, type EntityId, type EntityMembers,
 } from '../ngsi/index.js';
 import type { EntityListQuery } from '../store/index.js';
 import type { Actor, EntityService, NotUpdated, UpdateResult, UpsertMode } from './service.js';
@@ -18,6 +18,8 @@ export type BatchOutcome =
 export interface AttributesOf {
   id: EntityId;
   attrs: AttributeInputs;
+  /** Types to add and scope, given beside the attributes. */
+  members?: EntityMembers;
 }
 
 export interface FragmentOf {
@@ -26,7 +28,10 @@ export interface FragmentOf {
 }
 
 /** The selection of Delete Entities: any-of types, any-of ids, and every filter. */
-export type PurgeSelection = Pick<EntityListQuery, 'types' | 'ids' | 'filters'>;
+export type PurgeSelection = Pick<EntityListQuery, 'types' | 'ids' | 'attrs' | 'filters'>;
+
+/** What a purge removes from each selected entity instead of the whole entity (v1.9 §5.6.21). */
+export type PurgeProjection = { keep: Iri[] } | { drop: Iri[] };
 
 export interface BatchService {
   /** §5.6.7: an id that exists, or repeats an earlier one of the batch, fails with AlreadyExists. */
@@ -40,7 +45,11 @@ export interface BatchService {
   /** §5.6.10: each live entity marked deleted; a missing one fails with ResourceNotFound. */
   delete(actor: Actor, ids: EntityId[]): Promise<BatchOutcome[]>;
   /** §5.6.21: deletes every live entity of the selection, a page at a time; returns how many. */
-  purge(actor: Actor, selection: PurgeSelection): Promise<number>;
+  /**
+   * Deletes every live entity of the selection, or with a projection only the attributes it names
+   * (`drop`) or all but those (`keep`). Resolves with the number of entities purged.
+   */
+  purge(actor: Actor, selection: PurgeSelection, projection?: PurgeProjection): Promise<number>;
 }
 
 export interface BatchServiceDeps {
@@ -70,20 +79,45 @@ export function createBatchService(deps: BatchServiceDeps): BatchService {
   const deleteAll = (actor: Actor, ids: EntityId[]): Promise<BatchOutcome[]> =>
     settle(ids, (id) => entities.delete(actor, id).then(() => succeeded(false)));
 
+  /** The selection is listed first (attributes dropped may be what it selects on), then updated page by page. */
+  const purgeAttributes = async (actor: Actor, selection: PurgeSelection, projection: PurgeProjection): Promise<number> => {
+    const ids: EntityId[] = [];
+    for (let offset = 0; ; offset += purgePageSize) {
+      const page = entities.list(actor, { ...selection, limit: purgePageSize, offset, count: false }).entities;
+      ids.push(...page.map((e) => e.id));
+      if (page.length < purgePageSize) break;
+    }
+    const dropped = (e: Entity): Iri[] => ('drop' in projection
+      ? projection.drop : Object.keys(e.attrs).filter((a) => !projection.keep.includes(a)));
+    let purged = 0;
+    let failure: unknown;
+    for (let at = 0; at < ids.length; at += purgePageSize) {
+      const outcomes = await settle(ids.slice(at, at + purgePageSize), (id) => entities.update(actor, id,
+        (current, now) => dropAttributes(current, dropped(current), now)).then(outcomeOf));
+      purged += outcomes.filter((o) => o.status !== 'failed').length;
+      for (const o of outcomes) if (o.status === 'failed' && !(o.error instanceof ResourceNotFoundError)) failure ??= o.error;
+    }
+    if (failure !== undefined) throw failure;
+    return purged;
+  };
+
   return {
     create: (actor, list) => settle(list, (e) => entities.create(actor, e).then(() => succeeded(true))),
 
     upsert: (actor, list, mode) => settle(list, (e) => entities.upsert(actor, e, mode).then((r) => succeeded(r.created))),
 
     update: (actor, items, opts) => settle(items, (item) => entities.update(actor, item.id,
-      (current, now) => appendAttributes(current, item.attrs, { noOverwrite: opts.noOverwrite, now })).then(outcomeOf)),
+      (current, now) => appendAttributes(current, item.attrs, {
+        noOverwrite: opts.noOverwrite, now, ...(item.members ? { members: item.members } : {}),
+      })).then(outcomeOf)),
 
     merge: (actor, items) => settle(items, (item) => entities.update(actor, item.id,
       (current, now) => mergeEntity(current, item.fragment, now)).then(outcomeOf)),
 
     delete: deleteAll,
 
-    async purge(actor, selection) {
+    async purge(actor, selection, projection) {
+      if (projection !== undefined) return purgeAttributes(actor, selection, projection);
       let deleted = 0;
       let failure: unknown;
       for (;;) {

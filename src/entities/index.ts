@@ -6,7 +6,7 @@ export type { AttributeChange } from './history.js';
 
 /** Batch operations (NGSI-LD §5.6.7-5.6.10, §5.6.20) and Delete Entities (§5.6.21) over the entity service. */
 export { createBatchService } from './batch.js';
-export type { AttributesOf, BatchOutcome, BatchService, BatchServiceDeps, FragmentOf, PurgeSelection } from './batch.js';
+export type { AttributesOf, BatchOutcome, BatchService, BatchServiceDeps, FragmentOf, PurgeProjection, PurgeSelection } from './batch.js';
 /** Discovery of entity types and attributes (NGSI-LD §5.7.5-5.7.9). */
 export { createDiscoveryService } from './discovery.js';
 export type { DiscoveryList, DiscoveryService, DiscoveryServiceDeps } from './discovery.js';

@@ -68,13 +68,8 @@ function notFound(id: EntityId): ResourceNotFoundError {
  * overwriting), types added (§4.16), and a scope given in the entity replaces the stored one.
  */
 function appendEntity(current: Entity, entity: Entity, now: number): UpdateOutcome {
-  const outcome = appendAttributes(current, entity.attrs, { noOverwrite: false, now });
-  const added = entity.types.filter((t) => !current.types.includes(t));
-  const scopeChanged = entity.scope !== undefined && entity.scope.join('\n') !== (current.scope ?? []).join('\n');
-  if (added.length === 0 && !scopeChanged) return outcome;
-  const reshaped: Entity = { ...outcome.entity, types: [...current.types, ...added], modifiedAt: now };
-  if (entity.scope !== undefined) reshaped.scope = entity.scope;
-  return { ...outcome, entity: reshaped };
+  const members = entity.scope === undefined ? { types: entity.types } : { types: entity.types, scope: entity.scope };
+  return appendAttributes(current, entity.attrs, { noOverwrite: false, now, members });
 }
 
 function withSubject<T extends ChangeEvent>(event: T, subject: string | undefined): T {

@@ -62,7 +62,11 @@ export function requestIdOf(c: AppContext): string {
 export function resource(app: App, path: string, handlers: Partial<Record<Method, Handler<AppEnv>>>): void {
   const allow = Object.keys(handlers).sort().join(', ');
   for (const [method, handler] of Object.entries(handlers)) app.on(method, path, handler);
-  app.all(path, () => {
+  app.all(path, (c) => {
+    // A trailing slash with a method only the item below accepts (`PATCH /entities/`) names an
+    // item whose id was left out.
+    // NOTE: c.req.path has the slash removed (non-strict routing); the URL keeps it.
+    if (new URL(c.req.url).pathname.endsWith('/')) throw new BadRequestDataError('Missing id in the path', `${c.req.method} ${c.req.path}/`);
     const err = new MethodNotAllowedError(`Method not allowed on ${path}`, `Allowed: ${allow}`);
     err.allow = Object.keys(handlers).sort();
     throw err;
@@ -94,6 +98,8 @@ export function createApp(deps: AppDeps): App {
 
   // NGSI-LD §6.3.14: the NGSILD-Tenant header selects a tenant; the default tenant when absent.
   app.use('/ngsi-ld/*', (c, next) => {
+    // An empty path segment (`/entities//attrs`) is an id left out, not another resource.
+    if (c.req.path.includes('//')) throw new BadRequestDataError('Empty path segment', `An id is missing in ${c.req.path}`);
     const tenant = c.req.header('ngsild-tenant');
     if (tenant === undefined) {
       c.set('tenant', '');

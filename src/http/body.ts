@@ -19,8 +19,11 @@ export interface ParsedBody {
   body: unknown;
   /** The request context: from the Link header (json) or the body @context (ld+json). */
   context: ContextInput | undefined;
-  /** Per element contexts of an ld+json array body. */
-  elementContexts?: Array<ContextInput | undefined>;
+  /**
+   * Per element contexts of an array body; an element whose context is misplaced carries that error
+   * instead (batch operations report it for that entity alone).
+   */
+  elementContexts?: Array<ContextInput | undefined | BadRequestDataError>;
 }
 
 export async function readBytes(req: Request, limit: number): Promise<string> {
@@ -64,7 +67,7 @@ export async function readJsonBody(req: Request, opts: BodyOptions): Promise<Par
   if (opts.isArray) {
     if (!Array.isArray(body)) throw new InvalidRequestError('The body must be a JSON array');
   } else if (!isPlainObject(body)) {
-    throw new BadRequestDataError('The body must be a JSON object');
+    throw new InvalidRequestError('The body must be a JSON object');
   }
   const elements: unknown[] = Array.isArray(body) ? body : [body];
   if (mediaType === APP_LD_JSON) {
@@ -74,18 +77,19 @@ export async function readJsonBody(req: Request, opts: BodyOptions): Promise<Par
     }
     const contexts = elements.map((el) => {
       if (!isPlainObject(el) || !('@context' in el)) {
-        throw new BadRequestDataError('Missing @context', 'An application/ld+json body must carry @context');
+        return new BadRequestDataError('Missing @context', 'An application/ld+json body must carry @context');
       }
       return contextOf(el);
     });
-    return opts.isArray ? { body, context: undefined, elementContexts: contexts } : { body, context: contexts[0] };
+    return opts.isArray ? { body, context: undefined, elementContexts: contexts } : { body, context: orThrow(contexts[0]) };
   }
-  for (const el of elements) {
-    if (isPlainObject(el) && '@context' in el) {
-      throw new BadRequestDataError('@context is not allowed in an application/json body', 'Send the context in a Link header, or use application/ld+json');
-    }
-  }
-  return opts.isArray
-    ? { body, context: linkContext, elementContexts: elements.map(() => linkContext) }
-    : { body, context: linkContext };
+  const contexts = elements.map((el) => (isPlainObject(el) && '@context' in el
+    ? new BadRequestDataError('@context is not allowed in an application/json body', 'Send the context in a Link header, or use application/ld+json')
+    : linkContext));
+  return opts.isArray ? { body, context: linkContext, elementContexts: contexts } : { body, context: orThrow(contexts[0]) };
+}
+
+function orThrow(context: ContextInput | undefined | BadRequestDataError): ContextInput | undefined {
+  if (context instanceof BadRequestDataError) throw context;
+  return context;
 }

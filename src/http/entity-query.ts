@@ -146,14 +146,19 @@ export const ENTITY_QUERY_PARAMS = [
   'type', 'id', 'idPattern', 'attrs', 'q', 'georel', 'geometry', 'coordinates', 'geoproperty', 'scopeQ', 'local',
 ] as const;
 
-/** The store query of the entity filters given as URL parameters (GET). */
-export function entityQueryFromParams(params: Params, mapper: TermMapper): EntityQuery {
-  return buildEntityQuery({
+/** The entity filters given as URL parameters (GET), not yet checked. */
+export function entityQueryInputFromParams(params: Params): EntityQueryInput {
+  return {
     selectors: [{ type: params.get('type'), id: csv(params, 'id'), idPattern: params.get('idPattern') }],
     attrs: csv(params, 'attrs'),
     q: params.get('q'),
     geo: { georel: params.get('georel'), geometry: params.get('geometry'), coordinates: params.get('coordinates'), geoproperty: params.get('geoproperty') },
     scopeQ: params.get('scopeQ'),
     local: bool(params, 'local'),
-  }, mapper);
+  };
+}
+
+/** The store query of the entity filters given as URL parameters (GET). */
+export function entityQueryFromParams(params: Params, mapper: TermMapper): EntityQuery {
+  return buildEntityQuery(entityQueryInputFromParams(params), mapper);
 }

@@ -58,13 +58,17 @@ export interface AttributeFragment {
 
 export type FragmentInput = AttributeFragment | AttributeDeletion;
 
-/** The body of a merge (PATCH /entities/{id}, NGSI-LD §5.6.17). */
-export interface EntityFragment {
-  id?: EntityId;
+/** The entity members an update body may carry besides attributes (NGSI-LD §4.16, §4.18). */
+export interface EntityMembers {
   /** Types to add. */
   types?: Iri[];
-  /** The new scope, or 'deleted' when NGSI-LD Null was given. */
+  /** The scope given, or 'deleted' when NGSI-LD Null was given. */
   scope?: string[] | 'deleted';
+}
+
+/** The body of a merge (PATCH /entities/{id}, NGSI-LD §5.6.17). */
+export interface EntityFragment extends EntityMembers {
+  id?: EntityId;
   attrs: Record<Iri, FragmentInput[]>;
 }
 

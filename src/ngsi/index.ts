@@ -7,19 +7,19 @@ export * from './terms.js';
 export * from './errors.js';
 
 export type {
-  AttributeDeletion, AttributeFragment, AttributeInput, AttributeInputs, EntityFragment, FragmentInput, FragmentValue,
+  AttributeDeletion, AttributeFragment, AttributeInput, AttributeInputs, EntityFragment, EntityMembers, FragmentInput, FragmentValue,
   PayloadMember,
 } from './fragment.js';
 export { isDeletion } from './fragment.js';
 export {
-  assertSameEntityId, parseAttribute, parseAttributeFragment, parseAttributes, parseEntity, parseEntityFragment,
+  assertSameEntityId, parseAttribute, parseAttributeFragment, parseAttributes, parseEntity, parseEntityFragment, parseEntityMembers,
   type ParseOptions,
 } from './parse.js';
 export { inferKind, isGeoAttribute } from './build-attribute.js';
 
 export type { Change, NotUpdated, UpdateOutcome } from './draft.js';
 export {
-  appendAttributes, deleteAttribute, mergeEntity, replaceAttribute, replaceEntity, updateAttributePartial,
+  appendAttributes, deleteAttribute, dropAttributes, mergeEntity, replaceAttribute, replaceEntity, updateAttributePartial,
   updateAttributes,
 } from './update.js';
 

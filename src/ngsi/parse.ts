@@ -8,7 +8,7 @@ import { BadRequestDataError } from './errors.js';
 import { isPlainObject } from './json.js';
 import { isAbsoluteUri, isScopePath } from './names.js';
 import {
-  isDeletion, type AttributeInput, type AttributeInputs, type EntityFragment, type FragmentInput,
+  isDeletion, type AttributeInput, type AttributeInputs, type EntityFragment, type EntityMembers, type FragmentInput,
 } from './fragment.js';
 import {
   checkInstances, child, expandName, fail, parseAttributeInput, parseFragmentInput, parseInstances,
@@ -44,8 +44,12 @@ function readTypes(v: unknown, ctx: ParseContext): Iri[] {
   const names = typeof v === 'string' ? [v] : v;
   if (!Array.isArray(names) || names.length === 0) fail(ctx, 'Entity type must be a name or a non-empty array of names');
   const types = names.map((n, i) => {
-    if (typeof n !== 'string') fail(child(ctx, i), 'Entity type must be a string');
-    return expandName(n, Array.isArray(v) ? child(ctx, i) : ctx);
+    const at = Array.isArray(v) ? child(ctx, i) : ctx;
+    if (typeof n !== 'string') fail(at, 'Entity type must be a string');
+    const iri = expandName(n, at);
+    // A name the context maps to a keyword (`"type": "type"`) names no type.
+    if (!isAbsoluteUri(iri)) fail(at, `Entity type '${n}' does not expand to an IRI`);
+    return iri;
   });
   return [...new Set(types)];
 }
@@ -138,6 +142,19 @@ export function parseAttributes(
 }
 
 /**
+ * The entity members of an attribute write body (POST/PATCH /entities/{id}/attrs, batch update):
+ * types to add (NGSI-LD §4.16) and the scope (§4.18; NGSI-LD Null removes it when `allowNull`).
+ */
+export function parseEntityMembers(body: unknown, mapper: TermMapper, opts: ParseOptions & { allowNull: boolean }): EntityMembers {
+  const obj = readObject(body, 'The attributes');
+  const ctx = rootContext(mapper, opts.now, opts.allowNull);
+  const out: EntityMembers = {};
+  if (obj.type !== undefined) out.types = readTypes(obj.type, child(ctx, 'type'));
+  if (obj.scope !== undefined) out.scope = readScope(obj.scope, child(ctx, 'scope'));
+  return out;
+}
+
+/**
  * The body of a merge (PATCH /entities/{id}, NGSI-LD §5.6.17): optional id, types to add, scope,
  * and attribute fragments (only the given members change; NGSI-LD Null deletes).
  */
@@ -146,8 +163,7 @@ export function parseEntityFragment(body: unknown, mapper: TermMapper, opts: Par
   const ctx = rootContext(mapper, opts.now, true);
   const out: EntityFragment = { attrs: {} };
   if (obj.id !== undefined) out.id = readId(obj.id, child(ctx, 'id'));
-  if (obj.type !== undefined) out.types = readTypes(obj.type, child(ctx, 'type'));
-  if (obj.scope !== undefined) out.scope = readScope(obj.scope, child(ctx, 'scope'));
+  Object.assign(out, parseEntityMembers(obj, mapper, { now: opts.now, allowNull: true }));
   forEachAttribute(obj, ctx, (iri, raw, at) => {
     addInstances(out.attrs, iri, parseInstances(raw, at, parseFragmentInput), at);
   });

@@ -3,19 +3,50 @@
 
 import type { Attribute, Entity, Iri } from './model.js';
 import { BadRequestDataError, ResourceNotFoundError } from './errors.js';
-import { isDeletion, type AttributeInput, type AttributeInputs, type EntityFragment, type FragmentInput } from './fragment.js';
+import {
+  isDeletion, type AttributeInput, type AttributeInputs, type EntityFragment, type EntityMembers, type FragmentInput,
+} from './fragment.js';
+import { SCOPE } from './vocab.js';
 import { buildAttribute, mergeAttribute, restamp } from './build-attribute.js';
 import {
   draftOf, findInstance, finish, missingReason, putInstance, removeInstance, skip, type Draft, type UpdateOutcome,
 } from './draft.js';
 
+/** How a write treats a given scope: replace it, add to it, or replace only one the entity has. */
+type ScopeRule = 'replace' | 'add' | 'replaceExisting';
+
+/**
+ * The entity-level part of a write: types added (NGSI-LD §4.16), scope by `rule` (§4.18; NGSI-LD
+ * Null removes it); undefined when nothing changes. A scope the rule refuses goes to notUpdated.
+ */
+function reshapeMembers(d: Draft, members: EntityMembers, rule: ScopeRule): (e: Entity) => Entity | undefined {
+  const given = members.scope;
+  if (given !== undefined && rule === 'replaceExisting' && (d.base.scope ?? []).length === 0) {
+    skip(d, SCOPE, 'the entity has no scope to update');
+  }
+  return (e) => {
+    const added = (members.types ?? []).filter((t) => !e.types.includes(t));
+    let scope = e.scope;
+    if (given === 'deleted') scope = undefined;
+    else if (given !== undefined && rule === 'add') scope = [...new Set([...(e.scope ?? []), ...given])];
+    else if (given !== undefined && (rule === 'replace' || (e.scope ?? []).length > 0)) scope = given;
+    if (scope?.length === 0) scope = undefined;
+    const scopeChanged = (scope ?? []).join('\n') !== (e.scope ?? []).join('\n');
+    if (added.length === 0 && !scopeChanged) return undefined;
+    const { scope: _previous, ...rest } = e;
+    const types = [...e.types, ...added];
+    return scope === undefined ? { ...rest, types } : { ...rest, types, scope };
+  };
+}
+
 /**
  * Append Entity Attributes (NGSI-LD §5.6.3): every instance is added, or replaces the one with the
  * same datasetId (keeping its createdAt). With noOverwrite existing instances stay and are reported
- * in notUpdated. NGSI-LD Null deletes, as in an update.
+ * in notUpdated. NGSI-LD Null deletes, as in an update. Types given are added; a scope given
+ * replaces the entity's, or with noOverwrite is added to it.
  */
 export function appendAttributes(
-  entity: Entity, attrs: AttributeInputs, opts: { noOverwrite: boolean; now: number },
+  entity: Entity, attrs: AttributeInputs, opts: { noOverwrite: boolean; now: number; members?: EntityMembers },
 ): UpdateOutcome {
   const d = draftOf(entity);
   for (const [attr, inputs] of Object.entries(attrs)) {
@@ -26,7 +57,8 @@ export function appendAttributes(
       else putInstance(d, attr, restamp(input, existing, opts.now));
     }
   }
-  return finish(d, opts.now);
+  if (opts.members === undefined) return finish(d, opts.now);
+  return finish(d, opts.now, reshapeMembers(d, opts.members, opts.noOverwrite ? 'add' : 'replace'));
 }
 
 function deleteOrSkip(d: Draft, attr: Iri, datasetId: string | undefined, existing: Attribute | undefined): void {
@@ -36,9 +68,10 @@ function deleteOrSkip(d: Draft, attr: Iri, datasetId: string | undefined, existi
 
 /**
  * Update Entity Attributes (NGSI-LD §5.6.2): only instances that exist (same attribute, same
- * datasetId) are replaced; the others go to notUpdated. NGSI-LD Null deletes the instance.
+ * datasetId) are replaced; the others go to notUpdated. NGSI-LD Null deletes the instance. Types
+ * given are added; a scope given replaces the entity's scope only when it has one (like an attribute).
  */
-export function updateAttributes(entity: Entity, attrs: AttributeInputs, now: number): UpdateOutcome {
+export function updateAttributes(entity: Entity, attrs: AttributeInputs, now: number, members?: EntityMembers): UpdateOutcome {
   const d = draftOf(entity);
   for (const [attr, inputs] of Object.entries(attrs)) {
     for (const input of inputs) {
@@ -48,21 +81,7 @@ export function updateAttributes(entity: Entity, attrs: AttributeInputs, now: nu
       else putInstance(d, attr, restamp(input, existing, now));
     }
   }
-  return finish(d, now);
-}
-
-/** Entity-level part of a merge: types added, scope replaced or removed; undefined when unchanged. */
-function mergeShape(fragment: EntityFragment): (e: Entity) => Entity | undefined {
-  return (e) => {
-    const added = (fragment.types ?? []).filter((t) => !e.types.includes(t));
-    const given = fragment.scope;
-    const scope = given === undefined ? e.scope : given === 'deleted' || given.length === 0 ? undefined : given;
-    const scopeChanged = (scope ?? []).join('\n') !== (e.scope ?? []).join('\n');
-    if (added.length === 0 && !scopeChanged) return undefined;
-    const { scope: _previous, ...rest } = e;
-    const types = [...e.types, ...added];
-    return scope === undefined ? { ...rest, types } : { ...rest, types, scope };
-  };
+  return members === undefined ? finish(d, now) : finish(d, now, reshapeMembers(d, members, 'replaceExisting'));
 }
 
 /**
@@ -84,7 +103,7 @@ export function mergeEntity(entity: Entity, fragment: EntityFragment, now: numbe
       else putInstance(d, attr, result);
     }
   }
-  return finish(d, now, mergeShape(fragment));
+  return finish(d, now, reshapeMembers(d, fragment, 'replace'));
 }
 
 /**
@@ -124,6 +143,10 @@ export function updateAttributePartial(entity: Entity, attr: Iri, fragment: Frag
   if (isDeletion(fragment)) {
     removeInstance(d, attr, fragment.datasetId);
   } else {
+    // NGSI-LD §5.6.4: a partial update keeps the attribute's kind (a new kind is a replacement).
+    if (fragment.kind !== undefined && fragment.kind !== existing.kind) {
+      throw new BadRequestDataError(`Cannot change a ${existing.kind} into a ${fragment.kind} with a partial update`, attr);
+    }
     const merged = mergeAttribute(existing, fragment, attr, now);
     if (typeof merged === 'string') throw new BadRequestDataError(`Cannot update the attribute: ${merged}`, attr);
     putInstance(d, attr, merged);
@@ -148,6 +171,11 @@ export function deleteAttribute(
   entity: Entity, attr: Iri, opts: { datasetId?: string; deleteAll?: boolean; now: number },
 ): UpdateOutcome {
   const d = draftOf(entity);
+  // NGSI-LD §4.18: scope is deleted like an attribute.
+  if (attr === SCOPE) {
+    if ((entity.scope ?? []).length === 0) throw new ResourceNotFoundError('Entity has no scope', attr);
+    return finish(d, opts.now, reshapeMembers(d, { scope: 'deleted' }, 'replace'));
+  }
   if (opts.deleteAll) {
     const instances = entity.attrs[attr];
     if (!instances || instances.length === 0) throw new ResourceNotFoundError('Attribute not found', attr);
@@ -157,4 +185,13 @@ export function deleteAttribute(
     removeInstance(d, attr, opts.datasetId);
   }
   return finish(d, opts.now);
+}
+
+/** Every instance of each listed attribute the entity has is deleted; others are left alone (purge). */
+export function dropAttributes(entity: Entity, attrs: readonly Iri[], now: number): UpdateOutcome {
+  const d = draftOf(entity);
+  for (const attr of new Set(attrs)) {
+    for (const a of entity.attrs[attr] ?? []) removeInstance(d, attr, a.datasetId);
+  }
+  return finish(d, now);
 }

@@ -2,7 +2,7 @@
 // merge, delete.
 
 import {
-  BadRequestDataError, InvalidRequestError, isAbsoluteUri, mergeEntity, parseEntity, parseEntityFragment, replaceEntity,
+  BadRequestDataError, isAbsoluteUri, mergeEntity, parseEntity, parseEntityFragment, replaceEntity,
   type Iri,
 } from '../../ngsi/index.js';
 import type { Actor, UpdateResult } from '../../entities/index.js';
@@ -136,8 +136,4 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
     },
   });
 
-  // A path that only makes sense with an id.
-  app.all(`${BASE}/entities/`, () => {
-    throw new InvalidRequestError('Missing entity id');
-  });
 }

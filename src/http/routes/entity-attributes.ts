@@ -2,7 +2,7 @@
 // replace and delete of attributes.
 
 import {
-  appendAttributes, deleteAttribute, parseAttributeFragment, parseAttributes, replaceAttribute,
+  appendAttributes, deleteAttribute, parseAttributeFragment, parseAttributes, parseEntityMembers, replaceAttribute,
   updateAttributePartial, updateAttributes, BadRequestDataError, nameProblem,
 } from '../../ngsi/index.js';
 import { resource, type App, type AppContext, type AppDeps } from '../app.js';
@@ -31,8 +31,9 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit });
       const ctx = await contexts.resolve(body.context);
       const attrs = parseAttributes(body.body, ctx, { now: entities.now(), allowNull: false });
+      const members = parseEntityMembers(body.body, ctx, { now: entities.now(), allowNull: false });
       const result = await entities.update(actorOf(c), id,
-        (current, now) => appendAttributes(current, attrs, { noOverwrite: options.has('noOverwrite'), now }));
+        (current, now) => appendAttributes(current, attrs, { noOverwrite: options.has('noOverwrite'), now, members }));
       return updateResponse(result, ctx);
     },
     // NGSI-LD §6.6.3.2 Update Entity Attributes
@@ -42,7 +43,8 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, allowMergePatch: true });
       const ctx = await contexts.resolve(body.context);
       const attrs = parseAttributes(body.body, ctx, { now: entities.now(), allowNull: true });
-      const result = await entities.update(actorOf(c), id, (current, now) => updateAttributes(current, attrs, now));
+      const members = parseEntityMembers(body.body, ctx, { now: entities.now(), allowNull: true });
+      const result = await entities.update(actorOf(c), id, (current, now) => updateAttributes(current, attrs, now, members));
       return updateResponse(result, ctx);
     },
   });

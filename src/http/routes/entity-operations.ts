@@ -2,7 +2,7 @@
 // delete of many entities; each is parsed with its own context and fails on its own (BatchOperationResult).
 
 import {
-  BadRequestDataError, InvalidRequestError, LdContextNotAvailableError, isAbsoluteUri, isPlainObject, parseAttributes, parseEntity,
+  BadRequestDataError, InvalidRequestError, isAbsoluteUri, isPlainObject, parseAttributes, parseEntity, parseEntityMembers,
   parseEntityFragment, type Entity, type EntityId, type Json,
 } from '../../ngsi/index.js';
 import type { BatchOutcome, NotUpdated, UpsertMode } from '../../entities/index.js';
@@ -63,11 +63,12 @@ async function readBatch<T>(c: AppContext, deps: AppDeps, parse: Parse<T>): Prom
   const slots: Array<Slot<T>> = [];
   for (const [i, element] of elements.entries()) {
     try {
-      const ctx = await resolve(body.elementContexts?.[i]);
+      const given = body.elementContexts?.[i];
+      if (given instanceof Error) throw given;
+      const ctx = await resolve(given);
       const { id, value } = parse(element, ctx, now);
       slots.push({ ok: true, id, value, ctx });
     } catch (err) {
-      if (err instanceof LdContextNotAvailableError) throw err;
       slots.push({ ok: false, entityId: reportedId(element), error: err });
     }
   }
@@ -198,10 +199,14 @@ export function registerEntityOperationRoutes(app: App, deps: AppDeps): void {
       const slots = await readBatch(c, deps, (element, ctx, now) => {
         if (!isPlainObject(element)) throw new BadRequestDataError('An entity must be a JSON object');
         const id = requireId(element['id']);
-        return { id, value: parseAttributes(element, ctx, { now, allowNull: true }) };
+        const value = {
+          attrs: parseAttributes(element, ctx, { now, allowNull: true }),
+          members: parseEntityMembers(element, ctx, { now, allowNull: true }),
+        };
+        return { id, value };
       });
       const report = await runBatch(c, deps, slots,
-        (items) => batch.update(actorOf(c), items.map((i) => ({ id: i.id, attrs: i.value })), { noOverwrite }));
+        (items) => batch.update(actorOf(c), items.map((i) => ({ id: i.id, ...i.value })), { noOverwrite }));
       return batchResponse(report);
     },
   });
