@@ -120,7 +120,8 @@ fi
 install -m 0644 "$SRC_DIR/systemd/$UNIT" "$UNIT_FILE"
 if [[ $NODE_BIN != /usr/bin/node ]]; then
   install -d -m 0755 "$DROPIN_DIR"
-  printf '[Service]\nExecStart=\nExecStart=%s %s/dist/main.js\n' "$NODE_BIN" "$APP_DIR" >"$DROPIN_DIR/node-path.conf"
+  NODE_FLAGS=$("$NODE_BIN" -p "require('$SRC_DIR/package.json').config.nodeFlags")
+  printf '[Service]\nExecStart=\nExecStart=%s %s %s/dist/main.js\n' "$NODE_BIN" "$NODE_FLAGS" "$APP_DIR" >"$DROPIN_DIR/node-path.conf"
   say "node is $NODE_BIN; wrote $DROPIN_DIR/node-path.conf"
 elif [[ -e $DROPIN_DIR/node-path.conf ]]; then
   rm -f "$DROPIN_DIR/node-path.conf"

@@ -22,6 +22,8 @@ export interface ServerProcess {
 export interface StartOptions {
   readonly name: string;
   readonly script: string;
+  /** V8 and Node flags put before the script, as `npm start` does. */
+  readonly nodeFlags: readonly string[];
   readonly port: number;
   readonly env: Readonly<Record<string, string>>;
   readonly readyTimeoutMs: number;
@@ -68,9 +70,9 @@ function describeExit(child: ChildProcess): string {
   return child.signalCode ? `killed by ${child.signalCode}` : `exit code ${String(child.exitCode)}`;
 }
 
-/** Spawns `node <script>` and resolves once GET /ready answers 200; rejects with its output otherwise. */
+/** Spawns `node <flags> <script>` and resolves once GET /ready answers 200; rejects with its output otherwise. */
 export async function startServer(options: StartOptions): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [options.script], {
+  const child = spawn(process.execPath, [...options.nodeFlags, options.script], {
     // A minimal environment: the caller's config variables must not leak into the server under test.
     env: { PATH: process.env.PATH ?? '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -33,6 +33,8 @@ export interface MeasureOptions {
 export interface Target {
   readonly name: 'broker' | 'ceiling';
   readonly script: string;
+  /** The flags `npm start` gives node (package.json `config.nodeFlags`), for both targets alike. */
+  readonly nodeFlags: readonly string[];
 }
 
 interface StartedTarget {
@@ -67,6 +69,7 @@ async function startTarget(target: Target, options: MeasureOptions, cleanup: Cle
   const server = await startServer({
     name: target.name,
     script: target.script,
+    nodeFlags: target.nodeFlags,
     port,
     env,
     readyTimeoutMs: READY_TIMEOUT_MS,

@@ -1,7 +1,7 @@
 // Benchmark entry point (`npm run bench`): runs every scenario against the broker and against the
 // bare Hono + SQLite ceiling, then prints a table and, as the last line, a JSON summary.
 
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,10 +73,20 @@ function parseOptions(argv: readonly string[]): RunOptions {
   };
 }
 
+const here = (file: string): string => fileURLToPath(new URL(file, import.meta.url));
+
+/** The node flags `npm start` uses (package.json `config.nodeFlags`): both targets run with them. */
+function readNodeFlags(): string[] {
+  const pkg: unknown = JSON.parse(readFileSync(here('../../package.json'), 'utf8'));
+  const flags = (pkg as { config?: { nodeFlags?: unknown } }).config?.nodeFlags; // NOTE: our own package.json, read as is
+  return typeof flags === 'string' ? flags.split(/\s+/).filter(Boolean) : [];
+}
+
 function describeRun(options: RunOptions, ceiling: TargetResult): string[] {
   const fs = fileSystemOf(options.tmp) ?? 'an unknown file system';
   const notes = [
     `${options.durationMs / 1000} s per throughput scenario at concurrency ${options.concurrency}, after a warm-up of at least ${options.warmupMs / 1000} s; Node ${process.version}, data on ${fs}`,
+    `both servers run with the node flags of npm start: ${readNodeFlags().join(' ') || 'none'}`,
     'ratio = value / ceiling (req/s: below 1 is slower; ms and bytes/op: above 1 is costlier)',
   ];
   if (ceiling.rssIdle !== undefined && ceiling.rssLoaded !== undefined) {
@@ -112,7 +122,6 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
   const cleanup = new Cleanup();
   process.on('exit', () => cleanup.runAllSync());
   const signals: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
@@ -125,12 +134,13 @@ async function main(): Promise<void> {
 
   try {
     const targets: Target[] = [];
+    const nodeFlags = readNodeFlags();
     if (!options.ceilingOnly) {
       const script = options.broker === undefined ? here('../main.js') : resolve(options.broker);
       if (!existsSync(script)) throw new Error(`${script} not found: build the broker first, or pass --ceiling-only`);
-      targets.push({ name: 'broker', script });
+      targets.push({ name: 'broker', script, nodeFlags });
     }
-    targets.push({ name: 'ceiling', script: here('./ceiling.js') });
+    targets.push({ name: 'ceiling', script: here('./ceiling.js'), nodeFlags });
     const results = await benchTargets(targets, options, cleanup);
     const broker = results.find((r) => r.name === 'broker');
     const ceiling = results.find((r) => r.name === 'ceiling');
