@@ -30,6 +30,7 @@ export const LIBRARY_HOMES = {
   jose: ['auth'],
   'node-cron': ['jobs'],
   jsts: ['ngsi'],
+  re2js: ['ngsi'],
   zod: ['config', 'http', 'mqtt', 'federation'],
 };
 

@@ -4,7 +4,7 @@
 
 import { bool, csv, type Params } from './params.js';
 import {
-  BadRequestDataError, InvalidRequestError, hasGeoQueryMembers, isAbsoluteUri, parseGeoQuery, parseQ, parseScopeQ,
+  BadRequestDataError, InvalidRequestError, compileIdPattern, hasGeoQueryMembers, isAbsoluteUri, parseGeoQuery, parseQ, parseScopeQ,
   parseTypeSelection, type EntityFilter, type GeoQueryInput, type Iri, type TermMapper,
 } from '../ngsi/index.js';
 
@@ -39,7 +39,7 @@ function checkId(id: string): string {
 
 function checkPattern(pattern: string): string {
   try {
-    new RegExp(pattern);
+    compileIdPattern(pattern);
   } catch (err) {
     throw new BadRequestDataError(`Invalid idPattern '${pattern}'`, err instanceof Error ? err.message : undefined);
   }

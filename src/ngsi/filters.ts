@@ -3,6 +3,7 @@
 
 import type { GeoQuery } from './geo/query.js';
 import type { Iri } from './model.js';
+import { compilePattern, type Pattern } from './pattern.js';
 import type { QExpr, ScopeExpr, TypeExpr } from './query/index.js';
 
 /** One filter of an entity query; all filters of a query must hold (AND). */
@@ -19,7 +20,7 @@ export type EntityFilter =
   /** Alternatives (OR), each a conjunction (AND) of filters: the `entities` of a POST query. */
   | { kind: 'anyOf'; alternatives: EntityFilter[][] };
 
-/** Compiles an idPattern (POSIX-like regular expression, NGSI-LD §4.9) or throws SyntaxError. */
-export function compileIdPattern(pattern: string): RegExp {
-  return new RegExp(pattern);
+/** Compiles an idPattern (a regular expression, NGSI-LD §4.9) or throws PatternSyntaxError. */
+export function compileIdPattern(pattern: string): Pattern {
+  return compilePattern(pattern);
 }

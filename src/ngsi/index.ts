@@ -32,6 +32,7 @@ export { formatDateTime, parseDateTime } from './time.js';
 export { isAbsoluteUri, isLanguageKey, isScopePath, nameProblem } from './names.js';
 export { isPlainObject, type JsonObject } from './json.js';
 export { compileIdPattern, type EntityFilter } from './filters.js';
+export { compilePattern, PatternSyntaxError, type Pattern } from './pattern.js';
 export {
   EARTH_RADIUS_M, MAX_GEO_QUERY_POSITIONS, compileGeoQuery, distanceToShapeMetres, hasGeoQueryMembers, haversineMetres,
   matchesGeo, nearBounds, parseGeoQuery, shapeBounds, toShape, type Bounds, type GeoMatcher, type GeoQuery,

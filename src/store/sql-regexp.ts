@@ -7,8 +7,10 @@ import { createLru } from '../lib/index.js';
 const PATTERN_CACHE_SIZE = 256;
 
 /** Registers `name(pattern, value)` → 1 when value matches, 0 otherwise (also for non-strings). */
-export function registerRegexpFunction(db: BetterSqlite3.Database, name: string, compile: (pattern: string) => RegExp): void {
-  const patterns = createLru<string, RegExp>(PATTERN_CACHE_SIZE);
+export function registerRegexpFunction(
+  db: BetterSqlite3.Database, name: string, compile: (pattern: string) => { test(value: string): boolean },
+): void {
+  const patterns = createLru<string, { test(value: string): boolean }>(PATTERN_CACHE_SIZE);
   db.function(name, { deterministic: true }, (pattern: unknown, value: unknown) => {
     if (typeof pattern !== 'string' || typeof value !== 'string') return 0;
     let re = patterns.get(pattern);

@@ -1,9 +1,10 @@
 // Literals of the q language (NGSI-LD §4.9 ComparableValue, OtherValue, URI) and the text shapes
-// they are compared with: dates and times as text, date-times as instants, patterns as RegExps.
+// they are compared with: dates and times as text, date-times as instants, patterns on the linear-time engine.
 
 import { isAbsoluteUri } from '../names.js';
 import { parseDateTime } from '../time.js';
 import type { QScalar } from './q-ast.js';
+import { compilePattern, type Pattern } from '../pattern.js';
 
 const NUMBER = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
 const DATE_TIME_START = /^\d{4}-\d{2}-\d{2}T/i;
@@ -50,9 +51,9 @@ export function classifyBare(text: string): QScalar | string {
 export const isComparable = (v: QScalar): boolean => v.kind !== 'boolean' && v.kind !== 'uri';
 
 /**
- * Compiles a `~=` pattern. A leading `(?i)` (the inline flag other brokers accept) becomes the `i`
- * flag; the rest is an ECMAScript regular expression. Throws SyntaxError when it is not one.
+ * Compiles a `~=` pattern on the linear-time engine. A leading `(?i)` (the inline flag other brokers
+ * accept) makes it case-insensitive. Throws PatternSyntaxError when it is not valid RE2 syntax.
  */
-export function compileQPattern(source: string): RegExp {
-  return source.startsWith('(?i)') ? new RegExp(source.slice(4), 'i') : new RegExp(source);
+export function compileQPattern(source: string): Pattern {
+  return source.startsWith('(?i)') ? compilePattern(source.slice(4), { caseInsensitive: true }) : compilePattern(source);
 }
