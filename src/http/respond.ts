@@ -8,9 +8,14 @@ import { APP_GEO_JSON, APP_JSON, APP_LD_JSON, linkHeaderValue, type ResponseMedi
 
 export const BASE = '/ngsi-ld/v1';
 
-/** An entity id as one path segment: characters that would end or split the segment are escaped. */
+/**
+ * An entity id as one path segment of a URI (RFC 3987 §3.1 IRI → URI): every character outside the
+ * segment's unreserved and sub-delimiter set, non-ASCII included, is percent-encoded as UTF-8, so
+ * the result is a valid header value that a client decodes back to the id.
+ * NOTE: ids are well-formed Unicode (isAbsoluteUri refuses lone surrogates), which encodeURIComponent needs.
+ */
 export function idSegment(id: string): string {
-  return id.replace(/[#?/%\s]/g, (ch) => encodeURIComponent(ch));
+  return id.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@]/gu, (ch) => encodeURIComponent(ch));
 }
 
 /** The URL a Link header names for this context (hosted composite contexts are served by us). */

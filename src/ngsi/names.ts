@@ -20,8 +20,14 @@ export function nameProblem(name: string): string | undefined {
   return undefined;
 }
 
-/** An absolute URI: a scheme, then no whitespace or characters URIs never contain. */
-export const isAbsoluteUri = (s: string): boolean => ABSOLUTE_URI.test(s);
+/** A lone UTF-16 surrogate: not a character, and no URI can carry it. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * An absolute URI (or IRI: non-ASCII characters are allowed, RFC 3987): a scheme, then no whitespace,
+ * no characters URIs never contain, and no lone surrogate.
+ */
+export const isAbsoluteUri = (s: string): boolean => ABSOLUTE_URI.test(s) && !LONE_SURROGATE.test(s);
 /** A scope path `/A/B` without scopeQ wildcards. */
 export const isScopePath = (s: string): boolean => SCOPE_PATH.test(s);
 /** A languageMap key: a BCP 47 tag or `@none`. */

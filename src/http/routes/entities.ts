@@ -72,8 +72,10 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit });
       const ctx = await contexts.resolve(body.context);
       const entity = parseEntity(body.body, ctx, { now: entities.now() });
+      // Built before the write: nothing after the commit may turn it into an error.
+      const location = `${BASE}/entities/${idSegment(entity.id)}`;
       await entities.create(actorOf(c), entity);
-      return created(`${BASE}/entities/${idSegment(entity.id)}`);
+      return created(location);
     },
     // NGSI-LD §6.4.3.2 Query Entities
     GET: async (c) => {

@@ -130,8 +130,10 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit });
       const ctx = await contexts.resolve(body.context);
       const input = parseTemporalEntity(body.body, ctx, temporal.now());
+      // Built before the write: nothing after the commit may turn it into an error.
+      const location = `${BASE}/temporal/entities/${idSegment(input.id)}`;
       const isNew = await temporal.create(actorOf(c), input);
-      return isNew ? created(`${BASE}/temporal/entities/${idSegment(input.id)}`) : noContent();
+      return isNew ? created(location) : noContent();
     },
   });
 

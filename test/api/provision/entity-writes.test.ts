@@ -200,3 +200,39 @@ describe('ids with URL-significant characters', () => {
     expect(back.json.id).toBe(id);
   });
 });
+
+describe('ids with characters beyond ASCII [RFC 3987 §3.1]', () => {
+  const ids = ['urn:x:€', 'urn:x:café', 'urn:x:é-ÿ', 'urn:x:🌡️', 'urn:x:100%25', 'urn:x:a"b'.replace('"', 'ß')];
+
+  it('201 with an ASCII Location, percent-encoded as UTF-8, that leads back to the entity', async () => {
+    for (const id of ids) {
+      const res = await b.request('POST', '/ngsi-ld/v1/entities', { body: { id, type: 'Thing' } });
+      expect(res.status, id).toBe(201);
+      const location = res.headers.get('location') ?? '';
+      expect(location, id).toMatch(/^[\x21-\x7e]+$/);
+      expect(decodeURIComponent(location.slice(location.lastIndexOf('/') + 1)), id).toBe(id);
+      const back = await b.request('GET', location);
+      expect(back.status, id).toBe(200);
+      expect(back.json.id, id).toBe(id);
+    }
+  });
+
+  it('the same for a temporal entity created with POST /temporal/entities', async () => {
+    const id = 'urn:x:température';
+    const res = await b.request('POST', '/ngsi-ld/v1/temporal/entities', {
+      body: { id, type: 'Thing', t: [{ type: 'Property', value: 1, observedAt: '2026-01-01T00:00:00Z' }] },
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('location')).toBe('/ngsi-ld/v1/temporal/entities/urn:x:temp%C3%A9rature');
+    expect((await b.request('GET', res.headers.get('location') ?? '')).status).toBe(200);
+  });
+
+  it('an id holding a lone surrogate is 400 and nothing is stored', async () => {
+    const raw = '{"id":"urn:x:\\ud800","type":"Thing"}';
+    const res = await b.request('POST', '/ngsi-ld/v1/entities', { raw, headers: { 'Content-Type': 'application/json' } });
+    expect(res.status).toBe(400);
+    expect(res.json.type).toBe('https://uri.etsi.org/ngsi-ld/errors/BadRequestData');
+    expect(b.broker.store.entities.list('', { limit: 10, offset: 0, count: false, types: ['https://uri.etsi.org/ngsi-ld/default-context/Thing'] }).entities
+      .map((e) => e.id)).not.toContain('urn:x:\ud800');
+  });
+});
