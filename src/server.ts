@@ -67,7 +67,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   let closing = false;
   const app = createApp({
     config: {
-      bodyLimit: config.http.bodyLimit, limitDefault: config.pagination.limitDefault, limitMax: config.pagination.limitMax,
+      bodyLimit: config.http.bodyLimit, maxJsonDepth: config.http.maxJsonDepth, limitDefault: config.pagination.limitDefault, limitMax: config.pagination.limitMax,
       batchMaxSize: config.batch.maxSize,
     },
     contexts,

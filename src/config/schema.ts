@@ -60,6 +60,7 @@ export const configSchema = z
     http: z
       .strictObject({
         bodyLimit: positiveInt(2_097_152, 'Largest request body accepted, in bytes (above: 413)'),
+        maxJsonDepth: positiveInt(64, 'Deepest nesting of arrays and objects in a request body (above: 400)'),
       })
       .prefault({}),
     log: z

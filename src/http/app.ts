@@ -20,6 +20,8 @@ import { registerEntityQueryRoutes } from './routes/entity-query.js';
 
 export interface HttpConfig {
   bodyLimit: number;
+  /** Deepest nesting of arrays and objects in a request body (above: 400 BadRequestData). */
+  maxJsonDepth: number;
   limitDefault: number;
   limitMax: number;
   /** Most entities in one batch operation (above: 400 BadRequestData). */

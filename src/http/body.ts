@@ -2,7 +2,7 @@
 // JSON-LD context rules of NGSI-LD §6.3.5 (where the @context may and may not come from).
 
 import {
-  BadRequestDataError, InvalidRequestError, PayloadTooLargeError, isPlainObject,
+  BadRequestDataError, InvalidRequestError, PayloadTooLargeError, isNestedDeeper, isPlainObject,
 } from '../ngsi/index.js';
 import type { ContextInput } from '../jsonld/index.js';
 import { readLimited } from '../lib/index.js';
@@ -10,6 +10,8 @@ import { APP_LD_JSON, contextFromLink, requestMediaType } from './media.js';
 
 export interface BodyOptions {
   limit: number;
+  /** Deepest nesting of arrays and objects accepted (`http.max-json-depth`). */
+  maxDepth: number;
   allowMergePatch?: boolean;
   /** Batch endpoints: the body is an array, each element carrying its own @context in ld+json. */
   isArray?: boolean;
@@ -52,17 +54,27 @@ function contextOf(body: Record<string, unknown>): ContextInput {
   return ctx;
 }
 
+/**
+ * Parses a request body. The nesting depth is checked first, in one pass without recursion, so no
+ * deeply nested document reaches a recursive walker (or JSON.parse's own stack).
+ */
+export function parseJsonText(text: string, maxDepth: number): unknown {
+  if (isNestedDeeper(text, maxDepth)) {
+    throw new BadRequestDataError('JSON nested too deeply', `Arrays and objects may nest ${maxDepth} levels at most (http.max-json-depth)`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new InvalidRequestError('Malformed JSON body', err instanceof Error ? err.message : undefined);
+  }
+}
+
 /** Reads, size-checks and parses a JSON body, and locates its JSON-LD context. */
 export async function readJsonBody(req: Request, opts: BodyOptions): Promise<ParsedBody> {
   const mediaType = requestMediaType(req.headers.get('content-type') ?? undefined, opts.allowMergePatch ?? false);
   const text = await readBytes(req, opts.limit);
   if (text.trim() === '') throw new InvalidRequestError('Empty request body');
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (err) {
-    throw new InvalidRequestError('Malformed JSON body', err instanceof Error ? err.message : undefined);
-  }
+  const body = parseJsonText(text, opts.maxDepth);
   const linkContext = contextFromLink(req.headers.get('link') ?? undefined);
   if (opts.isArray) {
     if (!Array.isArray(body)) throw new InvalidRequestError('The body must be a JSON array');

@@ -2,9 +2,15 @@
 // NGSI-LD §4.7 allows the seven geometry types; a value may also arrive as JSON text.
 
 import type { GeoPropertyAttr, Json } from './model.js';
-import { isPlainObject, toJson } from './json.js';
+import { isNestedDeeper, isPlainObject, toJson } from './json.js';
 
 export type Geometry = GeoPropertyAttr['value'];
+
+/**
+ * Deepest nesting of geometry JSON text (a MultiPolygon's coordinates nest four deep; collections
+ * add two levels each); checked before parsing so no deep text reaches the recursive checks.
+ */
+export const MAX_GEOMETRY_DEPTH = 16;
 
 export const GEOMETRY_TYPES: ReadonlySet<string> = new Set([
   'Point', 'MultiPoint', 'LineString', 'MultiLineString', 'Polygon', 'MultiPolygon', 'GeometryCollection',
@@ -87,6 +93,7 @@ export function checkGeometry(v: unknown): GeometryCheck {
   let candidate = v;
   if (typeof v === 'string') {
     if (!v.trimStart().startsWith('{')) return { ok: false, reason: 'the value is neither a GeoJSON object nor JSON text of one' };
+    if (isNestedDeeper(v, MAX_GEOMETRY_DEPTH)) return { ok: false, reason: `the geometry nests more than ${MAX_GEOMETRY_DEPTH} levels` };
     try {
       candidate = JSON.parse(v);
     } catch {

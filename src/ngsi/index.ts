@@ -30,7 +30,7 @@ export { parseLanguagePreference, pickLanguage, type LanguagePreference } from '
 export { GEOMETRY_TYPES, checkGeometry, looksLikeGeometry, type Geometry, type GeometryCheck } from './geometry.js';
 export { formatDateTime, parseDateTime } from './time.js';
 export { isAbsoluteUri, isLanguageKey, isScopePath, nameProblem } from './names.js';
-export { isPlainObject, type JsonObject } from './json.js';
+export { isNestedDeeper, isPlainObject, type JsonObject } from './json.js';
 export { compileIdPattern, type EntityFilter } from './filters.js';
 export { compilePattern, PatternSyntaxError, type Pattern } from './pattern.js';
 export {

@@ -10,6 +10,43 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `max`: one pass over the characters, no
+ * recursion, strings skipped. Run before JSON.parse so that no deep document reaches a recursive walker.
+ */
+export function isNestedDeeper(text: string, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (ch === QUOTE) {
+      // NOTE: a string is skipped with indexOf (most of a body is strings); a quote preceded by an
+      // odd number of backslashes is escaped.
+      let end = text.indexOf('"', i + 1);
+      while (end !== -1 && isEscaped(text, end)) end = text.indexOf('"', end + 1);
+      if (end === -1) return false; // unterminated: JSON.parse reports it
+      i = end;
+    } else if (ch === OPEN_BRACE || ch === OPEN_BRACKET) {
+      if (++depth > max) return true;
+    } else if (ch === CLOSE_BRACE || ch === CLOSE_BRACKET) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+function isEscaped(text: string, quoteAt: number): boolean {
+  let backslashes = 0;
+  for (let j = quoteAt - 1; j >= 0 && text.charCodeAt(j) === BACKSLASH; j--) backslashes++;
+  return backslashes % 2 === 1;
+}
+
 /** Where a JSON null hides inside `v`, as a path suffix (`.a[2]`), or undefined when there is none. */
 export function findNull(v: unknown, at = ''): string | undefined {
   if (v === null) return at;

@@ -69,7 +69,7 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
     // NGSI-LD §6.4.3.1 Create Entity
     POST: async (c) => {
       readParams(c.req.url, []);
-      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit });
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
       const ctx = await contexts.resolve(body.context);
       const entity = parseEntity(body.body, ctx, { now: entities.now() });
       // Built before the write: nothing after the commit may turn it into an error.
@@ -106,7 +106,7 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
     PUT: async (c) => {
       readParams(c.req.url, []);
       const id = entityIdParam(c);
-      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit });
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
       const doc = body.body as Record<string, unknown>; // NOTE: readJsonBody guarantees an object
       if (doc['id'] !== undefined && doc['id'] !== id) {
         throw new BadRequestDataError('The id in the body differs from the id in the path', `${String(doc['id'])} != ${id}`);
@@ -120,7 +120,7 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
     PATCH: async (c) => {
       readParams(c.req.url, []);
       const id = entityIdParam(c);
-      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, allowMergePatch: true });
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth, allowMergePatch: true });
       const ctx = await contexts.resolve(body.context);
       const fragment = parseEntityFragment(body.body, ctx, { now: entities.now() });
       if (fragment.id !== undefined && fragment.id !== id) {

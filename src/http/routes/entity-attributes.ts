@@ -28,7 +28,7 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
       const options = new Set(csv(params, 'options') ?? []);
       for (const o of options) if (o !== 'noOverwrite') throw new BadRequestDataError(`Unknown option '${o}'`, 'Allowed: noOverwrite');
       const id = entityIdParam(c);
-      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit });
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
       const ctx = await contexts.resolve(body.context);
       const attrs = parseAttributes(body.body, ctx, { now: entities.now(), allowNull: false });
       const members = parseEntityMembers(body.body, ctx, { now: entities.now(), allowNull: false });
@@ -40,7 +40,7 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
     PATCH: async (c) => {
       readParams(c.req.url, []);
       const id = entityIdParam(c);
-      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, allowMergePatch: true });
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth, allowMergePatch: true });
       const ctx = await contexts.resolve(body.context);
       const attrs = parseAttributes(body.body, ctx, { now: entities.now(), allowNull: true });
       const members = parseEntityMembers(body.body, ctx, { now: entities.now(), allowNull: true });
@@ -55,7 +55,7 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
       readParams(c.req.url, []);
       const id = entityIdParam(c);
       const name = attrNameParam(c);
-      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, allowMergePatch: true });
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth, allowMergePatch: true });
       const ctx = await contexts.resolve(body.context);
       const attr = ctx.expandTerm(name);
       const fragment = parseAttributeFragment(body.body, ctx, { now: entities.now(), attr });
@@ -67,7 +67,7 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
       readParams(c.req.url, []);
       const id = entityIdParam(c);
       const name = attrNameParam(c);
-      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit });
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
       const ctx = await contexts.resolve(body.context);
       const attr = ctx.expandTerm(name);
       const parsed = parseAttributes({ [name]: body.body }, ctx, { now: entities.now(), allowNull: false });

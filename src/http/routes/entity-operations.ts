@@ -8,7 +8,7 @@ import {
 import type { BatchOutcome, NotUpdated, UpsertMode } from '../../entities/index.js';
 import type { ContextInput, ResolvedContext } from '../../jsonld/index.js';
 import { requestIdOf, resource, type App, type AppContext, type AppDeps } from '../app.js';
-import { readBytes, readJsonBody } from '../body.js';
+import { parseJsonText, readBytes, readJsonBody } from '../body.js';
 import { requestMediaType } from '../media.js';
 import { csv, readParams, type Params } from '../params.js';
 import { problemOf, toNgsiError } from '../problem.js';
@@ -46,7 +46,7 @@ function checkSize(elements: unknown[], max: number): void {
  * @context; json: the Link header). A context that cannot be loaded fails the whole request.
  */
 async function readBatch<T>(c: AppContext, deps: AppDeps, parse: Parse<T>): Promise<Array<Slot<T>>> {
-  const body = await readJsonBody(c.req.raw, { limit: deps.config.bodyLimit, isArray: true });
+  const body = await readJsonBody(c.req.raw, { limit: deps.config.bodyLimit, maxDepth: deps.config.maxJsonDepth, isArray: true });
   const elements = body.body as unknown[]; // NOTE: readJsonBody with isArray guarantees an array
   checkSize(elements, deps.config.batchMaxSize);
   const resolved = new Map<string, Promise<ResolvedContext>>();
@@ -78,13 +78,7 @@ async function readBatch<T>(c: AppContext, deps: AppDeps, parse: Parse<T>): Prom
 /** Entity ids of a delete body: strings, in application/json or application/ld+json alike (no context needed). */
 async function readIds(c: AppContext, deps: AppDeps): Promise<Array<Slot<null>>> {
   requestMediaType(c.req.header('content-type'), false);
-  const text = await readBytes(c.req.raw, deps.config.bodyLimit);
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (err) {
-    throw new InvalidRequestError('Malformed JSON body', err instanceof Error ? err.message : undefined);
-  }
+  const body = parseJsonText(await readBytes(c.req.raw, deps.config.bodyLimit), deps.config.maxJsonDepth);
   if (!Array.isArray(body)) throw new InvalidRequestError('The body must be a JSON array');
   checkSize(body, deps.config.batchMaxSize);
   return body.map((element: unknown): Slot<null> => {

@@ -29,7 +29,7 @@ export function registerEntityQueryRoutes(app: App, deps: AppDeps): void {
     POST: async (c) => {
       const urlParams = readParams(c.req.url, URL_PARAMS);
       const mediaType = negotiate(c.req.header('accept'), OFFERED);
-      const parsed = await readJsonBody(c.req.raw, { limit: deps.config.bodyLimit });
+      const parsed = await readJsonBody(c.req.raw, { limit: deps.config.bodyLimit, maxDepth: deps.config.maxJsonDepth });
       const body = parsed.body as Record<string, unknown>; // NOTE: readJsonBody guarantees an object
       for (const k of Object.keys(body)) if (!BODY_MEMBERS.has(k)) throw new BadRequestDataError(`Unknown member '${k}' in the query`);
       if (body['type'] !== 'Query') throw new BadRequestDataError('The body must be a Query (type "Query")');

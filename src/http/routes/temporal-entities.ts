@@ -127,7 +127,7 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
     // NGSI-LD §6.18.3.1 Create or update temporal representation of an entity
     POST: async (c) => {
       readParams(c.req.url, []);
-      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit });
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
       const ctx = await contexts.resolve(body.context);
       const input = parseTemporalEntity(body.body, ctx, temporal.now());
       // Built before the write: nothing after the commit may turn it into an error.
@@ -142,7 +142,7 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
     POST: async (c) => {
       const params = readParams(c.req.url, [...PAGE, 'options', 'format'], UNIMPLEMENTED);
       negotiate(c.req.header('accept'), OFFERED);
-      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit });
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
       const parsed = QUERY_BODY.safeParse(body.body);
       if (!parsed.success) throw new BadRequestDataError('Invalid Query body', parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
       const query = parsed.data;
@@ -183,7 +183,7 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
     POST: async (c) => {
       readParams(c.req.url, []);
       const id = entityIdParam(c);
-      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit });
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
       const ctx = await contexts.resolve(body.context);
       await temporal.addAttributes(actorOf(c), id, parseTemporalAttributes(body.body, ctx, temporal.now()));
       return noContent();
@@ -212,7 +212,7 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
       const id = entityIdParam(c);
       const instanceId = c.req.param('instanceId') ?? '';
       if (!isAbsoluteUri(instanceId)) throw new BadRequestDataError('Invalid instanceId', `'${instanceId}' is not an absolute URI`);
-      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, allowMergePatch: true });
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth, allowMergePatch: true });
       const ctx = await contexts.resolve(body.context);
       const attr = ctx.expandTerm(attrName(c));
       const fragment = parseAttributeFragment(body.body, ctx, { now: temporal.now(), attr });

@@ -2,7 +2,8 @@
 // from the query parameters or the POST query body into a GeoQuery, or a precise 400.
 
 import { BadRequestDataError, TooComplexQueryError } from '../errors.js';
-import { checkGeometry } from '../geometry.js';
+import { checkGeometry, MAX_GEOMETRY_DEPTH } from '../geometry.js';
+import { isNestedDeeper } from '../json.js';
 import type { Iri } from '../model.js';
 import { isAbsoluteUri, nameProblem } from '../names.js';
 import type { TermMapper } from '../terms.js';
@@ -69,6 +70,9 @@ function parseGeometryType(geometry: unknown): QueryShape['type'] {
 function readCoordinates(coordinates: unknown): unknown[] {
   let value = coordinates;
   if (typeof coordinates === 'string') {
+    if (isNestedDeeper(coordinates, MAX_GEOMETRY_DEPTH)) {
+      throw new BadRequestDataError('Invalid coordinates', `coordinates nest ${MAX_GEOMETRY_DEPTH} levels at most`);
+    }
     try {
       value = JSON.parse(coordinates);
     } catch (err) {
