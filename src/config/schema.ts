@@ -60,7 +60,9 @@ export const configSchema = z
     http: z
       .strictObject({
         bodyLimit: positiveInt(2_097_152, 'Largest request body accepted, in bytes (above: 413)'),
-        maxJsonDepth: positiveInt(64, 'Deepest nesting of arrays and objects in a request body (above: 400)'),
+        // NOTE: at most 1,000: the walkers over parsed values recurse once per level.
+        maxJsonDepth: z.int().min(2).max(1_000).default(64)
+          .describe('Deepest nesting of arrays and objects in a request body (above: 400; 2 to 1000)'),
       })
       .prefault({}),
     log: z
