@@ -1,9 +1,31 @@
 // Process entry point: load config, build the broker, start it, and map SIGTERM/SIGINT to an
-// orderly shutdown (exit 0 once drained).
+// orderly shutdown (exit 0 once drained). What stops start-up is one log line and a distinct exit code.
 
 import { ConfigError, loadConfig } from './config/index.js';
 import { createLogger, systemClock } from './lib/index.js';
-import { createBroker } from './server.js';
+import { createBroker, type Broker } from './server.js';
+import { StoreLockedError } from './store/index.js';
+
+/** Exit codes besides 0 (stopped), 1 (unexpected failure) and 2 (bad configuration). */
+const EXIT_STORE_LOCKED = 3;
+const EXIT_LISTEN_FAILED = 4;
+
+/** A listen error an operator can act on, in one line; undefined for anything else. */
+function listenProblem(err: unknown, host: string, port: number): string | undefined {
+  const code = err instanceof Error && 'code' in err ? String(err.code) : '';
+  switch (code) {
+    case 'EADDRINUSE':
+      return `port ${port} on ${host} is already in use (server.port)`;
+    case 'EACCES':
+      return `not allowed to listen on port ${port} (server.port; ports below 1024 need privileges)`;
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `server.host '${host}' is not an address of this machine`;
+    default:
+      return undefined;
+  }
+}
 
 async function main(): Promise<void> {
   let config;
@@ -18,8 +40,26 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.log.level);
-  const broker = createBroker({ config, log, clock: systemClock });
-  const port = await broker.listen();
+  let broker: Broker;
+  let port: number;
+  try {
+    broker = createBroker({ config, log, clock: systemClock });
+  } catch (err) {
+    if (!(err instanceof StoreLockedError)) throw err;
+    log.error('cannot start: the data directory is in use', { storage: config.storage.dir, reason: err.message });
+    process.exitCode = EXIT_STORE_LOCKED;
+    return;
+  }
+  try {
+    port = await broker.listen();
+  } catch (err) {
+    const problem = listenProblem(err, config.server.host, config.server.port);
+    if (problem === undefined) throw err;
+    log.error('cannot start: the HTTP port cannot be opened', { reason: problem });
+    broker.store.close();
+    process.exitCode = EXIT_LISTEN_FAILED;
+    return;
+  }
   log.info('edgeld started', { http: `${config.server.host}:${port}`, storage: config.storage.dir, pid: process.pid });
 
   let stopping = false;

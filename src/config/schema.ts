@@ -33,7 +33,7 @@ export const configSchema = z
       .prefault({}),
     mqtt: z
       .strictObject({
-        port: port(1883, 'MQTT listen port (0 picks a free port)'),
+        port: port(1883, 'Port for the embedded MQTT broker; nothing listens on it yet (no MQTT in this version)'),
       })
       .prefault({}),
     pagination: z

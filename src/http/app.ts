@@ -39,7 +39,9 @@ export interface AppDeps {
   isReady: () => boolean;
 }
 
-export type AppEnv = { Variables: { requestId: string | undefined; tenant: string } };
+export type AppEnv = {
+  Variables: { requestId: string | undefined; tenant: string; problem: { type: string; title: string } | undefined };
+};
 export type AppContext = Context<AppEnv>;
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type App = Hono<AppEnv>;
@@ -91,8 +93,11 @@ export function createApp(deps: AppDeps): App {
     // NOTE: the request id goes out on error responses only (see onError): touching the headers of
     // an already built response forces a slow copy of it in the Node adapter.
     return next().then(() => {
+      // An error answer names its ProblemDetails type and title, so a 4xx says why in the log.
+      const problem = c.get('problem');
       log.info('request', {
         requestId: requestIdOf(c), method: c.req.method, path: c.req.path, status: c.res.status,
+        ...(problem ? { type: problem.type, title: problem.title } : {}),
         ms: Math.round((performance.now() - started) * 100) / 100,
       });
     });
@@ -127,10 +132,15 @@ export function createApp(deps: AppDeps): App {
   registerAttributeRoutes(app, deps);
   registerTemporalEntityRoutes(app, deps);
 
-  app.notFound((c) => problemResponse(new ResourceNotFoundError('No such resource', c.req.path)));
+  app.notFound((c) => {
+    const err = new ResourceNotFoundError('No such resource', c.req.path);
+    c.set('problem', { type: err.errorType, title: err.message });
+    return problemResponse(err);
+  });
   app.onError((err, c) => {
     const requestId = requestIdOf(c);
     const ngsi = toNgsiError(err, log, requestId);
+    c.set('problem', { type: ngsi.errorType, title: ngsi.message });
     const headers: Record<string, string> = { 'X-Request-Id': requestId };
     if (ngsi instanceof MethodNotAllowedError) headers['Allow'] = ngsi.allow.join(', ');
     return problemResponse(ngsi, headers);

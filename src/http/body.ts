@@ -28,18 +28,33 @@ export interface ParsedBody {
   elementContexts?: Array<ContextInput | undefined | BadRequestDataError>;
 }
 
+/**
+ * A body over the limit is still read (and dropped) up to this many bytes before the 413 is sent:
+ * a client that writes its whole body before reading the answer then receives it. Larger ones are
+ * cut off, and such a client may see the connection reset instead.
+ */
+const DISCARD_MAX_BYTES = 16 * 1_048_576;
+
+function tooLarge(limit: number): PayloadTooLargeError {
+  return new PayloadTooLargeError('Request body too large', `The limit is ${limit} bytes`);
+}
+
 export async function readBytes(req: Request, limit: number): Promise<string> {
   const declared = req.headers.get('content-length');
+  const discardUpTo = Math.max(limit, DISCARD_MAX_BYTES);
   if (declared !== null) {
     const length = Number(declared);
-    if (length > limit) throw new PayloadTooLargeError('Request body too large', `The limit is ${limit} bytes`);
+    if (length > limit) {
+      if (length <= discardUpTo && req.body) await readLimited(req.body, 0, discardUpTo).catch(() => undefined);
+      throw tooLarge(limit);
+    }
     // NOTE: with a declared length, Node's HTTP parser delivers exactly that many bytes, so the
     // whole body may be read at once; text() reads the socket directly, without a web stream.
     if (Number.isSafeInteger(length)) return req.text();
   }
   if (!req.body) return '';
-  const bytes = await readLimited(req.body, limit);
-  if (bytes === undefined) throw new PayloadTooLargeError('Request body too large', `The limit is ${limit} bytes`);
+  const bytes = await readLimited(req.body, limit, discardUpTo);
+  if (bytes === undefined) throw tooLarge(limit);
   return bytes.toString('utf8');
 }
 

@@ -1,19 +1,55 @@
-// The HTTP listener: serves the Hono app on Node's http server and closes it with a drain.
+// The HTTP listener: serves the Hono app on Node's http server, answers what Node's parser refuses
+// with ProblemDetails, and closes with a drain that ends keep-alive connections after their request.
 
 import { serve, type ServerType } from '@hono/node-server';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import {
+  InvalidRequestError, NotImplementedError, RequestHeaderFieldsTooLargeError, RequestTimeoutError, type NgsiError,
+} from '../ngsi/index.js';
 import type { Logger } from '../lib/index.js';
 import type { App } from './app.js';
+import { problemOf } from './problem.js';
 
 export interface HttpListener {
   port: number;
-  /** Stops accepting, waits for in-flight requests (at most `timeoutMs`), then drops the rest. */
+  /**
+   * Stops accepting; every response from now on carries `Connection: close` and each connection
+   * closes after its in-flight request; what is still open after `timeoutMs` is dropped.
+   */
   close(timeoutMs: number): Promise<void>;
+}
+
+/** Node's parser errors (llhttp codes) as the NGSI-LD error each one is answered with. */
+function parserError(err: Error & { code?: string }): NgsiError {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new RequestHeaderFieldsTooLargeError('Request headers too large', 'The request line and headers may take 16 KiB at most');
+    case 'HPE_INVALID_METHOD':
+      return new NotImplementedError('Unknown HTTP method', 'Methods: GET, POST, PUT, PATCH, DELETE');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new RequestTimeoutError('Request timeout', 'The request was not received whole in time');
+    default:
+      return new InvalidRequestError('Malformed HTTP request', err.code ?? err.message);
+  }
+}
+
+const REASONS: Readonly<Record<number, string>> = {
+  400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large', 501: 'Not Implemented',
+};
+
+/** The raw HTTP/1.1 answer to a request Node could not parse: a ProblemDetails body, then close. */
+export function rawProblemResponse(err: NgsiError): string {
+  const body = JSON.stringify(problemOf(err));
+  return `HTTP/1.1 ${err.status} ${REASONS[err.status] ?? 'Error'}\r\nContent-Type: application/json\r\n`
+    + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }
 
 export function listenHttp(app: App, opts: { port: number; host: string; log: Logger }): Promise<HttpListener> {
   return new Promise((resolve, reject) => {
     let server: ServerType | undefined;
+    let closing = false;
+    const open = new Set<ServerResponse>();
     const onError = (err: unknown): void => reject(err);
     server = serve({ fetch: app.fetch, port: opts.port, hostname: opts.host }, (info: AddressInfo) => {
       const s = server!;
@@ -21,6 +57,9 @@ export function listenHttp(app: App, opts: { port: number; host: string; log: Lo
       resolve({
         port: info.port,
         close: (timeoutMs) => new Promise<void>((done) => {
+          closing = true;
+          // In-flight responses not yet started end their connection too.
+          for (const res of open) if (!res.headersSent) res.shouldKeepAlive = false;
           const timer = setTimeout(() => {
             opts.log.warn('shutdown timeout: closing remaining connections');
             if ('closeAllConnections' in s) s.closeAllConnections();
@@ -34,6 +73,26 @@ export function listenHttp(app: App, opts: { port: number; host: string; log: Lo
           if ('closeIdleConnections' in s) s.closeIdleConnections();
         }),
       });
+    });
+    // NOTE: runs after the app's listener has started the request, before any response is written
+    // (the app answers asynchronously): once closing, the response says `Connection: close` and Node
+    // closes the connection after it, so keep-alive clients cannot keep a draining broker busy.
+    server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+      if (closing) {
+        res.shouldKeepAlive = false;
+        return;
+      }
+      open.add(res);
+      res.once('close', () => open.delete(res));
+    });
+    server.on('clientError', (err: Error & { code?: string }, socket: Socket) => {
+      if (err.code === 'ECONNRESET' || !socket.writable) {
+        socket.destroy();
+        return;
+      }
+      const problem = parserError(err);
+      opts.log.info('request refused by the HTTP parser', { status: problem.status, type: problem.errorType, code: err.code });
+      socket.end(rawProblemResponse(problem));
     });
     server.once('error', onError);
   });

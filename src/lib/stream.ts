@@ -1,7 +1,13 @@
 // Reading a web stream whole with a size cap, without buffering past the cap.
 
-/** The stream's bytes, or `undefined` once more than `limit` bytes arrive (the stream is cancelled). */
-export async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): Promise<Buffer | undefined> {
+/**
+ * The stream's bytes, or `undefined` once more than `limit` bytes arrive. What comes after the limit
+ * is read and dropped up to `discardUpTo` bytes in all (so the sender finishes and can read an answer),
+ * then the stream is cancelled.
+ */
+export async function readLimited(
+  stream: ReadableStream<Uint8Array>, limit: number, discardUpTo = limit,
+): Promise<Buffer | undefined> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -9,11 +15,12 @@ export async function readLimited(stream: ReadableStream<Uint8Array>, limit: num
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > limit) {
+    if (size > discardUpTo) {
       await reader.cancel().catch(() => undefined);
       return undefined;
     }
-    chunks.push(value);
+    if (size <= limit) chunks.push(value);
+    else chunks.length = 0;
   }
-  return Buffer.concat(chunks);
+  return size > limit ? undefined : Buffer.concat(chunks);
 }

@@ -118,6 +118,18 @@ export class MethodNotAllowedError extends NgsiError {
   allow: readonly string[] = [];
 }
 
+export class RequestHeaderFieldsTooLargeError extends NgsiError {
+  override name = 'RequestHeaderFieldsTooLargeError';
+  readonly errorType = 'RequestHeaderFieldsTooLarge';
+  readonly status = 431;
+}
+
+export class RequestTimeoutError extends NgsiError {
+  override name = 'RequestTimeoutError';
+  readonly errorType = 'RequestTimeout';
+  readonly status = 408;
+}
+
 /** When each error is used; the README's error table is rendered from this catalogue. */
 const WHEN: Record<string, string> = {
   InvalidRequest: 'malformed JSON, unknown or repeated query parameter, bad parameter syntax, body not an array for batches',
@@ -129,13 +141,15 @@ const WHEN: Record<string, string> = {
   TooManyResults: '`limit` above `pagination.limit-max`',
   TooComplexQuery: 'q or geometry over the complexity limits',
   LdContextNotAvailable: 'a remote @context cannot be loaded (unreachable, timeout, too large, not JSON, remote contexts off)',
-  NotImplemented: 'a known NGSI-LD parameter or member edgeld does not implement',
+  NotImplemented: 'a known NGSI-LD parameter or member edgeld does not implement; an HTTP method edgeld does not know',
   Unauthorized: 'authentication enabled and the token is missing or invalid (with `WWW-Authenticate: Bearer`)',
   InternalError: 'anything unexpected; logged with the request id',
   NotAcceptable: '`Accept` offers no supported media type',
   UnsupportedMediaType: 'request body with a Content-Type other than application/json or application/ld+json',
   PayloadTooLarge: 'request body over `http.body-limit`',
   MethodNotAllowed: 'a method the path does not support (with `Allow`)',
+  RequestHeaderFieldsTooLarge: 'request line and headers over 16 KiB (Node\'s limit)',
+  RequestTimeout: 'a request not received whole within the server\'s request timeout',
 };
 
 /** The catalogue as data, for the README table and its check. */
@@ -144,6 +158,7 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ type: string; status: number; when
   ResourceNotFoundError, AccessDeniedError, TooManyResultsError, TooComplexQueryError,
   LdContextNotAvailableError, NotImplementedError, UnauthorizedError, InternalError,
   NotAcceptableError, UnsupportedMediaTypeError, PayloadTooLargeError, MethodNotAllowedError,
+  RequestHeaderFieldsTooLargeError, RequestTimeoutError,
 ].map((Ctor) => {
   const e = new Ctor('');
   return { type: e.errorType, status: e.status, when: WHEN[e.errorType] ?? '' };

@@ -23,3 +23,4 @@ export type {
 
 /** Opens (creating when needed) the database at opts.path, applies pragmas and pending migrations. */
 export { openStore } from './open.js';
+export { StoreLockedError } from './lock.js';

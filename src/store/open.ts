@@ -13,6 +13,7 @@ import { createIriDictionary } from './iris.js';
 import { MIGRATIONS, runMigrations } from './migrations.js';
 import { createTxRunner } from './transactions.js';
 import { createCacheGroup } from './tx-cache.js';
+import { lockStore } from './lock.js';
 import type { DiskStats, Store, StoreOptions } from './types.js';
 import { registerSqlFunctions } from './entity-filters.js';
 import { registerGeoSqlFunctions } from './geo-sql.js';
@@ -57,7 +58,15 @@ export function openStore(opts: StoreOptions): Store {
   const { path, log } = opts;
   if (!isMemory(path)) mkdirSync(dirname(path), { recursive: true });
   const busyTimeoutMs = opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-  const db = new Database(path, { timeout: busyTimeoutMs });
+  // Taken before the database is opened: a second broker must not even run migrations.
+  const lock = isMemory(path) ? undefined : lockStore(path);
+  let db: Database.Database;
+  try {
+    db = new Database(path, { timeout: busyTimeoutMs });
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
   try {
     applyPragmas(db, busyTimeoutMs);
     registerSqlFunctions(db);
@@ -65,6 +74,7 @@ export function openStore(opts: StoreOptions): Store {
     runMigrations(db, MIGRATIONS, log);
   } catch (err) {
     db.close();
+    lock?.release();
     throw err;
   }
 
@@ -106,6 +116,7 @@ export function openStore(opts: StoreOptions): Store {
         log.warn('checkpoint at close failed', { err });
       }
       db.close();
+      lock?.release();
       log.info('store closed', { path });
     },
     isOpen: () => db.open,

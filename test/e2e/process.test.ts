@@ -3,6 +3,8 @@
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../helpers/broker.js';
 import { startBrokerProcess, within } from '../helpers/process.js';
@@ -82,7 +84,94 @@ describe('shutdown', () => {
   });
 });
 
+/** One GET on a keep-alive agent: status and the Connection header of the answer. */
+function getKeepAlive(agent: Agent, url: string): Promise<{ status: number; connection: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent }, (res) => {
+      res.resume();
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+describe('shutdown under keep-alive load', () => {
+  it('stops serving keep-alive connections after SIGTERM and exits within a bound', async () => {
+    const p = await startBrokerProcess({ STORAGE_DIR: `${dir.path}/keepalive` });
+    expect(await post(p.base, '/ngsi-ld/v1/entities', { id: 'urn:x:1', type: 'T' })).toBe(201);
+    const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+    let before = 0;
+    let signalledAt = 0;
+    const after: Array<{ status: number; connection: string | undefined }> = [];
+    const workers = Array.from({ length: 8 }, async () => {
+      for (let i = 0; i < 200_000; i++) {
+        try {
+          const res = await getKeepAlive(agent, `${p.base}/ngsi-ld/v1/entities/urn:x:1`);
+          if (signalledAt === 0) before++;
+          else after.push(res);
+        } catch {
+          return; // refused once the listener is closed and the connection is gone
+        }
+      }
+    });
+    await within((async () => { while (before < 2_000) await new Promise((r) => setImmediate(r)); })(), 20_000, 'load');
+    signalledAt = performance.now();
+    p.child.kill('SIGTERM');
+    const code = await within(p.exited, 10_000, 'SIGTERM exit');
+    const exitMs = performance.now() - signalledAt;
+    await Promise.all(workers);
+    agent.destroy();
+    expect(code).toBe(0);
+    expect(exitMs).toBeLessThan(3_000);
+    // Only requests in flight when the signal arrived are answered after it, never a 5xx; the
+    // Connection: close of those answers is checked in-process (test/api/errors/http-server.test.ts),
+    // where the moment of the close is not left to signal delivery.
+    expect(after.every((r) => r.status === 200)).toBe(true);
+    expect(after.length).toBeLessThan(1_000);
+  });
+});
+
 describe('start-up', () => {
+  it('refuses a second broker on the same data directory (exit 3), and starts again after kill -9', async () => {
+    const env = { STORAGE_DIR: `${dir.path}/twice` };
+    const first = await startBrokerProcess(env);
+    const main = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+    const second = spawnSync(process.execPath, [main], {
+      env: { PATH: process.env['PATH'] ?? '', SERVER_HOST: '127.0.0.1', SERVER_PORT: '0', STORAGE_DIR: env.STORAGE_DIR },
+      encoding: 'utf8', timeout: 10_000,
+    });
+    expect(second.status).toBe(3);
+    expect(second.stderr).toContain('the data directory is in use');
+    expect(second.stderr).not.toContain('    at ');
+    expect((await fetch(`${first.base}/health`)).status).toBe(200);
+    first.child.kill('SIGKILL');
+    await within(first.exited, 5000, 'kill -9');
+    const again = await startBrokerProcess(env);
+    again.child.kill('SIGTERM');
+    expect(await within(again.exited, 10_000, 'SIGTERM')).toBe(0);
+  });
+
+  it('a port in use or a host not of this machine is one clear line and exit 4', async () => {
+    const busy = createServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+    const port = (busy.address() as { port: number }).port; // NOTE: a TCP server's address is an object
+    const main = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+    const run = (host: string, p: number, store: string) => spawnSync(process.execPath, [main], {
+      env: { PATH: process.env['PATH'] ?? '', SERVER_HOST: host, SERVER_PORT: String(p), STORAGE_DIR: `${dir.path}/${store}` },
+      encoding: 'utf8', timeout: 10_000,
+    });
+    const inUse = run('127.0.0.1', port, 'inuse');
+    busy.close();
+    expect(inUse.status).toBe(4);
+    expect(inUse.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
+    expect(inUse.stderr).not.toContain('    at ');
+    // 192.0.2.1 (TEST-NET-1, RFC 5737) is no address of this machine: binding fails, nothing is sent.
+    const badHost = run('192.0.2.1', 0, 'badhost');
+    expect(badHost.status).toBe(4);
+    expect(badHost.stderr).toContain("server.host '192.0.2.1' is not an address of this machine");
+  });
+
   it('refuses a bad configuration value and names the option', () => {
     const main = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
     const res = spawnSync(process.execPath, [main], {

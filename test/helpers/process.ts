@@ -26,10 +26,13 @@ export async function startBrokerProcess(env: Record<string, string>, timeoutMs 
   });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`broker did not start in ${timeoutMs} ms:\n${err}`)), timeoutMs);
+    let started = false;
     child.stderr!.on('data', (chunk: Buffer) => {
       err += chunk.toString();
+      if (started) return;
       const m = /"msg":"edgeld started","http":"[^"]*:(\d+)"/.exec(err);
       if (m) {
+        started = true;
         clearTimeout(timer);
         resolve(Number(m[1]));
       }
