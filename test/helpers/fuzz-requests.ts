@@ -1,0 +1,150 @@
+// fast-check arbitraries of HTTP requests to the NGSI-LD API: every route, semi-valid and malformed
+// query strings, headers and bodies, built around a few seeded entities so requests hit real data.
+
+import fc from 'fast-check';
+
+export const SEED_IDS = ['urn:ngsi-ld:Sensor:s1', 'urn:ngsi-ld:Sensor:s2', 'urn:ngsi-ld:Room:r1'];
+const CORE = 'https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.9.jsonld';
+
+export interface FuzzRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** Any text, as well-formed Unicode (a lone surrogate cannot go into a URL). */
+const text = fc.string({ unit: 'grapheme', maxLength: 40 });
+const ascii = fc.string({ unit: 'binary-ascii', maxLength: 40 });
+const junk = fc.oneof(text, ascii, fc.constantFrom('', ' ', '%', '%zz', '..', '/', '\\', '*', 'null', 'undefined', '"', "'", '<x>'));
+
+const id = fc.oneof(
+  fc.constantFrom(...SEED_IDS),
+  text.map((s) => `urn:ngsi-ld:Sensor:${s}`),
+  fc.constantFrom('urn:x:€', 'urn:x:🌡️', 'not a uri', 'urn:ngsi-ld:null', 'http://a/b?c#d'),
+  junk,
+);
+const attr = fc.oneof(fc.constantFrom('temperature', 'name', 'location', 'scope', 'type', 'id', '@context', 'a.b', 'x[y]'), junk);
+const typeName = fc.oneof(fc.constantFrom('Sensor', 'Room', 'Sensor,Room', 'Sensor;Room', '(Sensor|Room)', '*', 'type'), junk);
+
+/** Values for query parameters: what each parameter takes, near misses, and junk. */
+const PARAM_VALUES: Record<string, fc.Arbitrary<string>> = {
+  type: typeName,
+  id: fc.oneof(id, fc.constant(SEED_IDS.join(','))),
+  idPattern: fc.oneof(fc.constantFrom('^urn:', '.*', '(a+)+$', '(?=x)', '[', '\\1', '(?i)SENSOR'), junk),
+  attrs: fc.oneof(attr, fc.constant('temperature,name')),
+  pick: fc.oneof(fc.constantFrom('id,type', 'temperature', 'locatedAt{name}', '{', 'a{b{c}}'), junk),
+  omit: fc.oneof(fc.constantFrom('id', 'temperature,name'), junk),
+  q: fc.oneof(fc.constantFrom('temperature>20', 'name~="(a+)+$"', 'a==1|b==2;(c!=3)', 'temperature==20..30',
+    'name=="x', 'a[b.c]==1', 'temperature.observedAt>2020-01-01T00:00:00Z', '((((((', 'a==', ';', '!a'), junk),
+  scopeQ: fc.oneof(fc.constantFrom('/A', '/A/#', '/+/B', '/A;/B,/C', '//'), junk),
+  georel: fc.oneof(fc.constantFrom('near;maxDistance==100', 'near;minDistance==x', 'within', 'intersects', 'equals', 'near'), junk),
+  geometry: fc.oneof(fc.constantFrom('Point', 'Polygon', 'LineString', 'MultiPolygon', 'Circle'), junk),
+  coordinates: fc.oneof(fc.constantFrom('[13.4,52.5]', '[[[0,0],[1,0],[1,1],[0,0]]]', '[[[0,0],[1,0]]]', '[999,999]', '[[[[[[[[1]]]]]]]]', '['), junk),
+  geoproperty: fc.oneof(fc.constantFrom('location', 'observationSpace'), junk),
+  limit: fc.oneof(fc.integer({ min: -5, max: 2000 }).map(String), junk),
+  offset: fc.oneof(fc.integer({ min: -5, max: 100 }).map(String), junk),
+  count: fc.constantFrom('true', 'false', 'yes', ''),
+  options: fc.constantFrom('keyValues', 'sysAttrs', 'concise', 'noOverwrite', 'replace', 'update', 'temporalValues', 'audit', 'x'),
+  format: fc.constantFrom('simplified', 'normalized', 'concise', 'temporalValues', 'aggregatedValues', 'x'),
+  lang: fc.constantFrom('en', 'fr,en;q=0.8', '*', '@none', 'x-!!'),
+  timerel: fc.constantFrom('before', 'after', 'between', 'x'),
+  timeAt: fc.constantFrom('2026-01-01T00:00:00Z', '2026-13-01', 'x', ''),
+  endTimeAt: fc.constantFrom('2027-01-01T00:00:00Z', 'x'),
+  timeproperty: fc.constantFrom('observedAt', 'createdAt', 'modifiedAt', 'x'),
+  lastN: fc.oneof(fc.integer({ min: -1, max: 5000 }).map(String), junk),
+  aggrMethods: fc.constantFrom('avg', 'min,max,sum', 'totalCount', 'x'),
+  aggrPeriodDuration: fc.constantFrom('PT1H', 'P1D', 'PT0S', 'x'),
+  datasetId: fc.oneof(fc.constantFrom('urn:ds:1'), junk),
+  deleteAll: fc.constantFrom('true', 'false', 'x'),
+  details: fc.constantFrom('true', 'false', 'x'),
+  join: fc.constantFrom('inline', 'flat', '@none', 'x'),
+  joinLevel: fc.constantFrom('1', '2', '0', '-1', 'x'),
+  local: fc.constantFrom('true', 'false'),
+  keep: attr,
+  drop: attr,
+  kind: fc.constantFrom('Hosted', 'Cached', 'ImplicitlyCreated', 'x'),
+  reload: fc.constantFrom('true', 'x'),
+  unknownParam: junk,
+};
+
+const query = fc.uniqueArray(fc.constantFrom(...Object.keys(PARAM_VALUES)), { maxLength: 5 })
+  .chain((names) => fc.tuple(...names.map((n) => PARAM_VALUES[n]!.map((v) => `${n}=${encodeURIComponent(v)}`))))
+  .chain((pairs) => fc.oneof(
+    fc.constant(pairs.length === 0 ? '' : `?${pairs.join('&')}`),
+    // raw, unencoded and repeated forms
+    fc.constant(pairs.length === 0 ? '?' : `?${pairs.join('&')}&${pairs[0]}`),
+    ascii.map((s) => `?${s}`),
+  ));
+
+const seg = (a: fc.Arbitrary<string>) => a.map((s) => encodeURIComponent(s));
+const path = fc.oneof(
+  fc.constant('/ngsi-ld/v1/entities'),
+  fc.constant('/ngsi-ld/v1/entities/'),
+  seg(id).map((i) => `/ngsi-ld/v1/entities/${i}`),
+  seg(id).map((i) => `/ngsi-ld/v1/entities/${i}/attrs`),
+  fc.tuple(seg(id), seg(attr)).map(([i, a]) => `/ngsi-ld/v1/entities/${i}/attrs/${a}`),
+  fc.constantFrom('create', 'upsert', 'update', 'merge', 'delete', 'query', 'x').map((op) => `/ngsi-ld/v1/entityOperations/${op}`),
+  fc.constant('/ngsi-ld/v1/temporal/entities'),
+  seg(id).map((i) => `/ngsi-ld/v1/temporal/entities/${i}`),
+  fc.tuple(seg(id), seg(attr)).map(([i, a]) => `/ngsi-ld/v1/temporal/entities/${i}/attrs/${a}`),
+  fc.tuple(seg(id), seg(attr), seg(junk)).map(([i, a, n]) => `/ngsi-ld/v1/temporal/entities/${i}/attrs/${a}/${n}`),
+  fc.constant('/ngsi-ld/v1/temporal/entityOperations/query'),
+  fc.constant('/ngsi-ld/v1/types'),
+  seg(typeName).map((t) => `/ngsi-ld/v1/types/${t}`),
+  fc.constant('/ngsi-ld/v1/attributes'),
+  seg(attr).map((a) => `/ngsi-ld/v1/attributes/${a}`),
+  fc.constant('/ngsi-ld/v1/jsonldContexts'),
+  seg(junk).map((c) => `/ngsi-ld/v1/jsonldContexts/${c}`),
+  ascii.map((s) => `/ngsi-ld/v1/${s.replace(/[?#\s]/g, '')}`),
+);
+
+const attribute = fc.oneof(
+  fc.record({ type: fc.constantFrom('Property', 'Relationship', 'GeoProperty', 'LanguageProperty', 'JsonProperty', 'x'), value: fc.jsonValue({ maxDepth: 3 }) }, { requiredKeys: [] }),
+  fc.record({ type: fc.constant('Relationship'), object: id }),
+  fc.record({ type: fc.constant('GeoProperty'), value: fc.record({ type: fc.constant('Point'), coordinates: fc.array(fc.double(), { maxLength: 3 }) }) }),
+  fc.record({ type: fc.constant('LanguageProperty'), languageMap: fc.dictionary(fc.constantFrom('en', 'fr', '@none', 'x!'), text) }),
+  fc.constant('urn:ngsi-ld:null'),
+  fc.jsonValue({ maxDepth: 3 }),
+);
+const entity = fc.record({
+  id,
+  type: fc.oneof(typeName, fc.array(typeName, { maxLength: 3 })),
+  temperature: attribute,
+  name: attribute,
+  scope: fc.oneof(fc.constantFrom('/A/B', '//', 'x'), fc.array(text, { maxLength: 2 })),
+  '@context': fc.oneof(fc.constant(CORE), fc.constant([CORE]), fc.constant({ ex: 'https://example.org/' }), text),
+}, { requiredKeys: [] });
+
+const body = fc.oneof(
+  entity.map((e) => JSON.stringify(e)),
+  fc.array(entity, { maxLength: 4 }).map((a) => JSON.stringify(a)),
+  fc.array(id, { maxLength: 4 }).map((a) => JSON.stringify(a)),
+  fc.record({ type: fc.constantFrom('Query', 'x'), entities: fc.array(fc.record({ type: typeName, id, idPattern: PARAM_VALUES['idPattern']! }, { requiredKeys: [] }), { maxLength: 2 }),
+    q: PARAM_VALUES['q']!, attrs: fc.array(attr, { maxLength: 2 }), temporalQ: fc.record({ timerel: PARAM_VALUES['timerel']!, timeAt: PARAM_VALUES['timeAt']! }) }, { requiredKeys: [] })
+    .map((q) => JSON.stringify(q)),
+  fc.jsonValue({ maxDepth: 6 }).map((v) => JSON.stringify(v)),
+  ascii,
+  fc.constantFrom('{', '[]', '{"id":', '\u0000', '{"a":1}{"b":2}', '1e999', '"\\ud800"'),
+);
+
+const headers = fc.record({
+  'Content-Type': fc.constantFrom('application/json', 'application/ld+json', 'application/merge-patch+json', 'text/plain', 'application/json; charset=utf-8', ';;'),
+  Accept: fc.constantFrom('application/json', 'application/ld+json', 'application/geo+json', '*/*', 'text/html', 'application/json;q=0', ''),
+  Link: fc.constantFrom(`<${CORE}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`,
+    '<http://127.0.0.1:9/ctx.jsonld>; rel="http://www.w3.org/ns/json-ld#context"', '<x>; rel=other', 'garbage'),
+  'NGSILD-Tenant': fc.constantFrom('t1', 'bad tenant!', 'x'.repeat(80)),
+}, { requiredKeys: [] });
+
+export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.record({
+  method: fc.constantFrom('GET', 'GET', 'POST', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS', 'HEAD'),
+  path,
+  query,
+  headers,
+  body: fc.option(body, { nil: undefined }),
+}).map(({ method, path: p, query: q, headers: h, body: b }) => ({
+  method,
+  path: p + q,
+  headers: h as Record<string, string>, // NOTE: a record of optional string members
+  ...(b !== undefined && method !== 'GET' && method !== 'HEAD' ? { body: b } : {}),
+}));
