@@ -9,7 +9,7 @@ import { bool, csv, int, oneOf, representation, type Params } from './params.js'
 import { APP_GEO_JSON, type ResponseMediaType } from './media.js';
 
 export const RETRIEVAL_PARAMS = [
-  'attrs', 'pick', 'omit', 'options', 'format', 'lang', 'geometryProperty', 'join', 'joinLevel', 'datasetId', 'local',
+  'attrs', 'pick', 'omit', 'options', 'format', 'lang', 'geometryProperty', 'join', 'joinLevel', 'datasetId', 'local', 'details',
 ] as const;
 
 export interface Retrieval {
@@ -42,7 +42,10 @@ export function parseRetrieval(params: Params, mapper: TermMapper): Retrieval {
   if (lang !== undefined && !/^(\*|[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*|@none)(,(\*|[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*|@none))*$/.test(lang)) {
     throw new BadRequestDataError(`Invalid lang '${lang}'`);
   }
-  const render: RenderOptions = { format: rep.format, sysAttrs: rep.sysAttrs };
+  // Interface 4.1: details=true asks for extra information on consumption: the system attributes
+  // (createdAt, modifiedAt) of the entity and of each attribute, as options=sysAttrs does.
+  const details = bool(params, 'details') === true;
+  const render: RenderOptions = { format: rep.format, sysAttrs: rep.sysAttrs || details };
   if (attrs) render.attrs = new Set(attrs);
   if (pick) render.pick = new Set(pick);
   if (omit) render.omit = new Set(omit);

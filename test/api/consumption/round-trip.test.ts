@@ -80,6 +80,18 @@ describe('normalized round trip', () => {
     expect(res.json.name.createdAt).toBe(iso);
     expect(res.json.temperature[0].accuracy.createdAt).toBe(iso);
   });
+
+  it('details=true gives the same extra information on retrieval and query; a bad value is 400', async () => {
+    const one = await get(`/ngsi-ld/v1/entities/${BUILDING.id}?details=true`);
+    expect(one.status).toBe(200);
+    expect(one.json.createdAt).toBe('2026-05-01T10:00:00.000Z');
+    expect(one.json.name.modifiedAt).toBe('2026-05-01T10:00:00.000Z');
+    const list = await get(`/ngsi-ld/v1/entities?type=Building&details=true`);
+    expect(list.status).toBe(200);
+    expect(list.json[0].createdAt).toBe('2026-05-01T10:00:00.000Z');
+    expect((await get(`/ngsi-ld/v1/entities/${BUILDING.id}?details=false`)).json.createdAt).toBeUndefined();
+    expect((await get(`/ngsi-ld/v1/entities/${BUILDING.id}?details=maybe`)).status).toBe(400);
+  });
 });
 
 describe('other representations', () => {
