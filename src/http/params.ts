@@ -24,11 +24,11 @@ export function readParams(url: string, allowed: readonly string[], unimplemente
   for (const [name, value] of search) {
     if (!allowed.includes(name)) {
       if (unimplemented.includes(name) || KNOWN_UNIMPLEMENTED.has(name)) {
-        throw new NotImplementedError(`Query parameter '${name}' is not implemented`);
+        throw new NotImplementedError(`Query parameter '${name}' is not implemented`, `${name}=${value}`);
       }
-      throw new InvalidRequestError(`Unknown query parameter '${name}'`);
+      throw new InvalidRequestError(`Unknown query parameter '${name}'`, `Allowed here: ${allowed.join(', ') || 'none'}`);
     }
-    if (out.has(name)) throw new InvalidRequestError(`Query parameter '${name}' is given more than once`);
+    if (out.has(name)) throw new InvalidRequestError(`Query parameter '${name}' is given more than once`, 'Give each parameter once; lists are comma-separated');
     out.set(name, value);
   }
   return out;
@@ -39,7 +39,7 @@ export function csv(params: Params, name: string): string[] | undefined {
   const raw = params.get(name);
   if (raw === undefined) return undefined;
   const items = raw.split(',').map((s) => s.trim());
-  if (items.some((s) => s === '')) throw new InvalidRequestError(`Query parameter '${name}' has an empty item`);
+  if (items.some((s) => s === '')) throw new InvalidRequestError(`Query parameter '${name}' has an empty item`, `${name}=${raw}`);
   return items;
 }
 
@@ -49,7 +49,7 @@ export function bool(params: Params, name: string, fallback = false): boolean {
   const raw = params.get(name);
   if (raw === undefined) return fallback;
   const parsed = boolSchema.safeParse(raw);
-  if (!parsed.success) throw new InvalidRequestError(`Query parameter '${name}' must be true or false`);
+  if (!parsed.success) throw new InvalidRequestError(`Query parameter '${name}' must be true or false`, `${name}=${raw}`);
   return parsed.data === 'true';
 }
 
@@ -57,7 +57,7 @@ export function int(params: Params, name: string, min: number, max = Number.MAX_
   const raw = params.get(name);
   if (raw === undefined) return undefined;
   const n = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= min && n <= max)) throw new InvalidRequestError(`Query parameter '${name}' must be an integer from ${min} to ${max}`);
+  if (!(n >= min && n <= max)) throw new InvalidRequestError(`Query parameter '${name}' must be an integer from ${min} to ${max}`, `${name}=${raw}`);
   return n;
 }
 
@@ -66,7 +66,7 @@ export function oneOf<T extends string>(params: Params, name: string, values: re
   const raw = params.get(name);
   if (raw === undefined) return undefined;
   const hit = values.find((v) => v === raw);
-  if (hit === undefined) throw new BadRequestDataError(`Query parameter '${name}' must be one of ${values.join(', ')}`);
+  if (hit === undefined) throw new BadRequestDataError(`Query parameter '${name}' must be one of ${values.join(', ')}`, `${name}=${raw}`);
   return hit;
 }
 

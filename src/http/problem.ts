@@ -8,14 +8,15 @@ export interface ProblemDetails {
   type: string;
   title: string;
   status: number;
-  detail?: string;
+  detail: string;
 }
 
-/** ProblemDetails body of an NGSI-LD error (also used per entity in batch results). */
+/**
+ * ProblemDetails body of an NGSI-LD error (also used per entity in batch results). Every body has a
+ * `detail`: the error's own, else the title again (clients read `detail` for the message).
+ */
 export function problemOf(err: NgsiError): ProblemDetails {
-  const body: ProblemDetails = { type: err.typeUri, title: err.message, status: err.status };
-  if (err.detail !== undefined) body.detail = err.detail;
-  return body;
+  return { type: err.typeUri, title: err.message, status: err.status, detail: err.detail ?? err.message };
 }
 
 export function toNgsiError(err: unknown, log: Logger, requestId: string): NgsiError {

@@ -107,6 +107,18 @@ export function createContextService(opts: ContextServiceOptions): ContextServic
       const all = [...hosted, ...store.list().map(infoOf)];
       return kind === undefined ? all : all.filter((c) => c.kind === kind);
     },
+    info(idOrUrl) {
+      const hosted = findBundled(idOrUrl);
+      if (hosted) return { id: hosted.id, url: hosted.url, kind: 'Hosted' };
+      const stored = store.find(idOrUrl);
+      return stored === undefined ? undefined : infoOf(stored);
+    },
+    async add(context) {
+      // Processed as a request context would be: invalid JSON-LD and unavailable remote contexts
+      // fail here, and the remote ones it names are cached on the way.
+      await compileContext([...toContextRequest(context).processed], store.load);
+      return store.addHosted(context);
+    },
     get(idOrUrl) {
       const document = findBundled(idOrUrl)?.body ?? store.find(idOrUrl)?.document;
       return document === undefined ? undefined : structuredClone(document);
@@ -118,7 +130,11 @@ export function createContextService(opts: ContextServiceOptions): ContextServic
         throw new BadRequestDataError('Cannot delete a hosted context', `${hosted.url} is ${what}`);
       }
       const stored = store.find(idOrUrl);
-      if (stored === undefined) return false;
+      if (stored === undefined) {
+        // NGSI-LD §5.13.5: only a Cached context can be reloaded; naming none to reload is a bad request.
+        if (deleteOpts?.reload === true) throw new BadRequestDataError('Cannot reload the context', `no Cached context ${idOrUrl}`);
+        return false;
+      }
       if (deleteOpts?.reload === true) {
         if (stored.kind !== 'Cached') {
           throw new BadRequestDataError('Cannot reload the context', 'only Cached contexts can be reloaded');

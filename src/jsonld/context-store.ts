@@ -2,6 +2,7 @@
 // (when allowed) one shared bounded fetch whose result is persisted as 'Cached'. Also registers
 // 'ImplicitlyCreated' contexts and keeps usage statistics (NGSI-LD §5.13).
 
+import { randomUUID } from 'node:crypto';
 import type { Clock, Logger } from '../lib/index.js';
 import { LdContextNotAvailableError } from '../ngsi/index.js';
 import type { BundledContexts } from './bundled.js';
@@ -20,7 +21,7 @@ const STATS_SIZE = 4096;
 export interface StoredContext {
   id: string;
   url: string;
-  kind: 'Cached' | 'ImplicitlyCreated';
+  kind: 'Hosted' | 'Cached' | 'ImplicitlyCreated';
   createdAt: number;
   document: JsonObject;
 }
@@ -47,6 +48,8 @@ export interface ContextStore {
   list(): Array<Omit<StoredContext, 'document'>>;
   /** Registers a composite context under its deterministic id; returns the id. */
   registerImplicit(bodyContext: unknown): string;
+  /** Stores a context a client added (kind Hosted) under a new id; returns the id. */
+  addHosted(context: unknown): string;
   /** Fetches a Cached context again and replaces the stored copy. */
   refetch(url: string): Promise<void>;
   remove(ctx: StoredContext): void;
@@ -144,6 +147,13 @@ export function createContextStore(opts: ContextStoreOptions): ContextStore {
       if (find(id) !== undefined) return id;
       const document = { '@context': bodyContext };
       const stored: StoredContext = { id, url: HOSTED_CONTEXT_PATH + id, kind: 'ImplicitlyCreated', createdAt: clock.now(), document };
+      persist(stored, JSON.stringify(document));
+      return id;
+    },
+    addHosted(context) {
+      const id = randomUUID();
+      const document = { '@context': context };
+      const stored: StoredContext = { id, url: HOSTED_CONTEXT_PATH + id, kind: 'Hosted', createdAt: clock.now(), document };
       persist(stored, JSON.stringify(document));
       return id;
     },

@@ -12,7 +12,7 @@ export interface PersistedContext {
   url: string;
   /** JSON text of the context document. */
   body: string;
-  kind: 'Cached' | 'ImplicitlyCreated';
+  kind: 'Hosted' | 'Cached' | 'ImplicitlyCreated';
   createdAt: number;
 }
 
@@ -68,6 +68,14 @@ export interface ContextService {
   resolve(input: ContextInput | undefined): Promise<ResolvedContext>;
   /** ETSI 5.13: list/get/delete cached contexts. */
   list(opts: { kind?: ContextKind }): ContextEntryInfo[];
+  /** What is known of one context (kind, dates, usage) by id or URL; undefined when unknown. */
+  info(idOrUrl: string): ContextEntryInfo | undefined;
+  /**
+   * NGSI-LD §5.13.2 Add @context: processes the context (remote ones it names are fetched and
+   * cached) and stores it with kind Hosted; resolves with its id. Throws BadRequestDataError for an
+   * invalid context and LdContextNotAvailableError when a named one cannot be loaded.
+   */
+  add(context: ContextInput): Promise<string>;
   /** Body of a context by id (or by URL); undefined when unknown. The core context is listed with kind 'Hosted'. */
   get(idOrUrl: string): Record<string, unknown> | undefined;
   /**

@@ -8,6 +8,7 @@ import { up as queryValues } from './migration-003-query-values.js';
 import { up as attributeKinds } from './migration-004-attribute-kinds.js';
 import { up as temporal } from './migration-005-temporal.js';
 import { up as writePages } from './migration-006-write-pages.js';
+import { up as hostedContexts } from './migration-007-hosted-contexts.js';
 
 export interface Migration {
   version: number;
@@ -80,6 +81,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, up: attributeKinds },
   { version: 5, up: temporal },
   { version: 6, up: writePages },
+  { version: 7, up: hostedContexts },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {

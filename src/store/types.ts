@@ -131,7 +131,7 @@ export interface PersistedContext {
   id: string;
   url: string;
   body: string;
-  kind: 'Cached' | 'ImplicitlyCreated';
+  kind: 'Hosted' | 'Cached' | 'ImplicitlyCreated';
   createdAt: number;
 }
 

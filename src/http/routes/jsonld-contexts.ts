@@ -1,15 +1,41 @@
-// The @context cache resource (NGSI-LD §6.30, §5.13): list, retrieve and evict contexts.
+// The @context resource (NGSI-LD §6.30, §5.13): add, list, serve and evict contexts.
 
-import { ResourceNotFoundError } from '../../ngsi/index.js';
+import { BadRequestDataError, InvalidRequestError, ResourceNotFoundError, isPlainObject } from '../../ngsi/index.js';
+import type { ContextEntryInfo } from '../../jsonld/index.js';
 import { resource, type App, type AppDeps } from '../app.js';
-import { APP_JSON, APP_LD_JSON, negotiate } from '../media.js';
+import { isContextInput, parseJsonText, readBytes } from '../body.js';
+import { APP_JSON, APP_LD_JSON, negotiate, requestMediaType } from '../media.js';
 import { bool, oneOf, readParams } from '../params.js';
-import { BASE, noContent, sendJson } from '../respond.js';
+import { BASE, created, idSegment, noContent, sendJson } from '../respond.js';
+
+/** The detailed form of one context (§5.13.3 ContextInfo). */
+function detailsOf(e: ContextEntryInfo): Record<string, string | number> {
+  const out: Record<string, string | number> = { URL: e.url, localId: e.id, kind: e.kind };
+  if (e.createdAt !== undefined) out['createdAt'] = new Date(e.createdAt).toISOString();
+  if (e.lastUsage !== undefined) out['lastUsage'] = new Date(e.lastUsage).toISOString();
+  if (e.numberOfHits !== undefined) out['numberOfHits'] = e.numberOfHits;
+  return out;
+}
 
 export function registerContextRoutes(app: App, deps: AppDeps): void {
   const { contexts } = deps;
 
   resource(app, `${BASE}/jsonldContexts`, {
+    // NGSI-LD §5.13.2 Add @context: `{"@context": …}` stored with kind Hosted, 201 with its Location
+    POST: async (c) => {
+      readParams(c.req.url, []);
+      // The body is a context document itself: no request context rules apply to it.
+      requestMediaType(c.req.header('content-type'), false);
+      const doc = parseJsonText(await readBytes(c.req.raw, deps.config.bodyLimit), deps.config.maxJsonDepth);
+      if (!isPlainObject(doc) || !('@context' in doc)) {
+        throw new InvalidRequestError('Not a @context document', 'The body is {"@context": a URL, an object, or an array of them}');
+      }
+      if (!isContextInput(doc['@context'])) {
+        throw new BadRequestDataError('Invalid @context', 'A context is a URL, an object, or an array of them');
+      }
+      const id = await contexts.add(doc['@context']);
+      return created(`${BASE}/jsonldContexts/${idSegment(id)}`);
+    },
     // NGSI-LD §5.13.3 List @contexts
     GET: (c) => {
       const params = readParams(c.req.url, ['details', 'kind']);
@@ -17,22 +43,23 @@ export function registerContextRoutes(app: App, deps: AppDeps): void {
       const kind = oneOf(params, 'kind', ['Hosted', 'Cached', 'ImplicitlyCreated'] as const);
       const list = contexts.list(kind ? { kind } : {});
       if (!bool(params, 'details')) return sendJson(list.map((e) => e.url));
-      return sendJson(list.map((e) => {
-        const out: Record<string, string | number> = { URL: e.url, localId: e.id, kind: e.kind };
-        if (e.createdAt !== undefined) out['createdAt'] = new Date(e.createdAt).toISOString();
-        if (e.lastUsage !== undefined) out['lastUsage'] = new Date(e.lastUsage).toISOString();
-        if (e.numberOfHits !== undefined) out['numberOfHits'] = e.numberOfHits;
-        return out;
-      }));
+      return sendJson(list.map(detailsOf));
     },
   });
 
   resource(app, `${BASE}/jsonldContexts/:id`, {
     // NGSI-LD §5.13.4 Serve @context
     GET: (c) => {
-      readParams(c.req.url, []);
-      const mediaType = negotiate(c.req.header('accept'), [APP_LD_JSON, APP_JSON]);
+      const params = readParams(c.req.url, ['details']);
+      // §5.13.4: the body is served as application/json unless JSON-LD is asked for.
+      const mediaType = negotiate(c.req.header('accept'), [APP_JSON, APP_LD_JSON]);
       const id = c.req.param('id') ?? '';
+      if (bool(params, 'details')) {
+        // §5.13.4: with details=true, what is known of the context instead of its body.
+        const info = contexts.info(id);
+        if (!info) throw new ResourceNotFoundError('Unknown @context', id);
+        return sendJson(detailsOf(info));
+      }
       const body = contexts.get(id);
       if (!body) throw new ResourceNotFoundError('Unknown @context', id);
       return new Response(JSON.stringify(body), { status: 200, headers: { 'Content-Type': mediaType } });
