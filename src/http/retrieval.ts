@@ -2,8 +2,9 @@
 // §4.15 lang, §4.5.17 GeoJSON, join): parsed once, expanded with the request context.
 
 import {
-  BadRequestDataError, LOCATION, ResourceNotFoundError, renderEntity, renderFeatureCollection, renderGeoJson,
-  type Entity, type EntityId, type Iri, type Json, type RenderOptions, type TermMapper,
+  BadRequestDataError, LOCATION, ResourceNotFoundError, linkedOptions, parseProjection, renderEntity,
+  renderFeatureCollection, renderGeoJson,
+  type Entity, type EntityId, type Iri, type Json, type ProjectionTree, type RenderOptions, type TermMapper,
 } from '../ngsi/index.js';
 import { bool, csv, int, oneOf, representation, type Params } from './params.js';
 import { APP_GEO_JSON, type ResponseMediaType } from './media.js';
@@ -22,16 +23,20 @@ export interface Retrieval {
   attrs: Iri[] | undefined;
 }
 
-const MEMBER = (mapper: TermMapper) => (name: string): 'id' | 'type' | Iri =>
-  name === 'id' || name === 'type' ? name : mapper.expandTerm(name);
-
 export function parseRetrieval(params: Params, mapper: TermMapper): Retrieval {
   const rep = representation(params);
   const attrs = csv(params, 'attrs')?.map((a) => mapper.expandTerm(a));
-  const pick = csv(params, 'pick')?.map(MEMBER(mapper));
-  const omit = csv(params, 'omit')?.map(MEMBER(mapper));
+  const projection = (name: 'pick' | 'omit'): ProjectionTree | undefined => {
+    const text = params.get(name);
+    return text === undefined ? undefined : parseProjection(text, (n) => mapper.expandTerm(n));
+  };
+  const pick = projection('pick');
+  const omit = projection('omit');
   if (attrs && (pick || omit)) throw new BadRequestDataError('attrs cannot be combined with pick or omit');
-  if (pick && omit) throw new BadRequestDataError('pick and omit cannot be combined');
+  if (pick && omit) {
+    const both = [...pick.keys()].filter((m) => omit.has(m));
+    throw new BadRequestDataError('pick and omit cannot be combined', both.length > 0 ? `both name ${both.join(', ')}` : undefined);
+  }
   const join = oneOf(params, 'join', ['inline', 'flat', '@none'] as const);
   const joinLevel = int(params, 'joinLevel', 1, 10) ?? 1;
   if (params.has('joinLevel') && (join === undefined || join === '@none')) {
@@ -47,8 +52,8 @@ export function parseRetrieval(params: Params, mapper: TermMapper): Retrieval {
   const details = bool(params, 'details') === true;
   const render: RenderOptions = { format: rep.format, sysAttrs: rep.sysAttrs || details };
   if (attrs) render.attrs = new Set(attrs);
-  if (pick) render.pick = new Set(pick);
-  if (omit) render.omit = new Set(omit);
+  if (pick) render.pick = pick;
+  if (omit) render.omit = omit;
   if (lang !== undefined) render.lang = lang;
   const datasetIds = csv(params, 'datasetId');
   const gp = params.get('geometryProperty');
@@ -73,18 +78,6 @@ function selectDatasets(entity: Entity, datasetIds: Set<string> | undefined): En
   return { ...entity, attrs };
 }
 
-/** Ids of the entities an entity's relationships point to. */
-export function linkedIds(entity: Entity): EntityId[] {
-  const ids = new Set<EntityId>();
-  for (const instances of Object.values(entity.attrs)) {
-    for (const a of instances) {
-      if (a.kind === 'Relationship') for (const o of Array.isArray(a.object) ? a.object : [a.object]) ids.add(o);
-      if (a.kind === 'ListRelationship') for (const o of a.objectList) ids.add(o);
-    }
-  }
-  return [...ids];
-}
-
 export type LinkedLoader = (ids: EntityId[]) => Map<EntityId, Entity>;
 
 /**
@@ -106,6 +99,47 @@ function withCompactionMemo(mapper: TermMapper): TermMapper {
   };
 }
 
+/** A linked entity reached through relationships, with the projection of the path that reached it. */
+interface Reached {
+  entity: Entity;
+  opts: RenderOptions;
+}
+
+/**
+ * NGSI-LD §4.5.23 linked entity retrieval: the entities the given ones link to, level by level up to
+ * joinLevel, each with the projection of the relationship that reached it first.
+ */
+function followLinks(roots: Entity[], opts: RenderOptions, levels: number, load: LinkedLoader): { known: Map<EntityId, Entity>; reached: Reached[] } {
+  const known = new Map<EntityId, Entity>(roots.map((e) => [e.id, e]));
+  const reached: Reached[] = [];
+  let frontier: Reached[] = roots.map((entity) => ({ entity, opts }));
+  for (let level = 0; level < levels && frontier.length > 0; level++) {
+    const wanted = new Map<EntityId, RenderOptions>();
+    for (const { entity, opts: at } of frontier) {
+      for (const [attr, instances] of Object.entries(entity.attrs)) {
+        for (const id of linkedIdsOf(instances)) if (!known.has(id) && !wanted.has(id)) wanted.set(id, linkedOptions(at, attr));
+      }
+    }
+    const found = wanted.size > 0 ? load([...wanted.keys()]) : new Map<EntityId, Entity>();
+    frontier = [];
+    for (const [id, e] of found) {
+      known.set(id, e);
+      frontier.push({ entity: e, opts: wanted.get(id) ?? opts });
+    }
+    reached.push(...frontier);
+  }
+  return { known, reached };
+}
+
+function linkedIdsOf(instances: readonly Entity['attrs'][string][number][]): EntityId[] {
+  const ids: EntityId[] = [];
+  for (const a of instances) {
+    if (a.kind === 'Relationship') ids.push(...(Array.isArray(a.object) ? a.object : [a.object]));
+    if (a.kind === 'ListRelationship') ids.push(...a.objectList);
+  }
+  return ids;
+}
+
 /** Renders entities for a response, following joins up to joinLevel. */
 export function renderForResponse(
   entities: Entity[], r: Retrieval, contextMapper: TermMapper, mediaType: ResponseMediaType, load: LinkedLoader, single: boolean,
@@ -113,30 +147,29 @@ export function renderForResponse(
   const mapper = single ? contextMapper : withCompactionMemo(contextMapper);
   const visible = entities.map((e) => selectDatasets(e, r.datasetIds));
   const opts: RenderOptions = { ...r.render };
-  let flat: Entity[] = [];
+  let flat: Reached[] = [];
   if (r.join !== undefined) {
-    const known = new Map<EntityId, Entity>(visible.map((e) => [e.id, e]));
-    let frontier = visible;
-    for (let level = 0; level < r.joinLevel && frontier.length > 0; level++) {
-      const wanted = frontier.flatMap(linkedIds).filter((id) => !known.has(id));
-      const found = wanted.length > 0 ? load([...new Set(wanted)]) : new Map<EntityId, Entity>();
-      for (const [id, e] of found) known.set(id, e);
-      frontier = [...found.values()];
-      flat = flat.concat(frontier);
+    const { known, reached } = followLinks(visible, opts, r.joinLevel, load);
+    flat = reached;
+    if (r.join === 'inline') {
+      opts.linked = (id) => known.get(id);
+      opts.joinLevel = r.joinLevel;
     }
-    if (r.join === 'inline') opts.linked = (id) => known.get(id);
   }
   const geo = mediaType === APP_GEO_JSON;
-  if (single && r.join !== 'flat') {
+  // join=flat with nothing linked answers a retrieval with the entity alone, as join=inline does.
+  if (single && (r.join !== 'flat' || flat.length === 0)) {
     const entity = visible[0]!;
     const out = geo ? renderGeoJson(entity, mapper, { ...opts, geometryProperty: r.geometryProperty })
       : renderEntity(entity, mapper, opts);
     if (r.render.attrs && !Object.keys(entity.attrs).some((a) => r.render.attrs?.has(a))) {
       throw new ResourceNotFoundError('None of the requested attributes exists', entity.id);
     }
+    // NGSI-LD §4.21: a projection that leaves no member of the entity finds nothing.
+    if (!geo && Object.keys(out).length === 0) throw new ResourceNotFoundError('Nothing of the entity is left by pick and omit', entity.id);
     return out;
   }
-  const all = r.join === 'flat' ? [...visible, ...flat] : visible;
-  if (geo) return renderFeatureCollection(all, mapper, { ...opts, geometryProperty: r.geometryProperty });
-  return all.map((e) => renderEntity(e, mapper, opts));
+  if (geo) return renderFeatureCollection([...visible, ...flat.map((f) => f.entity)], mapper, { ...opts, geometryProperty: r.geometryProperty });
+  const rendered = visible.map((e) => renderEntity(e, mapper, opts));
+  return r.join === 'flat' ? [...rendered, ...flat.map((f) => renderEntity(f.entity, mapper, f.opts))] : rendered;
 }

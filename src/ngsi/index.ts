@@ -23,7 +23,8 @@ export {
   updateAttributes,
 } from './update.js';
 
-export { renderEntity, type RenderOptions, type RepresentationFormat } from './render.js';
+export { linkedOptions, renderEntity, type RenderOptions, type RepresentationFormat } from './render.js';
+export { isProjected, parseProjection, projectionBelow, type Member, type ProjectionTree } from './projection.js';
 export { renderFeatureCollection, renderGeoJson, type GeoJsonOptions } from './geojson.js';
 export { parseLanguagePreference, pickLanguage, type LanguagePreference } from './lang.js';
 

@@ -8,6 +8,7 @@ import type { JsonObject } from './json.js';
 import { formatDateTime } from './time.js';
 import { parseLanguagePreference } from './lang.js';
 import { renderAttribute, type AttributeRenderContext, type RepresentationFormat } from './render-attribute.js';
+import { isProjected, projectionBelow, type Member, type ProjectionTree } from './projection.js';
 
 export type { RepresentationFormat };
 
@@ -17,48 +18,60 @@ export interface RenderOptions {
   sysAttrs: boolean;
   /** Older projection: only these attributes (id, type and scope always shown). */
   attrs?: Set<Iri>;
-  /** Only these top-level members: `id`, `type`, scope (its IRI or `scope`) and attribute IRIs. */
-  pick?: Set<'id' | 'type' | Iri>;
-  /** These top-level members left out. */
-  omit?: Set<'id' | 'type' | Iri>;
+  /**
+   * Only these members (§4.21): `id`, `type`, scope (its IRI or `scope`) and attribute IRIs; a
+   * relationship's subtree projects the entity it links to.
+   */
+  pick?: ProjectionTree;
+  /** These members left out; a member with a subtree stays, and the subtree applies to its linked entity. */
+  omit?: ProjectionTree;
   /** Language filter (`lang` parameter). */
   lang?: string;
   /** join=inline: the entities relationships point to, when available. */
   linked?: (id: EntityId) => Entity | undefined;
+  /** How many levels of linked entities to inline (joinLevel, default 1). */
+  joinLevel?: number;
 }
-
-type Member = 'id' | 'type' | Iri;
 
 /** Whether a top-level member survives pick / omit / attrs; undefined when every member does. */
 function memberFilter(opts: RenderOptions): ((member: Member, isAttribute: boolean) => boolean) | undefined {
   const { pick, omit, attrs } = opts;
   if (!pick && !omit && !attrs) return undefined;
-  const named = (set: Set<Member>, m: Member): boolean => set.has(m) || (m === SCOPE && set.has('scope'));
   return (member, isAttribute) => {
-    if (pick && !named(pick, member)) return false;
-    if (omit && named(omit, member)) return false;
+    const name = member === SCOPE && (pick?.has('scope') === true || omit?.has('scope') === true) ? 'scope' : member;
+    if (!isProjected(name, pick, omit)) return false;
     return !(attrs && isAttribute && !attrs.has(member));
   };
 }
 
-function attributeContext(mapper: TermMapper, opts: RenderOptions): AttributeRenderContext {
+/** NGSI-LD §4.5.23: the linked entity, projected by the subtree of the relationship that links it. */
+export function linkedOptions(opts: RenderOptions, via: Iri): RenderOptions {
+  const { pick: _pick, omit: _omit, ...rest } = opts;
+  const out: RenderOptions = { ...rest, joinLevel: (opts.joinLevel ?? 1) - 1 };
+  const pick = projectionBelow(opts.pick, via);
+  const omit = projectionBelow(opts.omit, via);
+  if (pick) out.pick = pick;
+  if (omit) out.omit = omit;
+  return out;
+}
+
+function attributeContext(mapper: TermMapper, opts: RenderOptions, via: Iri | undefined): AttributeRenderContext {
   const { linked } = opts;
-  const inline = linked === undefined ? undefined : (id: EntityId): JsonObject | undefined => {
-    const target = linked(id);
-    // NOTE: one level only; keyValues keeps its own format, the others inline the normalized form.
-    const format: RepresentationFormat = opts.format === 'keyValues' ? 'keyValues' : 'normalized';
-    return target && renderEntity(target, mapper, { ...withoutLinked(opts), format });
-  };
+  const inline = linked === undefined || via === undefined || (opts.joinLevel ?? 1) < 1 ? undefined
+    : (id: EntityId): JsonObject | undefined => {
+      const target = linked(id);
+      // NOTE: keyValues keeps its own format, the others inline the normalized form.
+      const format: RepresentationFormat = opts.format === 'keyValues' ? 'keyValues' : 'normalized';
+      return target && renderEntity(target, mapper, { ...linkedOptions(opts, via), format });
+    };
   return {
     mapper, format: opts.format, sysAttrs: opts.sysAttrs, inline,
     lang: opts.lang === undefined ? undefined : parseLanguagePreference(opts.lang),
   };
 }
 
-function withoutLinked(opts: RenderOptions): RenderOptions {
-  const { linked: _linked, ...rest } = opts;
-  return rest;
-}
+const isRelationship = (instances: Entity['attrs'][string]): boolean =>
+  instances?.some((a) => a.kind === 'Relationship' || a.kind === 'ListRelationship') === true;
 
 const oneOrMany = (items: string[]): Json => (items.length === 1 && items[0] !== undefined ? items[0] : items);
 
@@ -79,11 +92,14 @@ export function renderEntity(entity: Entity, mapper: TermMapper, opts: RenderOpt
     out.modifiedAt = formatDateTime(entity.modifiedAt);
     if (entity.deletedAt !== undefined) out.deletedAt = formatDateTime(entity.deletedAt);
   }
-  const ctx = attributeContext(mapper, opts);
+  const ctx = attributeContext(mapper, opts, undefined);
   // NOTE: Object.keys visits members in the same order as Object.entries, without a pair per member.
   for (const attr of Object.keys(entity.attrs)) {
     const instances = entity.attrs[attr];
-    if (instances !== undefined && instances.length > 0 && show(attr, true)) out[mapper.compactIri(attr)] = renderAttribute(attr, instances, ctx);
+    if (instances === undefined || instances.length === 0 || !show(attr, true)) continue;
+    // A relationship inlines its target with the projection below it (join=inline).
+    const attrCtx = opts.linked !== undefined && isRelationship(instances) ? attributeContext(mapper, opts, attr) : ctx;
+    out[mapper.compactIri(attr)] = renderAttribute(attr, instances, attrCtx);
   }
   return out;
 }

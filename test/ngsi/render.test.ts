@@ -4,6 +4,9 @@ import {
 } from '../../src/ngsi/index.js';
 import { EX, T0, T1, dc, mapper } from './fake-mapper.js';
 
+/** A flat projection of these members. */
+const names = (members: string[]): Map<string, undefined> => new Map(members.map((m) => [m, undefined]));
+
 /** One attribute of every kind, in normalized compact form. */
 const NORMALIZED = {
   id: 'urn:ngsi-ld:Building:1',
@@ -120,13 +123,13 @@ describe('renderEntity: normalized and keyValues parse back [§4.5]', () => {
 
 describe('renderEntity: projection [§4.21]', () => {
   it('keeps only picked members', () => {
-    expect(render({ pick: new Set(['id', EX + 'temperature']) })).toEqual({ id: NORMALIZED.id, temperature: NORMALIZED.temperature });
-    expect(Object.keys(render({ pick: new Set(['type', 'scope']) }))).toEqual(['type', 'scope']);
-    expect(Object.keys(render({ pick: new Set([SCOPE]) }))).toEqual(['scope']);
+    expect(render({ pick: names(['id', EX + 'temperature']) })).toEqual({ id: NORMALIZED.id, temperature: NORMALIZED.temperature });
+    expect(Object.keys(render({ pick: names(['type', 'scope']) }))).toEqual(['type', 'scope']);
+    expect(Object.keys(render({ pick: names([SCOPE]) }))).toEqual(['scope']);
   });
 
   it('leaves out omitted members', () => {
-    const out = render({ omit: new Set(['id', dc('speed'), LOCATION]) });
+    const out = render({ omit: names(['id', dc('speed'), LOCATION]) });
     expect(out).not.toHaveProperty('id');
     expect(out).not.toHaveProperty('speed');
     expect(out).not.toHaveProperty('location');
@@ -165,8 +168,8 @@ describe('renderEntity: join=inline [§4.5.23]', () => {
   const person = (n: number): Entity => parseEntity({ id: `urn:ngsi-ld:Person:${n}`, type: 'Person', age: 30 + n, secret: 1 }, mapper, { now: T0 });
   const linked = (id: string) => [person(1), person(2)].find((p) => p.id === id);
 
-  it('adds the linked entity, rendered normalized with the same projection, one level', () => {
-    const out = render({ linked, omit: new Set([dc('secret')]) });
+  it('adds the linked entity, rendered normalized with the projection below its relationship, one level', () => {
+    const out = render({ linked, omit: new Map([[EX + 'owner', names([dc('secret')])]]) });
     expect(out.owner).toEqual({ ...NORMALIZED.owner, entity: { id: 'urn:ngsi-ld:Person:1', type: 'Person', age: { type: 'Property', value: 31 } } });
     expect(out.members).toMatchObject({ entityList: [{ id: 'urn:ngsi-ld:Person:1' }, { id: 'urn:ngsi-ld:Person:2' }] });
     expect(out.temperature).toMatchObject({ observedBy: { object: 'urn:ngsi-ld:Sensor:1' } });
@@ -175,6 +178,13 @@ describe('renderEntity: join=inline [§4.5.23]', () => {
 
   it('replaces the relationship by the linked entity in keyValues', () => {
     expect(render({ format: 'keyValues', linked }).owner).toEqual({ id: 'urn:ngsi-ld:Person:1', type: 'Person', age: 31, secret: 1 });
+  });
+
+  it('inlines linked entities of linked entities up to joinLevel, each level projected by its subtree', () => {
+    const pick = new Map<string, Map<string, undefined> | undefined>([['id', undefined], [EX + 'owner', names(['id', dc('age')])]]);
+    const out = render({ linked, pick, joinLevel: 2 });
+    expect(out).toEqual({ id: NORMALIZED.id, owner: { ...NORMALIZED.owner, entity: { id: 'urn:ngsi-ld:Person:1', age: { type: 'Property', value: 31 } } } });
+    expect(render({ linked, joinLevel: 0 }).owner).toEqual(NORMALIZED.owner);
   });
 
   it('leaves relationships alone when the target is unknown', () => {
