@@ -2,15 +2,15 @@
 // included) with their history in the requested window and representation, cut alike at the cap.
 
 import {
-  ResourceNotFoundError, formatDateTime, type Entity, type EntityId, type Iri, type Json, type JsonObject, type TermMapper,
+  ResourceNotFoundError, formatDateTime, type AttributeKind, type Entity, type EntityId, type Iri, type Json, type JsonObject, type TermMapper,
 } from '../ngsi/index.js';
 import type { HistorySeries, HistoryWindow, Store } from '../store/index.js';
 import { selectAggregates } from './aggregate-read.js';
 import {
-  isShown, kindOf, renderAggregated, renderNormalized, renderTemporalEntity, renderTemporalValues, type AggregatedSeries,
+  isShown, renderAggregated, renderNormalized, renderTemporalEntity, renderTemporalValues, type AggregatedSeries,
   type TemporalRenderContext,
 } from './render.js';
-import { createDateTimeFormatter } from './date-time.js';
+import { createDateTimeFormatter, formatComputedInstant } from './date-time.js';
 import { selectInstances, sliceOf, type AttributeGroup } from './selection.js';
 import type { TemporalQuery, TemporalReadResult, TemporalRequest, TemporalSelection } from './types.js';
 
@@ -31,6 +31,9 @@ export function windowOf(q: TemporalQuery): HistoryWindow {
   return w;
 }
 
+/** How many of the newest instances are looked at for an attribute's kind (deletions have none). */
+const RECENT_FOR_KIND = 16;
+
 const groupKey = (entityId: EntityId, attr: Iri): string => `${entityId}\n${attr}`;
 
 export interface TemporalReader {
@@ -43,6 +46,12 @@ export interface TemporalReader {
 
 export function createTemporalReader({ store, limit }: TemporalReadDeps): TemporalReader {
   const reader = store.history;
+
+  /** The kind of the newest instance with a value in the series, whatever the window (every row has modifiedAt). */
+  const recordedKind = (series: readonly HistorySeries[]): AttributeKind | undefined => {
+    const recent = reader.read(series, { timeproperty: 'modifiedAt' }, { order: 'desc', skip: 0, limit: RECENT_FOR_KIND });
+    return recent.find((t) => t.instance.attribute !== undefined)?.instance.attribute?.kind;
+  };
 
   /** The series a request shows: attrs, pick/omit of attributes and datasetId applied. */
   const seriesOf = (tenant: string, ids: EntityId[], req: TemporalRequest): HistorySeries[] => {
@@ -75,22 +84,24 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
     if (view.format === 'aggregatedValues') {
       const { series: aggregated, range } = selectAggregates({
         reader, series, window, view, slice: sliceOf(query), cap: limit, mapper,
-        kindOf: (s) => docs.get(s.entityId)?.attrs[s.attr]?.find((a) => a.datasetId === s.datasetId)?.kind
-          ?? kindOf(reader.read([s], window, { order: 'desc', skip: 0, limit: 1 })),
+        kindOf: (s) => docs.get(s.entityId)?.attrs[s.attr]?.find((a) => a.datasetId === s.datasetId)?.kind ?? recordedKind([s]) ?? 'Property',
       });
       for (const g of groups.values()) {
         const list = g.series.map((s) => aggregated.get(s.id)).filter((a): a is AggregatedSeries => a !== undefined);
-        if (list.length > 0) add(g.entityId, g.attr, renderAggregated(list, view.aggrMethods, formatTime));
+        if (list.length > 0) add(g.entityId, g.attr, renderAggregated(list, view.aggrMethods, formatComputedInstant));
       }
       return range ? { perEntity, range } : { perEntity };
     }
     const { instances, range } = selectInstances(reader, [...groups.values()], window, sliceOf(query), limit);
     for (const g of groups.values()) {
-      const list = instances.get(g.key) ?? [];
-      if (list.length === 0) continue;
-      // Deletion instances carry no kind: the one in the entity's latest document stands in.
+      // Absent: nothing in the window; empty: all cut off by the cap, shown empty (NGSI-LD §6.3.10).
+      const list = instances.get(g.key);
+      if (list === undefined) continue;
+      // Deletion instances carry no kind: that of the entity's latest document stands in, else the
+      // kind the attribute last had in its history (a deleted attribute keeps its kind, NGSI-LD §4.5.7).
       const ctx: TemporalRenderContext = {
-        mapper, view, timeproperty: query.timeproperty, formatTime, kindOf: (attr) => docs.get(g.entityId)?.attrs[attr]?.[0]?.kind,
+        mapper, view, timeproperty: query.timeproperty, formatTime,
+        kindOf: (attr) => docs.get(g.entityId)?.attrs[attr]?.[0]?.kind ?? recordedKind(g.series),
       };
       add(g.entityId, g.attr, view.format === 'temporalValues' ? renderTemporalValues(g.attr, list, ctx) : renderNormalized(g.attr, list, ctx));
     }
