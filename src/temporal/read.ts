@@ -108,12 +108,15 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
     return range ? { perEntity, range } : { perEntity };
   };
 
-  const render = (tenant: string, entities: Entity[], req: TemporalRequest, mapper: TermMapper): TemporalReadResult => {
+  /** The temporal entities, and whether each has an attribute with instances in the window. */
+  const render = (tenant: string, entities: Entity[], req: TemporalRequest, mapper: TermMapper):
+    TemporalReadResult & { hasInstances: boolean[] } => {
     const series = seriesOf(tenant, entities.map((e) => e.id), req);
     const { perEntity, range } = attributesOf(series, entities, req, mapper);
     const ctx: TemporalRenderContext = { mapper, view: req.view, timeproperty: req.query.timeproperty, formatTime: formatDateTime };
     const out: JsonObject[] = entities.map((e) => renderTemporalEntity(e, perEntity.get(e.id) ?? [], ctx));
-    return range ? { entities: out, range } : { entities: out };
+    const hasInstances = entities.map((e) => (perEntity.get(e.id)?.length ?? 0) > 0);
+    return range ? { entities: out, range, hasInstances } : { entities: out, hasInstances };
   };
 
   return {
@@ -122,7 +125,15 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
       if (!entity || (entity.deletedAt !== undefined && reader.series(tenant, [id]).length === 0)) {
         throw new ResourceNotFoundError('Entity not found', id);
       }
-      return render(tenant, [entity], req, mapper);
+      const { hasInstances, ...result } = render(tenant, [entity], req, mapper);
+      // NGSI-LD §5.7.3: none of the attributes asked for has a history, or pick/omit leave nothing to show.
+      if (req.view.attrs && !hasInstances[0] && reader.series(tenant, [id], [...req.view.attrs]).length === 0) {
+        throw new ResourceNotFoundError('None of the requested attributes has a temporal evolution', id);
+      }
+      if (result.entities.every((e) => Object.keys(e).length === 0)) {
+        throw new ResourceNotFoundError('pick and omit leave no member of the entity', id);
+      }
+      return result;
     },
 
     query(tenant, selection, page, req, mapper) {
@@ -131,7 +142,10 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
         limit: page.limit === 0 ? 0 : page.limit + 1, offset: page.offset, count: page.count,
       });
       const entities = found.entities.slice(0, page.limit);
-      const result = render(tenant, entities, req, mapper);
+      const { hasInstances, ...result } = render(tenant, entities, req, mapper);
+      // NGSI-LD §5.7.4: the temporal evolution of the matching entities within the window; an entity
+      // with no instance there is left out (behaviour §6).
+      result.entities = result.entities.filter((_, i) => hasInstances[i]);
       const out: TemporalReadResult & { count?: number; hasMore: boolean } = { ...result, hasMore: found.entities.length > page.limit };
       if (found.count !== undefined) out.count = found.count;
       return out;

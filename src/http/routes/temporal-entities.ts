@@ -33,8 +33,8 @@ const member = (mapper: TermMapper) => (name: string): string => (name === 'id' 
 
 /** The temporal query and the representation (NGSI-LD §6.18.3.1), names expanded with the context. */
 function temporalRequest(raw: RawTemporalParams, input: ViewInput, mapper: TermMapper): TemporalRequest {
-  const { format, sysAttrs, audit } = parseTemporalFormat(input.options, input.format);
-  const aggregation = parseAggregation(format, raw);
+  const { format, sysAttrs, audit, optionsAggregate } = parseTemporalFormat(input.options, input.format);
+  const aggregation = parseAggregation(format, raw, optionsAggregate);
   if (input.attrs && (input.pick || input.omit)) throw new BadRequestDataError('attrs cannot be combined with pick or omit');
   if (input.pick && input.omit) throw new BadRequestDataError('pick and omit cannot be combined');
   const view: TemporalView = { format, sysAttrs, audit, aggrMethods: aggregation.methods };

@@ -111,3 +111,36 @@ describe('DELETE /temporal/entities/{id}/attrs/{attr}/{instanceId} [§6.22.3.2]'
     expect((await b.request('DELETE', `${TP}/${ID}/attrs/sp%3Ceed/${iid}`)).status).toBe(400);
   });
 });
+
+describe('retrieve: attrs, pick and omit that leave nothing [§5.7.3]', () => {
+  beforeEach(() => ok(b.request('POST', TP, {
+    body: { id: ID, type: 'Vehicle', speed: [{ type: 'Property', value: 1, observedAt: '2020-08-01T12:00:00Z' }] },
+  }), 201));
+
+  it('answers 404 when no requested attribute has a history, or pick/omit leave no member', async () => {
+    expect((await b.request('GET', `${TP}/${ID}?attrs=fuel`)).status).toBe(404);
+    expect((await b.request('GET', `${TP}/${ID}?pick=unknown`)).status).toBe(404);
+    expect((await b.request('GET', `${TP}/${ID}?omit=id,type,speed`)).status).toBe(404);
+    expect((await b.request('GET', `${TP}/${ID}?pick=id`)).json).toEqual({ id: ID });
+  });
+});
+
+describe('format and options [§6.3.12]', () => {
+  beforeEach(() => ok(b.request('POST', TP, {
+    body: { id: ID, type: 'Vehicle', speed: [{ type: 'Property', value: 1, observedAt: '2020-08-01T12:00:00Z' }] },
+  }), 201));
+
+  it('lets format win over options=aggregatedValues, its aggrMethods unused', async () => {
+    const res = await b.request('GET', `${TP}/${ID}?format=temporalValues&options=aggregatedValues&aggrMethods=sum`);
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.speed).toEqual({ type: 'Property', values: [[1, '2020-08-01T12:00:00Z']] });
+  });
+
+  it('answers 400 InvalidRequest to an unknown format or option', async () => {
+    for (const q of ['format=invalidFormat', 'options=invalidOptions', 'options=temporalValues,invalidOptions']) {
+      const res = await b.request('GET', `${TP}/${ID}?${q}`);
+      expect(res.status).toBe(400);
+      expect(res.json.type).toBe('https://uri.etsi.org/ngsi-ld/errors/InvalidRequest');
+    }
+  });
+});
