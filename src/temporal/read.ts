@@ -54,11 +54,18 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
   };
 
   /** The series a request shows: attrs, pick/omit of attributes and datasetId applied. */
-  const seriesOf = (tenant: string, ids: EntityId[], req: TemporalRequest): HistorySeries[] => {
+  const seriesOf = (tenant: string, ids: EntityId[], req: TemporalRequest, projected = true): HistorySeries[] => {
     const { view } = req;
     return reader.series(tenant, ids, view.attrs ? [...view.attrs] : undefined)
-      .filter((s) => isShown(view, s.attr))
+      .filter((s) => !projected || isShown(view, s.attr))
       .filter((s) => !view.datasetIds || view.datasetIds.has(s.datasetId ?? '@none'));
+  };
+
+  /** Whether each entity has an instance in the window, whatever pick and omit show of it. */
+  const inWindow = (tenant: string, entities: Entity[], req: TemporalRequest): boolean[] => {
+    const window = windowOf(req.query);
+    const all = seriesOf(tenant, entities.map((e) => e.id), req, false);
+    return entities.map((e) => reader.count(all.filter((s) => s.entityId === e.id), window) > 0);
   };
 
   /** Attribute values per entity, in series order (entity, attribute). */
@@ -115,7 +122,8 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
     const { perEntity, range } = attributesOf(series, entities, req, mapper);
     const ctx: TemporalRenderContext = { mapper, view: req.view, timeproperty: req.query.timeproperty, formatTime: formatDateTime };
     const out: JsonObject[] = entities.map((e) => renderTemporalEntity(e, perEntity.get(e.id) ?? [], ctx));
-    const hasInstances = entities.map((e) => (perEntity.get(e.id)?.length ?? 0) > 0);
+    const hasInstances = req.view.pick || req.view.omit ? inWindow(tenant, entities, req)
+      : entities.map((e) => (perEntity.get(e.id)?.length ?? 0) > 0);
     return range ? { entities: out, range, hasInstances } : { entities: out, hasInstances };
   };
 

@@ -132,3 +132,10 @@ describe('POST /temporal/entityOperations/query', () => {
     expect(res.status, res.text).toBe(status);
   });
 });
+
+describe('GET /temporal/entities with pick', () => {
+  it('keeps the entities with instances in the window when pick shows none of their attributes [§4.21]', async () => {
+    const res = await b.request('GET', `${TP}?type=Sensor,Building&pick=id&timerel=after&timeAt=${iso(O0 + 6 * DAY)}`);
+    expect(res.json).toEqual([{ id: S1 }, { id: S2 }]);
+  });
+});
