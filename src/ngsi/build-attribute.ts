@@ -66,6 +66,7 @@ export function buildAttribute(f: AttributeFragment, attr: Iri, now: number): At
   const base: AttributeBase = { createdAt: now, modifiedAt: now, sub: onlyAttributes(f.sub) };
   if (f.datasetId !== undefined) base.datasetId = f.datasetId;
   if (f.observedAt !== undefined) base.observedAt = f.observedAt;
+  if (f.observedAt !== undefined && f.observedAtText !== undefined) base.observedAtText = f.observedAtText;
   if (f.unitCode !== undefined) base.unitCode = f.unitCode;
   switch (kind) {
     case 'Property':
@@ -140,7 +141,10 @@ export function mergeAttribute(existing: Attribute, f: AttributeFragment, attr: 
     kind,
     sub: mergeSubAttributes(existing.sub, f.sub, now),
   };
-  if (merged.observedAt === undefined && existing.observedAt !== undefined) merged.observedAt = existing.observedAt;
+  if (merged.observedAt === undefined && existing.observedAt !== undefined) {
+    merged.observedAt = existing.observedAt;
+    if (existing.observedAtText !== undefined) merged.observedAtText = existing.observedAtText;
+  }
   if (merged.unitCode === undefined && existing.unitCode !== undefined) merged.unitCode = existing.unitCode;
   if (merged.datasetId === undefined && existing.datasetId !== undefined) merged.datasetId = existing.datasetId;
   if (merged.objectType === undefined && isRelationshipKind(kind)

@@ -43,6 +43,8 @@ export interface AttributeFragment {
   kind?: AttributeKind;
   datasetId?: string;
   observedAt?: number;
+  /** observedAt as written, when not in formatDateTime's form (see AttributeBase). */
+  observedAtText?: string;
   unitCode?: string;
   objectType?: Iri;
   value?: FragmentValue;

@@ -15,6 +15,11 @@ export type Json = string | number | boolean | null | Json[] | { [key: string]: 
 export interface AttributeBase {
   datasetId?: string;
   observedAt?: number;
+  /**
+   * observedAt as the writer wrote it, when that differs from formatDateTime's form (e.g. no
+   * milliseconds, or an offset): rendered verbatim so the instant round-trips exactly.
+   */
+  observedAtText?: string;
   unitCode?: string;
   createdAt: number;
   modifiedAt: number;

@@ -7,7 +7,7 @@ import type { TermMapper } from './terms.js';
 import { BadRequestDataError } from './errors.js';
 import { expandValueKeys, findNull, isPlainObject, toJson } from './json.js';
 import { GEOMETRY_TYPES, checkGeometry, looksLikeGeometry } from './geometry.js';
-import { parseDateTime } from './time.js';
+import { formatDateTime, parseDateTime } from './time.js';
 import { isAbsoluteUri, isLanguageKey, nameProblem } from './names.js';
 import {
   PAYLOAD_MEMBERS, PAYLOAD_OF, isDeletion, type AttributeFragment, type AttributeInput, type FragmentInput,
@@ -140,6 +140,7 @@ function readMember(f: AttributeFragment, key: string, v: unknown, ctx: ParseCon
       const at = typeof v === 'string' ? parseDateTime(v) : undefined;
       if (at === undefined) fail(ctx, 'observedAt must be an ISO 8601 date-time with a time zone');
       f.observedAt = at;
+      if (typeof v === 'string' && v !== formatDateTime(at)) f.observedAtText = v;
       return;
     }
     case 'unitCode':

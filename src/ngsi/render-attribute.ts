@@ -78,7 +78,7 @@ function renderObject(a: Attribute, ctx: AttributeRenderContext, top: boolean): 
   }
   if (top && ctx.inline !== undefined) Object.assign(out, inlined(a, ctx));
   if (a.datasetId !== undefined) out.datasetId = a.datasetId;
-  if (a.observedAt !== undefined) out.observedAt = formatDateTime(a.observedAt);
+  if (a.observedAt !== undefined) out.observedAt = a.observedAtText ?? formatDateTime(a.observedAt);
   if (a.unitCode !== undefined) out.unitCode = a.unitCode;
   if (ctx.sysAttrs) {
     out.createdAt = formatDateTime(a.createdAt);

@@ -81,6 +81,13 @@ export function createHistoryEditor({ db, buckets, transaction, keys, reader }: 
       return true;
     }),
 
+    deleteInstance: (tenant, entityId, attr, instanceId) => transaction(() => {
+      const found = locate(tenant, entityId, attr, instanceId);
+      if (!found) return false;
+      statements.get(`DELETE FROM ${found.table} WHERE rowid = @rid`).run({ rid: found.row.rid });
+      return true;
+    }),
+
     removeSeries: (tenant, entityId, attr, datasetId) => transaction(() => {
       const all = reader.series(tenant, [entityId], attr === undefined ? undefined : [attr]);
       const series = attr === undefined || datasetId === 'all' ? all

@@ -105,6 +105,8 @@ export interface HistoryEditor {
   /** Replaces a stored instance by what `change` makes of it (its id kept); false when there is none. */
   modifyInstance(tenant: string, entityId: EntityId, attr: Iri, instanceId: string,
     change: (old: HistoryInstance) => HistoryInstance): boolean;
+  /** Deletes one instance by its instanceId within an attribute of an entity; false when there is none. */
+  deleteInstance(tenant: string, entityId: EntityId, attr: Iri, instanceId: string): boolean;
   /**
    * Removes the history of an attribute (only its default instance, one datasetId, or with 'all'
    * every datasetId), or of every attribute when attr is undefined. Returns the series removed.

@@ -42,3 +42,13 @@ export function createDateTimeFormatter(): (ms: number) => string {
     );
   };
 }
+
+/**
+ * An instant the broker computed rather than stored (aggregation period bounds, Content-Range), in
+ * the form of the NGSI-LD examples (GS CIM 009 §4.5.19, §6.3.10): whole seconds without a fraction,
+ * milliseconds only when there are some.
+ */
+export function formatComputedInstant(ms: number): string {
+  const text = formatDateTime(ms);
+  return text.endsWith('.000Z') ? `${text.slice(0, -5)}Z` : text;
+}

@@ -2,15 +2,15 @@
 // included) with their history in the requested window and representation, cut alike at the cap.
 
 import {
-  ResourceNotFoundError, formatDateTime, type Entity, type EntityId, type Iri, type Json, type JsonObject, type TermMapper,
+  ResourceNotFoundError, formatDateTime, type AttributeKind, type Entity, type EntityId, type Iri, type Json, type JsonObject, type TermMapper,
 } from '../ngsi/index.js';
 import type { HistorySeries, HistoryWindow, Store } from '../store/index.js';
 import { selectAggregates } from './aggregate-read.js';
 import {
-  isShown, kindOf, renderAggregated, renderNormalized, renderTemporalEntity, renderTemporalValues, type AggregatedSeries,
+  isShown, renderAggregated, renderNormalized, renderTemporalEntity, renderTemporalValues, type AggregatedSeries,
   type TemporalRenderContext,
 } from './render.js';
-import { createDateTimeFormatter } from './date-time.js';
+import { createDateTimeFormatter, formatComputedInstant } from './date-time.js';
 import { selectInstances, sliceOf, type AttributeGroup } from './selection.js';
 import type { TemporalQuery, TemporalReadResult, TemporalRequest, TemporalSelection } from './types.js';
 
@@ -31,6 +31,9 @@ export function windowOf(q: TemporalQuery): HistoryWindow {
   return w;
 }
 
+/** How many of the newest instances are looked at for an attribute's kind (deletions have none). */
+const RECENT_FOR_KIND = 16;
+
 const groupKey = (entityId: EntityId, attr: Iri): string => `${entityId}\n${attr}`;
 
 export interface TemporalReader {
@@ -44,12 +47,25 @@ export interface TemporalReader {
 export function createTemporalReader({ store, limit }: TemporalReadDeps): TemporalReader {
   const reader = store.history;
 
+  /** The kind of the newest instance with a value in the series, whatever the window (every row has modifiedAt). */
+  const recordedKind = (series: readonly HistorySeries[]): AttributeKind | undefined => {
+    const recent = reader.read(series, { timeproperty: 'modifiedAt' }, { order: 'desc', skip: 0, limit: RECENT_FOR_KIND });
+    return recent.find((t) => t.instance.attribute !== undefined)?.instance.attribute?.kind;
+  };
+
   /** The series a request shows: attrs, pick/omit of attributes and datasetId applied. */
-  const seriesOf = (tenant: string, ids: EntityId[], req: TemporalRequest): HistorySeries[] => {
+  const seriesOf = (tenant: string, ids: EntityId[], req: TemporalRequest, projected = true): HistorySeries[] => {
     const { view } = req;
     return reader.series(tenant, ids, view.attrs ? [...view.attrs] : undefined)
-      .filter((s) => isShown(view, s.attr))
+      .filter((s) => !projected || isShown(view, s.attr))
       .filter((s) => !view.datasetIds || view.datasetIds.has(s.datasetId ?? '@none'));
+  };
+
+  /** Whether each entity has an instance in the window, whatever pick and omit show of it. */
+  const inWindow = (tenant: string, entities: Entity[], req: TemporalRequest): boolean[] => {
+    const window = windowOf(req.query);
+    const all = seriesOf(tenant, entities.map((e) => e.id), req, false);
+    return entities.map((e) => reader.count(all.filter((s) => s.entityId === e.id), window) > 0);
   };
 
   /** Attribute values per entity, in series order (entity, attribute). */
@@ -75,34 +91,40 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
     if (view.format === 'aggregatedValues') {
       const { series: aggregated, range } = selectAggregates({
         reader, series, window, view, slice: sliceOf(query), cap: limit, mapper,
-        kindOf: (s) => docs.get(s.entityId)?.attrs[s.attr]?.find((a) => a.datasetId === s.datasetId)?.kind
-          ?? kindOf(reader.read([s], window, { order: 'desc', skip: 0, limit: 1 })),
+        kindOf: (s) => docs.get(s.entityId)?.attrs[s.attr]?.find((a) => a.datasetId === s.datasetId)?.kind ?? recordedKind([s]) ?? 'Property',
       });
       for (const g of groups.values()) {
         const list = g.series.map((s) => aggregated.get(s.id)).filter((a): a is AggregatedSeries => a !== undefined);
-        if (list.length > 0) add(g.entityId, g.attr, renderAggregated(list, view.aggrMethods, formatTime));
+        if (list.length > 0) add(g.entityId, g.attr, renderAggregated(list, view.aggrMethods, formatComputedInstant));
       }
       return range ? { perEntity, range } : { perEntity };
     }
     const { instances, range } = selectInstances(reader, [...groups.values()], window, sliceOf(query), limit);
     for (const g of groups.values()) {
-      const list = instances.get(g.key) ?? [];
-      if (list.length === 0) continue;
-      // Deletion instances carry no kind: the one in the entity's latest document stands in.
+      // Absent: nothing in the window; empty: all cut off by the cap, shown empty (NGSI-LD §6.3.10).
+      const list = instances.get(g.key);
+      if (list === undefined) continue;
+      // Deletion instances carry no kind: that of the entity's latest document stands in, else the
+      // kind the attribute last had in its history (a deleted attribute keeps its kind, NGSI-LD §4.5.7).
       const ctx: TemporalRenderContext = {
-        mapper, view, timeproperty: query.timeproperty, formatTime, kindOf: (attr) => docs.get(g.entityId)?.attrs[attr]?.[0]?.kind,
+        mapper, view, timeproperty: query.timeproperty, formatTime,
+        kindOf: (attr) => docs.get(g.entityId)?.attrs[attr]?.[0]?.kind ?? recordedKind(g.series),
       };
       add(g.entityId, g.attr, view.format === 'temporalValues' ? renderTemporalValues(g.attr, list, ctx) : renderNormalized(g.attr, list, ctx));
     }
     return range ? { perEntity, range } : { perEntity };
   };
 
-  const render = (tenant: string, entities: Entity[], req: TemporalRequest, mapper: TermMapper): TemporalReadResult => {
+  /** The temporal entities, and whether each has an attribute with instances in the window. */
+  const render = (tenant: string, entities: Entity[], req: TemporalRequest, mapper: TermMapper):
+    TemporalReadResult & { hasInstances: boolean[] } => {
     const series = seriesOf(tenant, entities.map((e) => e.id), req);
     const { perEntity, range } = attributesOf(series, entities, req, mapper);
     const ctx: TemporalRenderContext = { mapper, view: req.view, timeproperty: req.query.timeproperty, formatTime: formatDateTime };
     const out: JsonObject[] = entities.map((e) => renderTemporalEntity(e, perEntity.get(e.id) ?? [], ctx));
-    return range ? { entities: out, range } : { entities: out };
+    const hasInstances = req.view.pick || req.view.omit ? inWindow(tenant, entities, req)
+      : entities.map((e) => (perEntity.get(e.id)?.length ?? 0) > 0);
+    return range ? { entities: out, range, hasInstances } : { entities: out, hasInstances };
   };
 
   return {
@@ -111,7 +133,15 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
       if (!entity || (entity.deletedAt !== undefined && reader.series(tenant, [id]).length === 0)) {
         throw new ResourceNotFoundError('Entity not found', id);
       }
-      return render(tenant, [entity], req, mapper);
+      const { hasInstances, ...result } = render(tenant, [entity], req, mapper);
+      // NGSI-LD §5.7.3: none of the attributes asked for has a history, or pick/omit leave nothing to show.
+      if (req.view.attrs && !hasInstances[0] && reader.series(tenant, [id], [...req.view.attrs]).length === 0) {
+        throw new ResourceNotFoundError('None of the requested attributes has a temporal evolution', id);
+      }
+      if (result.entities.every((e) => Object.keys(e).length === 0)) {
+        throw new ResourceNotFoundError('pick and omit leave no member of the entity', id);
+      }
+      return result;
     },
 
     query(tenant, selection, page, req, mapper) {
@@ -120,7 +150,10 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
         limit: page.limit === 0 ? 0 : page.limit + 1, offset: page.offset, count: page.count,
       });
       const entities = found.entities.slice(0, page.limit);
-      const result = render(tenant, entities, req, mapper);
+      const { hasInstances, ...result } = render(tenant, entities, req, mapper);
+      // NGSI-LD §5.7.4: the temporal evolution of the matching entities within the window; an entity
+      // with no instance there is left out (behaviour §6).
+      result.entities = result.entities.filter((_, i) => hasInstances[i]);
       const out: TemporalReadResult & { count?: number; hasMore: boolean } = { ...result, hasMore: found.entities.length > page.limit };
       if (found.count !== undefined) out.count = found.count;
       return out;

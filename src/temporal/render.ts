@@ -56,11 +56,16 @@ const VALUES_MEMBER: Record<AttributeKind, string> = {
   ListRelationship: 'objectLists',
 };
 
-/** keyValues wraps the payload of these kinds in their member; the temporal pair carries it bare. */
-const WRAPPED: Partial<Record<AttributeKind, string>> = {
-  LanguageProperty: 'languageMap', VocabProperty: 'vocab', JsonProperty: 'json', ListProperty: 'valueList',
-  ListRelationship: 'objectList',
-};
+/**
+ * keyValues wraps the payload of these kinds in their member; the temporal pair carries it bare.
+ * NOTE: LanguageProperty, VocabProperty and JsonProperty pairs keep the wrapper (NGSI-LD §4.5.9:
+ * `[{"languageMap": {...}}, t]`, `[{"vocab": ...}, t]`, `[{"json": ...}, t]`), as their deletions do.
+ */
+const WRAPPED: Partial<Record<AttributeKind, string>> = { ListProperty: 'valueList', ListRelationship: 'objectList' };
+
+/** The simplified value of a deletion instance: NGSI-LD Null, inside the member of the kinds that keep it. */
+const nullValueOf = (kind: AttributeKind): Json =>
+  (kind === 'LanguageProperty' || kind === 'VocabProperty' || kind === 'JsonProperty' ? { ...NULL_PAYLOAD[kind] } : NGSI_LD_NULL);
 
 const oneOrMany = (items: Json[]): Json => (items.length === 1 ? items[0]! : items);
 
@@ -108,7 +113,7 @@ function asPlain(a: Attribute): ScalarProperty | undefined {
 function renderScalarProperty(a: ScalarProperty, sysAttrs: boolean, formatTime: (ms: number) => string): JsonObject {
   const out: JsonObject = { type: 'Property', value: a.value };
   if (a.datasetId !== undefined) out.datasetId = a.datasetId;
-  if (a.observedAt !== undefined) out.observedAt = formatTime(a.observedAt);
+  if (a.observedAt !== undefined) out.observedAt = a.observedAtText ?? formatTime(a.observedAt);
   if (a.unitCode !== undefined) out.unitCode = a.unitCode;
   if (sysAttrs) {
     out.createdAt = formatTime(a.createdAt);
@@ -180,6 +185,11 @@ function byDataset(instances: readonly TimedInstance[]): Array<{ datasetId?: str
 /** temporalValues (NGSI-LD §4.5.9): per datasetId `{type, values: [[value, time], ...]}`. */
 export function renderTemporalValues(attr: Iri, instances: readonly TimedInstance[], ctx: TemporalRenderContext): Json {
   const { formatTime } = ctx;
+  if (instances.length === 0) {
+    // All cut off by temporal pagination: the attribute stays, with no pairs (NGSI-LD §6.3.10).
+    const kind = ctx.kindOf?.(attr) ?? 'Property';
+    return { type: kind, [VALUES_MEMBER[kind]]: [] };
+  }
   // The simplified value of a scalar Property is the value itself: only the others go through ngsi's renderer.
   return oneOrMany(byDataset(instances).map((g) => {
     const kind = kindOf(g.instances, ctx.kindOf?.(attr));
@@ -188,14 +198,16 @@ export function renderTemporalValues(attr: Iri, instances: readonly TimedInstanc
     let next = 0;
     const pairs: Json[] = g.instances.map((t) => {
       const a = t.instance.attribute;
-      let v: Json = NGSI_LD_NULL;
+      let v: Json = nullValueOf(kind);
       if (a && isScalarProperty(a)) v = a.value;
       else if (a) {
         const simplified = values[next++] ?? null;
         const member = WRAPPED[a.kind];
         v = member !== undefined && isObject(simplified) ? simplified[member] ?? null : simplified;
       }
-      return [v, formatTime(t.time)];
+      // The observedAt of an instance as written (AttributeBase.observedAtText), else formatted.
+      const text = ctx.timeproperty === 'observedAt' ? a?.observedAtText : undefined;
+      return [v, text ?? formatTime(t.time)];
     });
     const out: JsonObject = { type: kind, [VALUES_MEMBER[kind]]: pairs };
     if (g.datasetId !== undefined) out.datasetId = g.datasetId;

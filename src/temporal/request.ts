@@ -69,30 +69,37 @@ const OPTIONS = ['temporalValues', 'aggregatedValues', 'sysAttrs', 'audit', 'nor
 const FORMATS = ['normalized', 'temporalValues', 'aggregatedValues', 'simplified', 'keyValues', 'concise'] as const;
 
 /**
- * `options` and `format` (NGSI-LD §6.3.7, §4.5.9): format wins over options; the simplified temporal
- * representation is temporalValues. Concise is not implemented for temporal results.
+ * `options` and `format` (NGSI-LD §6.3.7, §6.3.12, §4.5.9): format wins over options; the simplified
+ * temporal representation is temporalValues. Concise is not implemented for temporal results. An
+ * unknown value of either is a syntax error of the request: InvalidRequest (§6.3.12).
  */
 export function parseTemporalFormat(options: readonly string[], format: string | undefined):
-  { format: TemporalFormat; sysAttrs: boolean; audit: boolean } {
+  { format: TemporalFormat; sysAttrs: boolean; audit: boolean; optionsAggregate: boolean } {
   for (const o of options) {
-    if (!OPTIONS.some((known) => known === o)) throw new BadRequestDataError(`Unknown option '${o}'`, `Allowed: ${OPTIONS.join(', ')}`);
+    if (!OPTIONS.some((known) => known === o)) throw new InvalidRequestError(`Unknown option '${o}'`, `Allowed: ${OPTIONS.join(', ')}`);
   }
   if (options.includes('temporalValues') && options.includes('aggregatedValues')) {
     throw new BadRequestDataError('temporalValues and aggregatedValues exclude each other');
   }
-  const given = oneOf('format', format, FORMATS);
+  const given = format === undefined ? undefined : FORMATS.find((f) => f === format);
+  if (format !== undefined && given === undefined) throw new InvalidRequestError(`'format' must be one of ${FORMATS.join(', ')}`, format);
   if (given === 'concise') throw new NotImplementedError('The concise temporal representation is not implemented');
   const fromOptions: TemporalFormat = options.includes('aggregatedValues') ? 'aggregatedValues'
     : options.includes('temporalValues') ? 'temporalValues' : 'normalized';
   const chosen: TemporalFormat = given === undefined ? fromOptions
     : given === 'simplified' || given === 'keyValues' ? 'temporalValues' : given;
-  return { format: chosen, sysAttrs: options.includes('sysAttrs'), audit: options.includes('audit') };
+  return { format: chosen, sysAttrs: options.includes('sysAttrs'), audit: options.includes('audit'), optionsAggregate: options.includes('aggregatedValues') };
 }
 
-/** aggrMethods and aggrPeriodDuration (NGSI-LD §4.5.19): required and allowed with aggregatedValues only. */
-export function parseAggregation(format: TemporalFormat, raw: RawTemporalParams): { methods: AggrMethod[]; period?: Duration } {
+/**
+ * aggrMethods and aggrPeriodDuration (NGSI-LD §4.5.19): required and allowed with aggregatedValues
+ * only. `optionsAggregate`: options asked for aggregatedValues but format chose another
+ * representation (§6.3.12: format takes precedence); the aggregation parameters then go unused.
+ */
+export function parseAggregation(format: TemporalFormat, raw: RawTemporalParams, optionsAggregate = false):
+  { methods: AggrMethod[]; period?: Duration } {
   if (format !== 'aggregatedValues') {
-    if (raw.aggrMethods !== undefined || raw.aggrPeriodDuration !== undefined) {
+    if (!optionsAggregate && (raw.aggrMethods !== undefined || raw.aggrPeriodDuration !== undefined)) {
       throw new BadRequestDataError('aggrMethods and aggrPeriodDuration need the aggregatedValues representation');
     }
     return { methods: [] };

@@ -52,7 +52,8 @@ function cutOf(reader: HistoryReader, f: Fetched, window: HistoryWindow, slice: 
 
 /**
  * Reads every group, applying the slice and the cap. Returns the instances of each group oldest
- * first, and the range when the answer was cut (to be sent as Content-Range with a 206).
+ * first, and the range when the answer was cut (to be sent as Content-Range with a 206). A group
+ * with instances in the window is always in the map: a cut can leave it empty, never absent.
  */
 export function selectInstances(
   reader: HistoryReader, groups: readonly AttributeGroup[], window: HistoryWindow, slice: Slice, cap: number,
@@ -70,30 +71,34 @@ export function selectInstances(
   }
   const instances = new Map<string, TimedInstance[]>();
   for (const f of fetched) {
+    if (f.rows.length === 0) continue;
     const kept = cut === undefined ? f.rows : f.rows.filter((r) => (asc ? r.time < cut : r.time >= cut));
     // Fetched newest first when descending; `kept` is this function's own array, reversed in place.
     instances.set(f.group.key, asc ? kept : kept.reverse());
   }
   if (cut === undefined) return { instances };
-  return { instances, range: rangeOf(reader, fetched, instances, window, slice, cut) };
+  return { instances, range: rangeOf(instances, window, slice, cut) };
 }
 
-function rangeOf(
-  reader: HistoryReader, fetched: readonly Fetched[], kept: Map<string, TimedInstance[]>, window: HistoryWindow, slice: Slice, cut: number,
-): TemporalRange {
+/**
+ * NGSI-LD §6.3.10: the range of the instances returned. Start: the window's bound on the side the
+ * read began (timeAt ascending, endTimeAt or the before-timeAt descending), else the first instance
+ * returned; end: the last instance returned. Size: lastN or firstN when given, else unknown ('*').
+ */
+function rangeOf(kept: Map<string, TimedInstance[]>, window: HistoryWindow, slice: Slice, cut: number): TemporalRange {
   const asc = slice.order === 'asc';
-  // Lists are oldest first: the earliest kept instant (ascending) or the latest (descending).
-  let edge: number | undefined;
+  // Lists are oldest first. Ascending: from the earliest instant to the latest; descending, reversed.
+  let first: number | undefined;
+  let last: number | undefined;
   for (const list of kept.values()) {
-    const t = asc ? list[0]?.time : list[list.length - 1]?.time;
-    if (t !== undefined) edge = edge === undefined ? t : asc ? Math.min(edge, t) : Math.max(edge, t);
+    const oldest = list[0]?.time;
+    const newest = list[list.length - 1]?.time;
+    if (oldest === undefined || newest === undefined) continue;
+    first = first === undefined ? (asc ? oldest : newest) : asc ? Math.min(first, oldest) : Math.max(first, newest);
+    last = last === undefined ? (asc ? newest : oldest) : asc ? Math.max(last, newest) : Math.min(last, oldest);
   }
-  const start = (asc ? window.from : window.to) ?? edge ?? cut;
-  let size = 0;
-  for (const f of fetched) {
-    if (f.cut === undefined) continue;
-    const total = Math.max(0, reader.count(f.group.series, window) - slice.skip);
-    size = Math.max(size, slice.n === undefined ? total : Math.min(total, slice.n));
-  }
-  return { order: slice.order, start, end: cut, size };
+  const start = (asc ? window.from : window.to) ?? first ?? cut;
+  const range: TemporalRange = { order: slice.order, start, end: last ?? cut };
+  if (slice.n !== undefined) range.size = slice.n;
+  return range;
 }

@@ -68,15 +68,15 @@ export interface TemporalSelection {
 
 /**
  * The temporal range of a cut answer (NGSI-LD §6.3.10), sent as `Content-Range: date-time
- * <start>-<end>/<size>`. Continuation rule, which loses and repeats nothing:
- * - ascending (no lastN): the answer holds every instance with t < end (from start on); ask again
- *   with the same parameters but `timerel=after&timeAt=<end>`, or `timerel=between&timeAt=<end>`
- *   keeping endTimeAt (a `before` query becomes `between` with endTimeAt = its timeAt);
+ * <start>-<end>/<size>`; `end` is the instant of the last instance returned, and the instances of
+ * one instant are never split between two answers. Continuation rule, which loses and repeats nothing:
+ * - ascending (no lastN): the answer holds every instance with t <= end (from start on); ask again
+ *   with the same parameters but `timerel=after&timeAt=<end + 1 ms>`, or `timerel=between` so
+ *   (a `before` query becomes `between` with endTimeAt = its timeAt);
  * - descending (lastN): start > end and the answer holds every instance with t >= end (up to
  *   start); ask again with `timerel=before&timeAt=<end>`, or `between` keeping timeAt and with
  *   `endTimeAt=<end>` (an `after` query becomes `between`).
- * Leave offsetN out when continuing. `size` is the instance count of the largest cut attribute
- * in the whole requested window (after lastN/firstN), when known.
+ * Leave offsetN out when continuing. `size` is lastN (or firstN) when given; unknown ('*') otherwise.
  */
 export interface TemporalRange {
   order: 'asc' | 'desc';

@@ -25,6 +25,7 @@ export interface TemporalWriter {
   create(actor: TemporalActor, input: TemporalEntityInput): Promise<boolean>;
   addAttributes(actor: TemporalActor, id: EntityId, instances: TemporalInstanceInput[]): Promise<void>;
   modifyInstance(actor: TemporalActor, id: EntityId, attr: Iri, instanceId: string, fragment: FragmentInput): Promise<void>;
+  deleteInstance(actor: TemporalActor, id: EntityId, attr: Iri, instanceId: string): Promise<void>;
   deleteAttribute(actor: TemporalActor, id: EntityId, attr: Iri, opts: { datasetId?: string; deleteAll: boolean }): Promise<void>;
   delete(actor: TemporalActor, id: EntityId): Promise<void>;
 }
@@ -139,6 +140,14 @@ export function createTemporalWriter({ store, events, clock, newId }: TemporalWr
       const now = clock.now();
       const found = store.history.modifyInstance(actor.tenant, id, attr, instanceId, (old) => mergeInstance(old, fragment, now, actor.subject));
       if (!found) throw new ResourceNotFoundError('Attribute instance not found', instanceId);
+    }),
+
+    // NGSI-LD §5.6.15 Delete Attribute Instance: the instance leaves the history; the current state stays.
+    deleteInstance: (actor, id, attr, instanceId) => store.write(() => {
+      requireDocument(actor.tenant, id);
+      if (!store.history.deleteInstance(actor.tenant, id, attr, instanceId)) {
+        throw new ResourceNotFoundError('Attribute instance not found', instanceId);
+      }
     }),
 
     deleteAttribute: (actor, id, attr, opts) => store.write(() => {

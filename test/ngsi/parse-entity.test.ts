@@ -60,7 +60,7 @@ describe('parseEntity: attribute kinds (normalized input) [§4.5]', () => {
     }, 'temperature', EX + 'temperature');
     expect(a).toEqual({
       kind: 'Property', value: { [dc('reading')]: 21.5, '@type': 'x', id: 'keep', [dc('nested')]: [{ [dc('inner')]: 1 }] },
-      unitCode: 'CEL', observedAt: Date.UTC(2024, 0, 1, 9), createdAt: T0, modifiedAt: T0,
+      unitCode: 'CEL', observedAt: Date.UTC(2024, 0, 1, 9), observedAtText: '2024-01-01T10:00:00+01:00', createdAt: T0, modifiedAt: T0,
       sub: {
         [dc('accuracy')]: { kind: 'Property', value: 0.1, createdAt: T0, modifiedAt: T0, sub: {} },
         [dc('observedBy')]: { kind: 'Relationship', object: 'urn:ngsi-ld:Sensor:1', createdAt: T0, modifiedAt: T0, sub: {} },

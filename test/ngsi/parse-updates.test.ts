@@ -55,7 +55,7 @@ describe('parseEntityFragment: the merge body [§5.6.17]', () => {
     expect(f.id).toBe('urn:x:1');
     expect(f.types).toEqual([dc('Shop')]);
     expect(f.scope).toEqual(['/A']);
-    expect(f.attrs[dc('t')]).toEqual([{ observedAt: T0, sub: { [dc('s')]: { deleted: true } } }]);
+    expect(f.attrs[dc('t')]).toEqual([{ observedAt: T0, observedAtText: '2024-01-01T00:00:00Z', sub: { [dc('s')]: { deleted: true } } }]);
     expect(f.attrs[dc('g')]).toEqual([{ deleted: true }]);
   });
 

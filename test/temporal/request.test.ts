@@ -37,11 +37,15 @@ describe('parseTemporalQuery', () => {
 
 describe('parseTemporalFormat and parseAggregation', () => {
   it('lets format win over options and maps simplified to temporalValues', () => {
-    expect(parseTemporalFormat([], undefined)).toEqual({ format: 'normalized', sysAttrs: false, audit: false });
-    expect(parseTemporalFormat(['temporalValues', 'sysAttrs', 'audit'], undefined)).toEqual({ format: 'temporalValues', sysAttrs: true, audit: true });
+    expect(parseTemporalFormat([], undefined)).toEqual({ format: 'normalized', sysAttrs: false, audit: false, optionsAggregate: false });
+    expect(parseTemporalFormat(['temporalValues', 'sysAttrs', 'audit'], undefined))
+      .toEqual({ format: 'temporalValues', sysAttrs: true, audit: true, optionsAggregate: false });
     expect(parseTemporalFormat(['temporalValues'], 'aggregatedValues').format).toBe('aggregatedValues');
     expect(parseTemporalFormat([], 'simplified').format).toBe('temporalValues');
-    expect(() => parseTemporalFormat(['keyValues'], undefined)).toThrow(expect.objectContaining({ status: 400 }));
+    // NGSI-LD §6.3.12: an unknown option or format is an invalid request.
+    const invalid = expect.objectContaining({ status: 400, errorType: 'InvalidRequest' });
+    expect(() => parseTemporalFormat(['keyValues'], undefined)).toThrow(invalid);
+    expect(() => parseTemporalFormat([], 'invalidFormat')).toThrow(invalid);
     expect(() => parseTemporalFormat([], 'concise')).toThrow(expect.objectContaining({ status: 501 }));
     expect(() => parseTemporalFormat(['temporalValues', 'aggregatedValues'], undefined)).toThrow(expect.objectContaining({ status: 400 }));
   });
@@ -54,6 +58,8 @@ describe('parseTemporalFormat and parseAggregation', () => {
     expect(() => parseAggregation('aggregatedValues', { aggrMethods: 'median' })).toThrow(expect.objectContaining({ status: 400 }));
     expect(() => parseAggregation('aggregatedValues', { aggrMethods: 'sum', aggrPeriodDuration: '1 day' })).toThrow(expect.objectContaining({ status: 400 }));
     expect(() => parseAggregation('normalized', { aggrMethods: 'sum' })).toThrow(expect.objectContaining({ status: 400 }));
+    // format=temporalValues won over options=aggregatedValues: its aggrMethods go unused (§6.3.12).
+    expect(parseAggregation('temporalValues', { aggrMethods: 'sum' }, true)).toEqual({ methods: [] });
   });
 });
 

@@ -3,11 +3,11 @@
 
 import { z } from 'zod';
 import {
-  BadRequestDataError, NotImplementedError, formatDateTime, isAbsoluteUri, nameProblem, parseAttributeFragment, type Json,
+  BadRequestDataError, NotImplementedError, isAbsoluteUri, nameProblem, parseAttributeFragment, type Json,
   type TermMapper,
 } from '../../ngsi/index.js';
 import {
-  parseAggregation, parseTemporalAttributes, parseTemporalEntity, parseTemporalFormat, parseTemporalQuery,
+  formatComputedInstant, parseAggregation, parseTemporalAttributes, parseTemporalEntity, parseTemporalFormat, parseTemporalQuery,
   type RawTemporalParams, type TemporalRange, type TemporalRequest, type TemporalSelection, type TemporalView,
 } from '../../temporal/index.js';
 import type { ResolvedContext } from '../../jsonld/index.js';
@@ -33,8 +33,8 @@ const member = (mapper: TermMapper) => (name: string): string => (name === 'id' 
 
 /** The temporal query and the representation (NGSI-LD §6.18.3.1), names expanded with the context. */
 function temporalRequest(raw: RawTemporalParams, input: ViewInput, mapper: TermMapper): TemporalRequest {
-  const { format, sysAttrs, audit } = parseTemporalFormat(input.options, input.format);
-  const aggregation = parseAggregation(format, raw);
+  const { format, sysAttrs, audit, optionsAggregate } = parseTemporalFormat(input.options, input.format);
+  const aggregation = parseAggregation(format, raw, optionsAggregate);
   if (input.attrs && (input.pick || input.omit)) throw new BadRequestDataError('attrs cannot be combined with pick or omit');
   if (input.pick && input.omit) throw new BadRequestDataError('pick and omit cannot be combined');
   const view: TemporalView = { format, sysAttrs, audit, aggrMethods: aggregation.methods };
@@ -65,12 +65,18 @@ function fromParams(params: Params, mapper: TermMapper): TemporalRequest {
 
 /** `Content-Range: date-time <start>-<end>/<size or *>` (NGSI-LD §6.3.10). */
 const contentRange = (r: TemporalRange): string =>
-  `date-time ${formatDateTime(r.start)}-${formatDateTime(r.end)}/${r.size === undefined ? '*' : String(r.size)}`;
+  `date-time ${formatComputedInstant(r.start)}-${formatComputedInstant(r.end)}/${r.size === undefined ? '*' : String(r.size)}`;
 
 function answer(c: AppContext, payload: Json, ctx: ResolvedContext, range: TemporalRange | undefined, headers: Record<string, string> = {}): Response {
   const mediaType = negotiate(c.req.header('accept'), OFFERED);
   if (!range) return sendPayload(c, payload, ctx, mediaType, 200, headers);
   return sendPayload(c, payload, ctx, mediaType, 206, { ...headers, 'Content-Range': contentRange(range) });
+}
+
+function instanceIdParam(c: AppContext): string {
+  const instanceId = c.req.param('instanceId') ?? '';
+  if (!isAbsoluteUri(instanceId)) throw new BadRequestDataError('Invalid instanceId', `'${instanceId}' is not an absolute URI`);
+  return instanceId;
 }
 
 function attrName(c: AppContext): string {
@@ -210,13 +216,21 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
     PATCH: async (c) => {
       readParams(c.req.url, []);
       const id = entityIdParam(c);
-      const instanceId = c.req.param('instanceId') ?? '';
-      if (!isAbsoluteUri(instanceId)) throw new BadRequestDataError('Invalid instanceId', `'${instanceId}' is not an absolute URI`);
+      const instanceId = instanceIdParam(c);
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth, allowMergePatch: true });
       const ctx = await contexts.resolve(body.context);
       const attr = ctx.expandTerm(attrName(c));
       const fragment = parseAttributeFragment(body.body, ctx, { now: temporal.now(), attr });
       await temporal.modifyInstance(actorOf(c), id, attr, instanceId, fragment);
+      return noContent();
+    },
+    // NGSI-LD §6.22.3.2 Delete an attribute instance from the temporal representation of an entity
+    DELETE: async (c) => {
+      readParams(c.req.url, []);
+      const id = entityIdParam(c);
+      const instanceId = instanceIdParam(c);
+      const ctx = await linkContext(c, deps);
+      await temporal.deleteInstance(actorOf(c), id, ctx.expandTerm(attrName(c)), instanceId);
       return noContent();
     },
   });

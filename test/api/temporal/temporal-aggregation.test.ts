@@ -22,6 +22,8 @@ for (let i = 0; i < 144; i++) {
 }
 const mixed: Sample[] = [{ t: A0 + HOUR, v: 1 }, { t: A0 + 2 * HOUR, v: 'one' }];
 
+/** Period bounds are computed instants: whole seconds carry no fraction (NGSI-LD §4.5.19 examples). */
+const bound = (ms: number): string => iso(ms).replace('.000Z', 'Z');
 const body = (samples: Sample[]) => samples.map((s) => ({ type: 'Property', value: s.v, observedAt: iso(s.t) }));
 
 let b: TestBroker;
@@ -68,7 +70,7 @@ function checkAttribute(actual: any, samples: Sample[], methods: readonly string
   expect(actual.type).toBe('Property');
   for (const m of methods) {
     const got: Array<[unknown, string, string]> = actual[m];
-    expect(got.map((p) => [p[1], p[2]]), m).toEqual(want.map((p) => [iso(p.start), iso(p.end)]));
+    expect(got.map((p) => [p[1], p[2]]), m).toEqual(want.map((p) => [bound(p.start), bound(p.end)]));
     got.forEach((p, i) => {
       const e = expected(want[i]!.values)[m];
       if (typeof e === 'number') expect(p[0], `${m} of period ${i}`).toBeCloseTo(e, 9);
@@ -110,10 +112,10 @@ describe('aggregation methods against an independent computation', () => {
     const res = await b.request('GET', `${TP}/${id}?options=aggregatedValues&aggrMethods=sum,totalCount&aggrPeriodDuration=P1M`
       + `&timerel=between&timeAt=${iso(Date.UTC(2026, 0, 1))}&endTimeAt=${iso(Date.UTC(2026, 5, 1))}`);
     expect(res.json.power.sum).toEqual([
-      [1, '2026-01-01T00:00:00.000Z', '2026-02-01T00:00:00.000Z'],
-      [5, '2026-02-01T00:00:00.000Z', '2026-03-01T00:00:00.000Z'],
-      [4, '2026-04-01T00:00:00.000Z', '2026-05-01T00:00:00.000Z'],
-      [5, '2026-05-01T00:00:00.000Z', '2026-06-01T00:00:00.000Z'],
+      [1, '2026-01-01T00:00:00Z', '2026-02-01T00:00:00Z'],
+      [5, '2026-02-01T00:00:00Z', '2026-03-01T00:00:00Z'],
+      [4, '2026-04-01T00:00:00Z', '2026-05-01T00:00:00Z'],
+      [5, '2026-05-01T00:00:00Z', '2026-06-01T00:00:00Z'],
     ]);
     expect(res.json.power.totalCount.map((p: unknown[]) => p[0])).toEqual([1, 2, 1, 1]);
   });

@@ -37,15 +37,16 @@ describe('attribute kinds', () => {
     const e = (await b.request('GET', `${TP}/${ID}?options=temporalValues`)).json;
     expect(e.owner).toEqual({ type: 'Relationship', objects: [['urn:ngsi-ld:Person:a', at(0)], ['urn:ngsi-ld:Person:b', at(1)]] });
     expect(e.location).toEqual({ type: 'GeoProperty', values: [[{ type: 'Point', coordinates: [1, 2] }, at(0)]] });
-    expect(e.title).toEqual({ type: 'LanguageProperty', languageMaps: [[{ en: 'Car', fr: 'Voiture' }, at(0)]] });
+    expect(e.title).toEqual({ type: 'LanguageProperty', languageMaps: [[{ languageMap: { en: 'Car', fr: 'Voiture' } }, at(0)]] });
     expect(e.tags).toEqual({ type: 'ListProperty', valueLists: [[['a', 'b'], at(0)]] });
-    expect(e.info).toEqual({ type: 'JsonProperty', jsons: [[{ any: [1, null] }, at(0)]] });
+    expect(e.info).toEqual({ type: 'JsonProperty', jsons: [[{ json: { any: [1, null] } }, at(0)]] });
     expect(e.speed).toEqual({ type: 'Property', values: [[50, at(0)]] });
   });
 
   it('counts relationships in aggregatedValues, and refuses sums over them', async () => {
     const e = (await b.request('GET', `${TP}/${ID}?options=aggregatedValues&aggrMethods=totalCount,distinctCount&attrs=owner`)).json;
-    expect(e.owner).toEqual({ type: 'Relationship', totalCount: [[2, at(0), at(1)]], distinctCount: [[2, at(0), at(1)]] });
+    const bound = (h: number) => at(h).replace('.000Z', 'Z');
+    expect(e.owner).toEqual({ type: 'Relationship', totalCount: [[2, bound(0), bound(1)]], distinctCount: [[2, bound(0), bound(1)]] });
     expect((await b.request('GET', `${TP}/${ID}?options=aggregatedValues&aggrMethods=sum&attrs=owner`)).status).toBe(400);
   });
 });

@@ -1,6 +1,7 @@
 // Temporal pagination (NGSI-LD §6.3.10, interface §8, behaviour §6): above the per-attribute cap the
-// answer is 206 with `Content-Range: date-time <start>-<end>/<size>`, every attribute cut at the same
-// instant; following the ranges (forwards, or backwards with lastN) yields every instance once.
+// answer is 206 with `Content-Range: date-time <start>-<end>/<size>` (end: the last instance returned;
+// size: lastN, else '*'), every attribute cut at the same instant and none dropped; following the
+// ranges (forwards after end + 1 ms, or backwards before end with lastN) yields every instance once.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
@@ -39,7 +40,7 @@ describe('forward pagination', () => {
     const res = await b.request('GET', `${TP}/${ID}`);
     expect(res.status).toBe(206);
     const range = parseRange(res.headers.get('content-range'));
-    expect(range).toEqual({ start: P0, end: P0 + 10_000 * MINUTE, size: String(COUNT) });
+    expect(range).toEqual({ start: P0, end: P0 + 9_999 * MINUTE, size: '*' });
     const temps = res.json.temperature.map((i: any) => i.value);
     expect(temps).toEqual(Array.from({ length: 10_000 }, (_, i) => i));
     const pressures: number[] = res.json.pressure.map((i: any) => Date.parse(i.observedAt));
@@ -55,7 +56,7 @@ describe('forward pagination', () => {
       for (const attr of ['temperature', 'pressure'] as const) seen[attr].push(...idsOf(res.json, attr));
       if (res.status === 200) break;
       expect(res.status).toBe(206);
-      query = `?timerel=after&timeAt=${iso(parseRange(res.headers.get('content-range')).end)}`;
+      query = `?timerel=after&timeAt=${iso(parseRange(res.headers.get('content-range')).end + 1)}`;
     }
     expect(seen.temperature).toEqual(expectedIds(b, ID, 'temperature', 'observedAt'));
     expect(seen.pressure).toEqual(expectedIds(b, ID, 'pressure', 'observedAt'));
@@ -65,7 +66,7 @@ describe('forward pagination', () => {
   it('cuts temporalValues the same way', async () => {
     const res = await b.request('GET', `${TP}/${ID}?options=temporalValues&timerel=between&timeAt=${iso(P0 + 100 * MINUTE)}&endTimeAt=${iso(P0 + 20_100 * MINUTE)}`);
     expect(res.status).toBe(206);
-    expect(parseRange(res.headers.get('content-range'))).toEqual({ start: P0 + 100 * MINUTE, end: P0 + 10_100 * MINUTE, size: '20000' });
+    expect(parseRange(res.headers.get('content-range'))).toEqual({ start: P0 + 100 * MINUTE, end: P0 + 10_099 * MINUTE, size: '*' });
     expect(res.json.temperature.values).toHaveLength(10_000);
     expect(res.json.temperature.values[0]).toEqual([100, iso(P0 + 100 * MINUTE)]);
   });
@@ -82,6 +83,7 @@ describe('backward pagination with lastN', () => {
       expect(res.status).toBe(206);
       const range = parseRange(res.headers.get('content-range'));
       expect(range.start).toBeGreaterThan(range.end);
+      expect(range.size).toBe('30000');
       const times: number[] = res.json.temperature.map((i: any) => Date.parse(i.observedAt));
       expect(Math.min(...times)).toBe(range.end);
       query = `?lastN=30000&timerel=before&timeAt=${iso(range.end)}`;
@@ -123,7 +125,7 @@ describe('a small cap (temporal.limit)', () => {
       const res = await s.request('GET', `${TP}/urn:ngsi-ld:Sensor:s1?attrs=a${query}`);
       pages.push(res.json.a.map((i: any) => i.value));
       if (res.status === 200) break;
-      query = `&timerel=after&timeAt=${iso(parseRange(res.headers.get('content-range')).end)}`;
+      query = `&timerel=after&timeAt=${iso(parseRange(res.headers.get('content-range')).end + 1)}`;
     }
     // The cut falls on minute 2 (first page: minute 1 only); minute 2 alone holds five instances.
     expect(pages).toEqual([[1], [2, 21, 22, 23, 24], [3, 4]]);
@@ -134,9 +136,19 @@ describe('a small cap (temporal.limit)', () => {
     const r1 = await s.request('GET', `${TP}?type=Sensor&attrs=a&timerel=after&timeAt=${iso(P0)}`);
     expect(r1.status).toBe(206);
     const { end } = parseRange(r1.headers.get('content-range'));
-    expect(end).toBe(P0 + 2 * MINUTE);
+    expect(end).toBe(P0 + 1 * MINUTE);
     expect(r1.json.map(values)).toEqual([[1], [0, 1]]);
-    const r2 = await s.request('GET', `${TP}?type=Sensor&attrs=a&timerel=after&timeAt=${iso(end)}`);
+    const r2 = await s.request('GET', `${TP}?type=Sensor&attrs=a&timerel=after&timeAt=${iso(end + 1)}`);
     expect(r2.json.map(values)).toEqual([[2, 21, 22, 23, 24], [2]]);
+  });
+
+  it('keeps an attribute whose instances all lie beyond the cut, empty (never dropped)', async () => {
+    // b has instances at minutes 0 and 5; the cut of a falls at minute 2: b keeps minute 0 only.
+    const later = await s.request('GET', `${TP}/urn:ngsi-ld:Sensor:s1?timerel=after&timeAt=${iso(P0 + MINUTE)}`);
+    expect(later.status).toBe(206);
+    expect(later.json.a.map((i: any) => i.value)).toEqual([1]);
+    expect(later.json.b).toEqual([]);
+    const simplified = await s.request('GET', `${TP}/urn:ngsi-ld:Sensor:s1?timerel=after&timeAt=${iso(P0 + MINUTE)}&format=temporalValues`);
+    expect(simplified.json.b).toEqual({ type: 'Property', values: [] });
   });
 });

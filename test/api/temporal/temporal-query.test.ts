@@ -34,7 +34,8 @@ describe('GET /temporal/entities', () => {
     expect(await ids(`type=Sensor,Building&${AFTER}`)).toEqual([S1, S2, B1, S3]);
     expect(await ids(`type=*&id=${S2},${B1}&${AFTER}`)).toEqual([S2, B1]);
     expect(await ids(`type=Sensor&idPattern=f[0-9]$&${AFTER}`)).toEqual([S1, S2]);
-    expect(await ids(`attrs=power&${AFTER}`)).toEqual([S1, S2]);
+    // power was never observed: it has instances on createdAt only.
+    expect(await ids(`attrs=power&timeproperty=createdAt&${AFTER}`)).toEqual([S1, S2]);
     expect(await ids(`local=true&${AFTER}`)).toEqual([S1, S2, B1, S3]);
   });
 
@@ -103,9 +104,19 @@ describe('POST /temporal/entityOperations/query', () => {
     expect(res.json).toEqual([{ id: S2, type: 'Sensor', temperature: { type: 'Property', values: [[30, iso(O0 + 5 * DAY)], [31, iso(O0 + 5.5 * DAY)], [32, iso(O0 + 6 * DAY)]] } }]);
   });
 
-  it('takes several entity selectors as alternatives', async () => {
+  it('leaves out matching entities with no instance in the window, GET and POST [§5.7.4]', async () => {
+    // B1's only instance is at O0; S1 and S2 have instances after O0 + 6 days.
+    expect(await ids(`type=Sensor,Building&timerel=after&timeAt=${iso(O0 + 6 * DAY)}`)).toEqual([S1, S2]);
     const res = await post({ type: 'Query', entities: [{ type: 'Building' }, { type: 'Sensor', idPattern: 'f1$' }], attrs: ['temperature'],
       temporalQ: { timerel: 'after', timeAt: iso(O0 + 6 * DAY) } });
+    expect(res.json.map((e: any) => e.id)).toEqual([S1]);
+    // A datasetId no instance has: no entity at all.
+    expect(await ids(`type=Sensor&datasetId=urn:ngsi-ld:Dataset:none&${AFTER}`)).toEqual([]);
+  });
+
+  it('takes several entity selectors as alternatives', async () => {
+    const res = await post({ type: 'Query', entities: [{ type: 'Building' }, { type: 'Sensor', idPattern: 'f1$' }], attrs: ['temperature'],
+      temporalQ: { timerel: 'after', timeAt: iso(O0 - 2 * DAY) } });
     expect(res.status, res.text).toBe(200);
     expect(res.json.map((e: any) => e.id)).toEqual([S1, B1]);
   });
@@ -119,5 +130,12 @@ describe('POST /temporal/entityOperations/query', () => {
   ])('%j is %i', async (body, status) => {
     const res = await post(body);
     expect(res.status, res.text).toBe(status);
+  });
+});
+
+describe('GET /temporal/entities with pick', () => {
+  it('keeps the entities with instances in the window when pick shows none of their attributes [§4.21]', async () => {
+    const res = await b.request('GET', `${TP}?type=Sensor,Building&pick=id&timerel=after&timeAt=${iso(O0 + 6 * DAY)}`);
+    expect(res.json).toEqual([{ id: S1 }, { id: S2 }]);
   });
 });
