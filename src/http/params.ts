@@ -82,10 +82,16 @@ export function representation(params: Params, extraOptions: readonly string[] =
   const options = new Set(csv(params, 'options') ?? []);
   for (const o of options) {
     if (!(OPTION_VALUES as readonly string[]).includes(o) && !extraOptions.includes(o)) {
-      throw new BadRequestDataError(`Unknown option '${o}'`, `Allowed: ${[...OPTION_VALUES, ...extraOptions].join(', ')}`);
+      throw new InvalidRequestError(`Unknown option '${o}'`, `Allowed: ${[...OPTION_VALUES, ...extraOptions].join(', ')}`);
     }
   }
-  const format = oneOf(params, 'format', ['normalized', 'keyValues', 'simplified', 'concise'] as const);
+  // An unknown representation is a bad parameter value: InvalidRequest (NGSI-LD §6.3.7, §6.3.20).
+  const FORMATS = ['normalized', 'keyValues', 'simplified', 'concise'] as const;
+  const givenFormat = params.get('format');
+  const format = FORMATS.find((f) => f === givenFormat);
+  if (givenFormat !== undefined && format === undefined) {
+    throw new InvalidRequestError(`Query parameter 'format' must be one of ${FORMATS.join(', ')}`, `format=${givenFormat}`);
+  }
   const fromOptions = options.has('keyValues') || options.has('simplified')
     ? 'keyValues'
     : options.has('concise') ? 'concise' : 'normalized';

@@ -98,7 +98,11 @@ describe('invalid requests and content', () => {
     await expectProblem(await b.request('GET', '/ngsi-ld/v1/entities/urn:ngsi-ld:Room:r1?containedBy=x'), 501, 'NotImplemented');
   });
   it('400 for a bad parameter value', async () => {
-    await expectProblem(await b.request('GET', '/ngsi-ld/v1/entities/urn:ngsi-ld:Room:r1?options=bogus'), 400, 'BadRequestData');
+    // NGSI-LD §6.3.7: an unknown representation is a bad parameter value, InvalidRequest.
+    await expectProblem(await b.request('GET', '/ngsi-ld/v1/entities/urn:ngsi-ld:Room:r1?options=bogus'), 400, 'InvalidRequest');
+    await expectProblem(await b.request('GET', '/ngsi-ld/v1/entities/urn:ngsi-ld:Room:r1?options=keyValues,bogus'), 400, 'InvalidRequest');
+    await expectProblem(await b.request('GET', '/ngsi-ld/v1/entities/urn:ngsi-ld:Room:r1?format=bogus'), 400, 'InvalidRequest');
+    await expectProblem(await b.request('GET', '/ngsi-ld/v1/entities/urn:ngsi-ld:Room:r1?format=keyValues&options=bogus'), 400, 'InvalidRequest');
     await expectProblem(await b.request('GET', '/ngsi-ld/v1/entities?type=Room&limit=abc'), 400, 'InvalidRequest');
     await expectProblem(await b.request('GET', '/ngsi-ld/v1/entities/urn:ngsi-ld:Room:r1?attrs=a&pick=b'), 400, 'BadRequestData');
   });
