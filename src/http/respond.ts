@@ -42,6 +42,8 @@ export function sendPayload(
   let body = payload;
   if (mediaType === APP_LD_JSON) body = withContext(payload, ctx);
   else out['Link'] = [headers['Link'], linkHeaderValue(contextLinkUrl(c, ctx))].filter(Boolean).join(', ');
+  // NGSI-LD §4.5.16: a GeoJSON Feature or FeatureCollection carries its @context as a member too.
+  if (mediaType === APP_GEO_JSON && !Array.isArray(payload)) body = withContext(payload, ctx);
   return new Response(JSON.stringify(body), { status, headers: out });
 }
 

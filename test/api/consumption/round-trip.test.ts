@@ -167,6 +167,8 @@ describe('other representations', () => {
     expect(res.json.id).toBe(BUILDING.id);
     expect(res.json.geometry).toEqual(BUILDING.location.value);
     expect(res.json.properties.name).toEqual(BUILDING.name);
+    // NGSI-LD §4.5.16: the request's context as a member of the Feature.
+    expect(res.json['@context']).toBe(ctxUrl);
   });
 
   it('datasetId selects instances of a multi-attribute', async () => {
@@ -192,5 +194,7 @@ describe('listing', () => {
     const res = await get('/ngsi-ld/v1/entities?type=Building', { Accept: 'application/geo+json' });
     expect(res.json.type).toBe('FeatureCollection');
     expect(res.json.features.length).toBeGreaterThanOrEqual(1);
+    expect(res.json['@context']).toBe(ctxUrl);
+    expect(res.json.features[0]).not.toHaveProperty('@context');
   });
 });
