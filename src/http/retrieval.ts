@@ -2,7 +2,7 @@
 // §4.15 lang, §4.5.17 GeoJSON, join): parsed once, expanded with the request context.
 
 import {
-  BadRequestDataError, LOCATION, ResourceNotFoundError, linkedOptions, parseProjection, renderEntity,
+  BadRequestDataError, LOCATION, ResourceNotFoundError, isProjected, linkedOptions, parseProjection, renderEntity,
   renderFeatureCollection, renderGeoJson,
   type Entity, type EntityId, type Iri, type Json, type ProjectionTree, type RenderOptions, type TermMapper,
 } from '../ngsi/index.js';
@@ -117,6 +117,8 @@ function followLinks(roots: Entity[], opts: RenderOptions, levels: number, load:
     const wanted = new Map<EntityId, RenderOptions>();
     for (const { entity, opts: at } of frontier) {
       for (const [attr, instances] of Object.entries(entity.attrs)) {
+        // A relationship the projection leaves out links nothing into the answer.
+        if (!isProjected(attr, at.pick, at.omit) || (at.attrs !== undefined && !at.attrs.has(attr))) continue;
         for (const id of linkedIdsOf(instances)) if (!known.has(id) && !wanted.has(id)) wanted.set(id, linkedOptions(at, attr));
       }
     }

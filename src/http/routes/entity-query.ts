@@ -13,7 +13,10 @@ import { answerQuery } from './entities.js';
 
 const OFFERED = [APP_JSON, APP_LD_JSON, APP_GEO_JSON] as const;
 const URL_PARAMS = ['limit', 'offset', 'count', 'options', 'format', 'join', 'joinLevel', 'geometryProperty', 'lang', 'datasetId', 'local'];
-const BODY_MEMBERS = new Set(['type', 'entities', 'attrs', 'q', 'geoQ', 'scopeQ', 'pick', 'omit', 'lang', 'local', '@context']);
+const BODY_MEMBERS = new Set([
+  'type', 'entities', 'attrs', 'q', 'geoQ', 'scopeQ', 'pick', 'omit', 'lang', 'local', 'join', 'joinLevel',
+  'geometryProperty', 'datasetId', '@context',
+]);
 
 function geoOf(value: unknown): GeoQueryInput | undefined {
   if (value === undefined) return undefined;
@@ -40,10 +43,22 @@ export function registerEntityQueryRoutes(app: App, deps: AppDeps): void {
         const list = listMember(body, name);
         if (list) params.set(name, list.join(','));
       }
-      const lang = stringMember(body, 'lang');
-      if (lang !== undefined) {
-        if (params.has('lang')) throw new BadRequestDataError('lang is given in the URL and in the body');
-        params.set('lang', lang);
+      for (const name of ['lang', 'join', 'geometryProperty']) {
+        const value = stringMember(body, name);
+        if (value === undefined) continue;
+        if (params.has(name)) throw new BadRequestDataError(`${name} is given in the URL and in the body`);
+        params.set(name, value);
+      }
+      const joinLevel = body['joinLevel'];
+      if (joinLevel !== undefined) {
+        if (typeof joinLevel !== 'number' && typeof joinLevel !== 'string') throw new BadRequestDataError('joinLevel must be a number');
+        if (params.has('joinLevel')) throw new BadRequestDataError('joinLevel is given in the URL and in the body');
+        params.set('joinLevel', String(joinLevel));
+      }
+      const datasetIds = listMember(body, 'datasetId');
+      if (datasetIds) {
+        if (params.has('datasetId')) throw new BadRequestDataError('datasetId is given in the URL and in the body');
+        params.set('datasetId', datasetIds.join(','));
       }
       const retrieval = parseRetrieval(params, ctx);
       const local = body['local'];
