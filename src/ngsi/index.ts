@@ -25,6 +25,9 @@ export {
 
 export { linkedOptions, renderEntity, type RenderOptions, type RepresentationFormat } from './render.js';
 export { isProjected, parseProjection, projectionBelow, type Member, type ProjectionTree } from './projection.js';
+export {
+  compareOrderValues, orderValue, ordersByIdOnly, parseOrderBy, type OrderKey, type OrderValue,
+} from './order-by.js';
 export { renderFeatureCollection, renderGeoJson, type GeoJsonOptions } from './geojson.js';
 export { parseLanguagePreference, pickLanguage, type LanguagePreference } from './lang.js';
 

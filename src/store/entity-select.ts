@@ -125,7 +125,8 @@ export function createEntitySelect(db: BetterSqlite3.Database, iris: IriDictiona
     const whereSql = [...where, ...filters].join(' AND ');
     const out: { entities: Entity[]; count?: number } = { entities: [] };
     if (q.limit > 0) {
-      const sql = `SELECT ${ROW} FROM ${source.from} WHERE ${whereSql} ORDER BY ${source.order} LIMIT @limit OFFSET @offset`;
+      const order = q.orderById === undefined ? source.order : `e.id ${q.orderById === 'desc' ? 'DESC' : 'ASC'}, ${source.order}`;
+      const sql = `SELECT ${ROW} FROM ${source.from} WHERE ${whereSql} ORDER BY ${order} LIMIT @limit OFFSET @offset`;
       // NOTE: a raw-mode statement of ROW returns EntityTuple arrays.
       const rows = prepare(sql, (s) => s.raw(true)).all({ ...params, limit: q.limit, offset: q.offset }) as EntityTuple[];
       out.entities = rows.map(decode);

@@ -70,6 +70,8 @@ export interface EntityListQuery {
   attrs?: Iri[];
   /** Further filters (q, scopeQ, geo, type selection, idPattern); all must hold. */
   filters?: EntityFilter[];
+  /** Entities in id order instead of creation order (orderBy=id, NGSI-LD v1.9 §4.23). */
+  orderById?: 'asc' | 'desc';
   limit: number;
   offset: number;
   count: boolean;

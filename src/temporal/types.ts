@@ -64,6 +64,8 @@ export interface TemporalSelection {
   types?: Iri[];
   ids?: EntityId[];
   filters?: EntityFilter[];
+  /** orderBy=id (NGSI-LD v1.9 §5.7.4.4): entities in id order instead of creation order. */
+  orderById?: 'asc' | 'desc';
 }
 
 /**

@@ -2,10 +2,11 @@
 // merge, delete.
 
 import {
-  BadRequestDataError, isAbsoluteUri, mergeEntity, parseEntity, parseEntityFragment, replaceEntity,
-  type Iri,
+  BadRequestDataError, TooComplexQueryError, compareOrderValues, isAbsoluteUri, mergeEntity, orderValue, parseEntity,
+  parseEntityFragment, parseOrderBy, replaceEntity,
+  type Entity, type EntityId, type Iri, type OrderKey, type OrderValue,
 } from '../../ngsi/index.js';
-import type { Actor, UpdateResult } from '../../entities/index.js';
+import type { Actor, EntityListQuery, UpdateResult } from '../../entities/index.js';
 import type { ResolvedContext } from '../../jsonld/index.js';
 import { resource, type AppContext, type AppDeps, type App } from '../app.js';
 import { readJsonBody } from '../body.js';
@@ -46,20 +47,60 @@ export function updateResponse(result: UpdateResult, ctx: ResolvedContext): Resp
   return result.notUpdated.length === 0 ? noContent() : sendJson(updateResultBody(result, ctx), 207);
 }
 
+/** Most entities an ordered query sorts (their ids and sort values are held in memory). */
+const MAX_ORDERED = 50_000;
+const ORDER_SCAN_PAGE = 1_000;
+
+type Selection = Omit<EntityListQuery, 'limit' | 'offset' | 'count'>;
+
+/**
+ * NGSI-LD v1.9 §4.23: one page of the selection in `orderBy` order. Every match is read once, in
+ * pages, keeping only its id and sort values; ties keep creation order (the sort is stable).
+ */
+function orderedPage(deps: AppDeps, actor: Actor, selection: Selection, keys: readonly OrderKey[], p: Page): {
+  entities: Entity[]; hasMore: boolean; count: number;
+} {
+  const rows: Array<{ id: EntityId; values: OrderValue[] }> = [];
+  for (let offset = 0; ; offset += ORDER_SCAN_PAGE) {
+    const chunk = deps.entities.list(actor, { ...selection, limit: ORDER_SCAN_PAGE, offset, count: false }).entities;
+    for (const e of chunk) rows.push({ id: e.id, values: keys.map((k) => orderValue(e, k)) });
+    if (rows.length > MAX_ORDERED) {
+      throw new TooComplexQueryError('Too many entities to order', `orderBy sorts at most ${MAX_ORDERED} entities; narrow the query`);
+    }
+    if (chunk.length < ORDER_SCAN_PAGE) break;
+  }
+  rows.sort((a, b) => compareOrderValues(keys, a.values, b.values));
+  const wanted = rows.slice(p.offset, p.offset + p.limit);
+  const found = deps.entities.getMany(actor, wanted.map((r) => r.id));
+  return { entities: wanted.flatMap((r) => found.get(r.id) ?? []), hasMore: rows.length > p.offset + p.limit, count: rows.length };
+}
+
 /** Runs a query and answers one page of it, with count and next/prev links (§5.5.9, §6.3.13). */
 export function answerQuery(
   c: AppContext, deps: AppDeps, query: EntityQuery, retrieval: Retrieval, p: Page, mediaType: ResponseMediaType, ctx: ResolvedContext,
+  orderBy?: readonly OrderKey[],
 ): Response {
   const actor = actorOf(c);
   const attrs = query.attrs ?? retrieval.attrs;
-  const found = deps.entities.list(actor, {
-    limit: p.limit + 1, offset: p.offset, count: p.count, filters: query.filters,
+  const selection: Selection = {
+    filters: query.filters,
     ...(query.types ? { types: query.types } : {}), ...(query.ids ? { ids: query.ids } : {}), ...(attrs ? { attrs } : {}),
-  });
-  const pageOf = found.entities.slice(0, p.limit);
-  const hasMore = found.entities.length > p.limit;
+  };
+  let pageOf: Entity[];
+  let hasMore: boolean;
+  let count: number | undefined;
+  if (orderBy !== undefined && orderBy.length > 0) {
+    const ordered = orderedPage(deps, actor, selection, orderBy, p);
+    ({ entities: pageOf, hasMore } = ordered);
+    count = p.count ? ordered.count : undefined;
+  } else {
+    const found = deps.entities.list(actor, { ...selection, limit: p.limit + 1, offset: p.offset, count: p.count });
+    pageOf = found.entities.slice(0, p.limit);
+    hasMore = found.entities.length > p.limit;
+    count = found.count;
+  }
   const payload = renderForResponse(pageOf, retrieval, ctx, mediaType, (l) => deps.entities.getMany(actor, l), false);
-  return sendPayload(c, payload, ctx, mediaType, 200, pageHeaders(c.req.url, p, hasMore, found.count));
+  return sendPayload(c, payload, ctx, mediaType, 200, pageHeaders(c.req.url, p, hasMore, count));
 }
 
 export function registerEntityRoutes(app: App, deps: AppDeps): void {
@@ -79,12 +120,14 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
     },
     // NGSI-LD §6.4.3.2 Query Entities
     GET: async (c) => {
-      const params = readParams(c.req.url, [...new Set([...RETRIEVAL_PARAMS, ...ENTITY_QUERY_PARAMS]), 'limit', 'offset', 'count'], ['orderBy']);
+      const params = readParams(c.req.url, [...new Set([...RETRIEVAL_PARAMS, ...ENTITY_QUERY_PARAMS]), 'limit', 'offset', 'count', 'orderBy']);
       const mediaType = negotiate(c.req.header('accept'), OFFERED);
       const ctx = await linkContext(c, deps);
       const retrieval = parseRetrieval(params, ctx);
       const query = entityQueryFromParams(params, ctx);
-      return answerQuery(c, deps, query, retrieval, page(params, config), mediaType, ctx);
+      const orderBy = params.get('orderBy');
+      const keys = orderBy === undefined ? undefined : parseOrderBy(orderBy, (n) => ctx.expandTerm(n));
+      return answerQuery(c, deps, query, retrieval, page(params, config), mediaType, ctx, keys);
     },
     // NGSI-LD §5.6.21 Delete Entities (by type, id, idPattern)
     DELETE: (c) => purgeEntities(c, deps, actorOf(c)),

@@ -1,7 +1,7 @@
 // POST /ngsi-ld/v1/entityOperations/query (NGSI-LD §6.23.3.1, Query object §5.2.23): the filters in
 // the body, representation and pagination in the URL.
 
-import { BadRequestDataError, isPlainObject, type GeoQueryInput } from '../../ngsi/index.js';
+import { BadRequestDataError, isPlainObject, parseOrderBy, type GeoQueryInput } from '../../ngsi/index.js';
 import { resource, type App, type AppDeps } from '../app.js';
 import { readJsonBody } from '../body.js';
 import { buildEntityQuery, listMember, selectorsFromBody, stringMember } from '../entity-query.js';
@@ -12,7 +12,7 @@ import { parseRetrieval } from '../retrieval.js';
 import { answerQuery } from './entities.js';
 
 const OFFERED = [APP_JSON, APP_LD_JSON, APP_GEO_JSON] as const;
-const URL_PARAMS = ['limit', 'offset', 'count', 'options', 'format', 'join', 'joinLevel', 'geometryProperty', 'lang', 'datasetId', 'local'];
+const URL_PARAMS = ['limit', 'offset', 'count', 'options', 'format', 'join', 'joinLevel', 'geometryProperty', 'lang', 'datasetId', 'local', 'orderBy'];
 const BODY_MEMBERS = new Set([
   'type', 'entities', 'attrs', 'q', 'geoQ', 'scopeQ', 'pick', 'omit', 'lang', 'local', 'join', 'joinLevel',
   'geometryProperty', 'datasetId', '@context',
@@ -71,7 +71,9 @@ export function registerEntityQueryRoutes(app: App, deps: AppDeps): void {
         scopeQ: stringMember(body, 'scopeQ'),
         local: local === true || urlParams.get('local') === 'true',
       }, ctx);
-      return answerQuery(c, deps, query, retrieval, page(urlParams, deps.config), mediaType, ctx);
+      const orderBy = urlParams.get('orderBy');
+      const keys = orderBy === undefined ? undefined : parseOrderBy(orderBy, (n) => ctx.expandTerm(n));
+      return answerQuery(c, deps, query, retrieval, page(urlParams, deps.config), mediaType, ctx, keys);
     },
   });
 }

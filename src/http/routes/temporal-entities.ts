@@ -3,7 +3,8 @@
 
 import { z } from 'zod';
 import {
-  BadRequestDataError, NotImplementedError, isAbsoluteUri, nameProblem, parseAttributeFragment, type Json,
+  BadRequestDataError, NotImplementedError, isAbsoluteUri, nameProblem, ordersByIdOnly, parseAttributeFragment, parseOrderBy,
+  type Json,
   type TermMapper,
 } from '../../ngsi/index.js';
 import {
@@ -25,7 +26,7 @@ const VIEW = ['attrs', 'pick', 'omit', 'options', 'format', 'datasetId'] as cons
 const GEO = ['georel', 'geometry', 'coordinates', 'geoproperty'] as const;
 const PAGE = ['limit', 'offset', 'count'] as const;
 /** Known NGSI-LD parameters temporal reads do not implement: 501. */
-const UNIMPLEMENTED = ['lang', 'join', 'joinLevel', 'geometryProperty', 'orderBy'];
+const UNIMPLEMENTED = ['lang', 'join', 'joinLevel', 'geometryProperty'];
 
 interface ViewInput { attrs?: string[]; pick?: string[]; omit?: string[]; datasetId?: string[]; options: string[]; format?: string }
 
@@ -115,6 +116,15 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
     const selection: TemporalSelection = { filters: query.filters };
     if (query.types) selection.types = query.types;
     if (query.ids) selection.ids = query.ids;
+    const orderBy = params.get('orderBy');
+    if (orderBy !== undefined) {
+      // NGSI-LD v1.9 §5.7.4.4: a temporal query orders by id only.
+      const keys = parseOrderBy(orderBy, (n) => ctx.expandTerm(n));
+      if (!ordersByIdOnly(keys) || keys.length !== 1) {
+        throw new BadRequestDataError('A temporal query can be ordered by id only', `orderBy=${orderBy}`);
+      }
+      selection.orderById = keys[0]?.descending === true ? 'desc' : 'asc';
+    }
     const p = page(params, config);
     const found = temporal.query(actorOf(c).tenant, selection, p, req, ctx);
     return answer(c, found.entities, ctx, found.range, pageHeaders(c.req.url, p, found.hasMore, found.count));
@@ -123,7 +133,7 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
   resource(app, `${BASE}/temporal/entities`, {
     // NGSI-LD §6.18.3.2 Query temporal evolution of entities
     GET: async (c) => {
-      const params = readParams(c.req.url, [...TEMPORAL, ...VIEW, ...GEO, ...PAGE, 'type', 'id', 'idPattern', 'q', 'scopeQ', 'local'], UNIMPLEMENTED);
+      const params = readParams(c.req.url, [...TEMPORAL, ...VIEW, ...GEO, ...PAGE, 'type', 'id', 'idPattern', 'q', 'scopeQ', 'local', 'orderBy'], UNIMPLEMENTED);
       negotiate(c.req.header('accept'), OFFERED);
       const ctx = await linkContext(c, deps);
       const req = fromParams(params, ctx);
@@ -146,7 +156,7 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
   resource(app, `${BASE}/temporal/entityOperations/query`, {
     // NGSI-LD §6.24.3.1 Query temporal evolution of entities via POST
     POST: async (c) => {
-      const params = readParams(c.req.url, [...PAGE, 'options', 'format'], UNIMPLEMENTED);
+      const params = readParams(c.req.url, [...PAGE, 'options', 'format', 'orderBy'], UNIMPLEMENTED);
       negotiate(c.req.header('accept'), OFFERED);
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
       const parsed = QUERY_BODY.safeParse(body.body);
