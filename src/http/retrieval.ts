@@ -2,7 +2,7 @@
 // §4.15 lang, §4.5.17 GeoJSON, join): parsed once, expanded with the request context.
 
 import {
-  BadRequestDataError, LOCATION, ResourceNotFoundError, isProjected, linkedOptions, parseProjection, renderEntity,
+  BadRequestDataError, LOCATION, ResourceNotFoundError, isLanguagePreference, isProjected, linkedOptions, parseProjection, renderEntity,
   renderFeatureCollection, renderGeoJson,
   type Entity, type EntityId, type Iri, type Json, type ProjectionTree, type RenderOptions, type TermMapper,
 } from '../ngsi/index.js';
@@ -44,8 +44,8 @@ export function parseRetrieval(params: Params, mapper: TermMapper): Retrieval {
   }
   bool(params, 'local');
   const lang = params.get('lang');
-  if (lang !== undefined && !/^(\*|[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*|@none)(,(\*|[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*|@none))*$/.test(lang)) {
-    throw new BadRequestDataError(`Invalid lang '${lang}'`);
+  if (lang !== undefined && !isLanguagePreference(lang)) {
+    throw new BadRequestDataError(`Invalid lang '${lang}'`, 'Language tags or *, comma-separated, each with an optional ;q= weight');
   }
   // Interface 4.1: details=true asks for extra information on consumption: the system attributes
   // (createdAt, modifiedAt) of the entity and of each attribute, as options=sysAttrs does.

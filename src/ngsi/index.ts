@@ -29,7 +29,7 @@ export {
   compareOrderValues, orderValue, ordersByIdOnly, parseOrderBy, type OrderKey, type OrderValue,
 } from './order-by.js';
 export { renderFeatureCollection, renderGeoJson, type GeoJsonOptions } from './geojson.js';
-export { parseLanguagePreference, pickLanguage, type LanguagePreference } from './lang.js';
+export { isLanguagePreference, parseLanguagePreference, pickLanguage, type LanguagePreference } from './lang.js';
 
 export { GEOMETRY_TYPES, checkGeometry, looksLikeGeometry, type Geometry, type GeometryCheck } from './geometry.js';
 export { formatDateTime, parseDateTime } from './time.js';

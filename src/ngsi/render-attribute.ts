@@ -31,7 +31,7 @@ const compactKeys = (v: Json, mapper: TermMapper): Json => (typeof v === 'object
 /** The language entry a filter selects, or undefined when the whole map is to be shown. */
 function filteredLanguage(map: Record<string, string | string[]>, ctx: AttributeRenderContext):
   { tag: string; text: string | string[] } | undefined {
-  if (ctx.lang === undefined || ctx.lang.all) return undefined;
+  if (ctx.lang === undefined) return undefined;
   const tag = pickLanguage(Object.keys(map), ctx.lang.ranges);
   const text = tag === undefined ? undefined : map[tag];
   return tag === undefined || text === undefined ? undefined : { tag, text };

@@ -158,9 +158,11 @@ describe('renderEntity: lang [§4.15]', () => {
     expect(name(lang)).toMatchObject({ type: 'Property', value, lang: tag });
   });
 
-  it('falls back to any entry, filters sub-attributes too, and keeps the map for *', () => {
+  it('falls back to any entry, filters sub-attributes too; * shows one entry of any language', () => {
     expect(name('de', { it: 'Ciao' })).toMatchObject({ value: 'Ciao', lang: 'it', note: { type: 'Property', value: 'Ciao' } });
-    expect(name('*')).toMatchObject({ type: 'LanguageProperty', languageMap: { en: 'Hi' } });
+    expect(name('*')).toMatchObject({ type: 'Property', value: 'None', lang: '@none' });
+    expect(name('*', { nl: 'Hallo', fr: 'Salut' })).toMatchObject({ type: 'Property', value: 'Hallo', lang: 'nl' });
+    expect(name('fr-CH,fr;q=0.9,en;q=0.8,*;q=0.5')).toMatchObject({ value: 'Grüezi', lang: 'fr-CH' });
   });
 });
 
