@@ -3,6 +3,7 @@
 // one store query. Shared by entity and temporal queries.
 
 import { bool, csv, type Params } from './params.js';
+import { checkAttrName } from './retrieval.js';
 import {
   BadRequestDataError, InvalidRequestError, compileIdPattern, hasGeoQueryMembers, isAbsoluteUri, parseGeoQuery, parseQ, parseScopeQ,
   parseTypeSelection, type EntityFilter, type GeoQueryInput, type Iri, type TermMapper,
@@ -90,7 +91,7 @@ export function buildEntityQuery(input: EntityQueryInput, mapper: TermMapper): E
       ]),
     });
   }
-  if (input.attrs) query.attrs = input.attrs.map((a) => mapper.expandTerm(a));
+  if (input.attrs) query.attrs = input.attrs.map((a) => mapper.expandTerm(checkAttrName(a)));
   if (input.q !== undefined) query.filters.push({ kind: 'q', expr: parseQ(input.q, mapper) });
   if (input.scopeQ !== undefined) query.filters.push({ kind: 'scopeQ', expr: parseScopeQ(input.scopeQ) });
   if (hasGeo && input.geo) query.filters.push({ kind: 'geo', query: parseGeoQuery(input.geo, mapper) });

@@ -2,7 +2,7 @@
 // §4.15 lang, §4.5.17 GeoJSON, join): parsed once, expanded with the request context.
 
 import {
-  BadRequestDataError, LOCATION, ResourceNotFoundError, isLanguagePreference, isProjected, linkedOptions, parseProjection, renderEntity,
+  BadRequestDataError, ENTITY_CORE_MEMBERS, LOCATION, ResourceNotFoundError, isLanguagePreference, isProjected, nameProblem, linkedOptions, parseProjection, renderEntity,
   renderFeatureCollection, renderGeoJson,
   type Entity, type EntityId, type Iri, type Json, type ProjectionTree, type RenderOptions, type TermMapper,
 } from '../ngsi/index.js';
@@ -23,9 +23,17 @@ export interface Retrieval {
   attrs: Iri[] | undefined;
 }
 
+/** An attribute name of `attrs`: not a core member of the entity (NGSI-LD §5.7.2: 400 BadRequestData). */
+export function checkAttrName(name: string): string {
+  if (ENTITY_CORE_MEMBERS.has(name) && name !== 'scope') throw new BadRequestDataError(`'${name}' is not an attribute name`, 'attrs lists attributes; id and type are always shown');
+  const problem = nameProblem(name);
+  if (problem !== undefined) throw new BadRequestDataError('Invalid attribute name in attrs', problem);
+  return name;
+}
+
 export function parseRetrieval(params: Params, mapper: TermMapper): Retrieval {
   const rep = representation(params);
-  const attrs = csv(params, 'attrs')?.map((a) => mapper.expandTerm(a));
+  const attrs = csv(params, 'attrs')?.map((a) => mapper.expandTerm(checkAttrName(a)));
   const projection = (name: 'pick' | 'omit'): ProjectionTree | undefined => {
     const text = params.get(name);
     return text === undefined ? undefined : parseProjection(text, (n) => mapper.expandTerm(n));

@@ -80,3 +80,14 @@ describe('orderBy', () => {
     }
   });
 });
+
+describe('attrs', () => {
+  it('400 BadRequestData when attrs names core members or malformed names', async () => {
+    for (const attrs of ['id,type', 'createdAt', 'na<me']) {
+      const res = await b.request('GET', `${P}?attrs=${encodeURIComponent(attrs)}`);
+      expect(res.status, attrs).toBe(400);
+      expect(res.json.type, attrs).toBe(ERR + 'BadRequestData');
+    }
+    expect((await b.request('GET', `${P}?attrs=name`)).status).toBe(200);
+  });
+});
