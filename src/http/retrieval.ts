@@ -180,6 +180,8 @@ export function renderForResponse(
     return out;
   }
   if (geo) return renderFeatureCollection([...visible, ...flat.map((f) => f.entity)], mapper, { ...opts, geometryProperty: r.geometryProperty });
-  const rendered = visible.map((e) => renderEntity(e, mapper, opts));
+  // NGSI-LD §4.21: an entity the projection leaves empty is not part of the answer.
+  const projected = opts.pick !== undefined || opts.omit !== undefined;
+  const rendered = visible.map((e) => renderEntity(e, mapper, opts)).filter((o) => !projected || Object.keys(o).length > 0);
   return r.join === 'flat' ? [...rendered, ...flat.map((f) => renderEntity(f.entity, mapper, f.opts))] : rendered;
 }

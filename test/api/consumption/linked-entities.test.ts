@@ -85,4 +85,9 @@ describe('projection grammar and empty projections', () => {
     expect((await get('omit=id,type,name,locatedAt')).status).toBe(404);
     expect((await get('pick=id')).json).toEqual({ id: 'urn:x:building' });
   });
+
+  it('a query leaves out the entities a projection leaves empty', async () => {
+    const res = await b.request('GET', `${P}?type=Building,Country&pick=locatedAt`);
+    expect(res.json).toEqual([{ locatedAt: rel('urn:x:paris') }, { locatedAt: rel('urn:x:nowhere') }]);
+  });
 });
