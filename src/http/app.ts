@@ -66,11 +66,7 @@ export function requestIdOf(c: AppContext): string {
 export function resource(app: App, path: string, handlers: Partial<Record<Method, Handler<AppEnv>>>): void {
   const allow = Object.keys(handlers).sort().join(', ');
   for (const [method, handler] of Object.entries(handlers)) app.on(method, path, handler);
-  app.all(path, (c) => {
-    // A trailing slash with a method only the item below accepts (`PATCH /entities/`) names an
-    // item whose id was left out.
-    // NOTE: c.req.path has the slash removed (non-strict routing); the URL keeps it.
-    if (new URL(c.req.url).pathname.endsWith('/')) throw new BadRequestDataError('Missing id in the path', `${c.req.method} ${c.req.path}/`);
+  app.all(path, () => {
     const err = new MethodNotAllowedError(`Method not allowed on ${path}`, `Allowed: ${allow}`);
     err.allow = Object.keys(handlers).sort();
     throw err;
