@@ -89,6 +89,7 @@ describe('DELETE /jsonldContexts/{id}', () => {
     expect(unknown.status).toBe(400);
     const bad = await b.request('DELETE', `${P}/nope?reload=xxx`);
     expect(bad.status).toBe(400);
+    expect(bad.json.type).toBe(ERR + 'BadRequestData');
     expect(typeof bad.json.detail).toBe('string');
     expect((await b.request('DELETE', `${P}/nope`)).status).toBe(404);
   });
@@ -98,6 +99,7 @@ describe('DELETE /jsonldContexts/{id}', () => {
       const res = await b.request('GET', `${P}?${q}`);
       expect(res.status, q).toBe(400);
       expect(res.json.detail, q).toContain(q.split('=')[1]);
+      expect(res.json.type, q).toBe(ERR + 'BadRequestData');
     }
   });
 });
