@@ -60,9 +60,10 @@ export const configSchema = z
     http: z
       .strictObject({
         bodyLimit: positiveInt(2_097_152, 'Largest request body accepted, in bytes (above: 413)'),
-        // NOTE: at most 1,000: the walkers over parsed values recurse once per level.
-        maxJsonDepth: z.int().min(2).max(1_000).default(64)
-          .describe('Deepest nesting of arrays and objects in a request body (above: 400; 2 to 1000)'),
+        // NOTE: at most 128: the walkers over parsed values recurse once per level, and jsonld's cost
+        // for an inline @context of nested scoped contexts grows with the cube of its nesting.
+        maxJsonDepth: z.int().min(2).max(128).default(64)
+          .describe('Deepest nesting of arrays and objects in a request body (above: 400; 2 to 128)'),
       })
       .prefault({}),
     log: z

@@ -5,22 +5,21 @@ import type { Context } from 'hono';
 import type { ResolvedContext } from '../jsonld/index.js';
 import type { Json } from '../ngsi/index.js';
 import { APP_GEO_JSON, APP_JSON, APP_LD_JSON, linkHeaderValue, type ResponseMediaType } from './media.js';
+import { iriToUri, pathSegment } from './uri.js';
 
 export const BASE = '/ngsi-ld/v1';
 
 /**
- * An entity id as one path segment of a URI (RFC 3987 §3.1 IRI → URI): every character outside the
- * segment's unreserved and sub-delimiter set, non-ASCII included, is percent-encoded as UTF-8, so
- * the result is a valid header value that a client decodes back to the id.
- * NOTE: ids are well-formed Unicode (isAbsoluteUri refuses lone surrogates), which encodeURIComponent needs.
+ * An entity id as one path segment of a URI: it decodes back to the id, and it is ASCII, as a
+ * header value must be (a Location, a Link).
  */
 export function idSegment(id: string): string {
-  return id.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@]/gu, (ch) => encodeURIComponent(ch));
+  return pathSegment(id);
 }
 
-/** The URL a Link header names for this context (hosted composite contexts are served by us). */
+/** The URL a Link header names for this context (hosted composite contexts are served by us), as a URI. */
 export function contextLinkUrl(c: Context, ctx: ResolvedContext): string {
-  if (ctx.linkUrl !== undefined) return ctx.linkUrl;
+  if (ctx.linkUrl !== undefined) return iriToUri(ctx.linkUrl);
   const origin = new URL(c.req.url).origin;
   return `${origin}${BASE}/jsonldContexts/${ctx.hostedId ?? ''}`;
 }
@@ -61,7 +60,8 @@ export function noContent(headers: Record<string, string> = {}): Response {
  * the empty body as a chunked stream (a terminating chunk the client has to parse).
  */
 export function created(location: string): Response {
-  return new Response(null, { status: 201, headers: { Location: location, 'Content-Length': '0' } });
+  // Made a URI here too, so no id can make the header invalid once the write it acknowledges committed.
+  return new Response(null, { status: 201, headers: { Location: iriToUri(location), 'Content-Length': '0' } });
 }
 
 /** `Link` rel=next/prev and `NGSILD-Results-Count` for a page of results. */
@@ -74,7 +74,7 @@ export function pageHeaders(
     const u = new URL(requestUrl);
     u.searchParams.set('offset', String(offset));
     u.searchParams.set('limit', String(page.limit));
-    return `<${u.pathname}${u.search}>; rel="${rel}"; type="${APP_JSON}"`;
+    return `<${iriToUri(u.pathname + u.search)}>; rel="${rel}"; type="${APP_JSON}"`;
   };
   const links: string[] = [];
   if (page.limit > 0 && page.offset > 0) links.push(linkTo(Math.max(0, page.offset - page.limit), 'prev'));

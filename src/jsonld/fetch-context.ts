@@ -1,7 +1,7 @@
 // One bounded fetch of a remote context document: http(s) only, timeout over headers and body,
-// size cap enforced while streaming, JSON object with @context required. Failures → 503.
+// size cap enforced while streaming, nesting bounded, JSON object with @context required. Failures → 503.
 
-import { LdContextNotAvailableError } from '../ngsi/index.js';
+import { LdContextNotAvailableError, isNestedDeeper } from '../ngsi/index.js';
 import { readLimited } from '../lib/index.js';
 import { isJsonObject, type JsonObject } from './jsonld-api.js';
 
@@ -19,6 +19,12 @@ export interface FetchedContext {
 
 const TITLE = 'Unable to load the JSON-LD context';
 const ACCEPT = 'application/ld+json, application/json';
+/**
+ * Deepest nesting of arrays and objects in a context document. NOTE: jsonld's cost grows with the
+ * cube of scoped-context nesting (500 levels exhaust the memory) and its walks are recursive; real
+ * contexts nest a handful of levels. jsonld follows at most 10 context URLs, so this bounds a chain too.
+ */
+const MAX_DEPTH = 64;
 
 function unavailable(url: string, reason: string, cause?: unknown): LdContextNotAvailableError {
   return new LdContextNotAvailableError(TITLE, `${url}: ${reason}`, cause === undefined ? undefined : { cause });
@@ -48,6 +54,7 @@ export async function fetchContextDocument(url: string, limits: FetchLimits): Pr
     const reason = signal.aborted ? `no answer within ${limits.timeoutMs} ms` : errorMessage(err);
     throw unavailable(url, reason, err);
   }
+  if (isNestedDeeper(text, MAX_DEPTH)) throw unavailable(url, `the document nests deeper than ${MAX_DEPTH} levels`);
   let document: unknown;
   try {
     document = JSON.parse(text);

@@ -87,6 +87,18 @@ describe('remote contexts', () => {
   });
 
   type Answer = Parameters<Parameters<typeof startLocalServer>[0]>[1];
+  /** Terms with scoped contexts inside scoped contexts, `levels` times: 2 levels of JSON nesting each. */
+  const scopedChain = (levels: number): Record<string, unknown> => {
+    let ctx: Record<string, unknown> = {};
+    for (let k = 1; k <= levels; k++) ctx = { [`t${k}`]: { '@id': `https://example.org/t${k}`, '@context': ctx } };
+    return ctx;
+  };
+
+  it('accept scoped contexts nested up to 64 levels of JSON', async () => {
+    const server = await serve((_req, res) => res.writeHead(200).end(JSON.stringify({ '@context': scopedChain(31) })));
+    expect((await createTestService().resolve(server.url + 'ctx.jsonld')).expandTerm('t31')).toBe('https://example.org/t31');
+  });
+
   it.each([
     ['a 404', 'answered 404', (res: Answer) => res.writeHead(404).end('{}')],
     ['a non-JSON body', 'not JSON', (res: Answer) => res.writeHead(200).end('<html></html>')],
@@ -98,6 +110,9 @@ describe('remote contexts', () => {
     }],
     ['a declared length over the size cap', 'larger than', (res: Answer) => {
       res.writeHead(200, { 'content-length': 40_000 }).end('{}');
+    }],
+    ['scoped contexts nested deeper than 64 levels (jsonld costs grow with the cube of it)', 'nests deeper than 64 levels', (res: Answer) => {
+      res.writeHead(200).end(JSON.stringify({ '@context': scopedChain(32) }));
     }],
   ])('fail with LdContextNotAvailable on %s', async (_what, reason, answer) => {
     const server = await serve((_req, res) => answer(res));

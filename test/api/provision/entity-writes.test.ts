@@ -2,7 +2,7 @@
 // UpdateResult, NGSI-LD Null, multi-attributes, and the history instance every write leaves.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startTestBroker, T0, type TestBroker } from '../../helpers/broker.js';
+import { startContextServer, startTestBroker, T0, type TestBroker } from '../../helpers/broker.js';
 
 const ID = 'urn:ngsi-ld:Room:w1';
 const P = `/ngsi-ld/v1/entities/${ID}`;
@@ -234,5 +234,25 @@ describe('ids with characters beyond ASCII [RFC 3987 §3.1]', () => {
     expect(res.json.type).toBe('https://uri.etsi.org/ngsi-ld/errors/BadRequestData');
     expect(b.broker.store.entities.list('', { limit: 10, offset: 0, count: false, types: ['https://uri.etsi.org/ngsi-ld/default-context/Thing'] }).entities
       .map((e) => e.id)).not.toContain('urn:x:\ud800');
+  });
+});
+
+describe('a JSON-LD Link header naming a context URL beyond ASCII', () => {
+  it('is sent as a URI (UTF-8 percent-encoded), the URL a client can fetch the context from', async () => {
+    const server = await startContextServer();
+    try {
+      server.set('/ctx-%E2%82%AC.jsonld', { '@context': { Room: 'https://example.org/ns#Room' } });
+      const url = server.url('/ctx-€.jsonld');
+      const body = { id: 'urn:ngsi-ld:Room:ctx1', type: 'Room', '@context': url };
+      expect((await b.request('POST', '/ngsi-ld/v1/entities', { body, headers: { 'Content-Type': 'application/ld+json' } })).status).toBe(201);
+      const res = await b.request('POST', '/ngsi-ld/v1/entityOperations/query', {
+        body: { type: 'Query', entities: [{ type: 'Room' }], '@context': url },
+        headers: { 'Content-Type': 'application/ld+json', Accept: 'application/json' },
+      });
+      expect(res.status, res.text).toBe(200);
+      expect(res.headers.get('link')).toBe(`<${server.url('/ctx-%E2%82%AC.jsonld')}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`);
+    } finally {
+      await server.close();
+    }
   });
 });
