@@ -24,11 +24,9 @@ describe('compilePattern', () => {
 
   it('matches nested quantifiers against long values in linear time', () => {
     const value = `${'a'.repeat(50_000)}!`;
+    // A backtracking engine would not finish these before the test times out; linear time does.
     for (const source of ['(a+)+$', '(a|aa)+$', '(a*)*c', '^(\\w+\\s?)*$']) {
-      const started = performance.now();
       expect(compilePattern(source).test(value), source).toBe(false);
-      // A backtracking engine takes longer than the age of the universe here; linear time is milliseconds.
-      expect(performance.now() - started, source).toBeLessThan(2_000);
     }
   });
 });
