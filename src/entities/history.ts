@@ -1,7 +1,7 @@
 // Turns what a write changed into attribute history instances (every attribute write leaves one;
 // deleting an attribute or an entity leaves a deletion instance whose value is NGSI-LD Null).
 
-import type { Attribute, Entity, EntityId, Iri } from '../ngsi/index.js';
+import { instanceIdAt, type Attribute, type Entity, type EntityId, type Iri } from '../ngsi/index.js';
 import type { HistoryInstance } from '../store/index.js';
 import type { IdGenerator } from '../lib/index.js';
 
@@ -13,18 +13,18 @@ export interface AttributeChange {
   deleted?: true;
 }
 
-const INSTANCE_PREFIX = 'urn:ngsi-ld:Instance:';
 
 export function historyOfChanges(
   entityId: EntityId, changes: readonly AttributeChange[], now: number, newId: IdGenerator, subject: string | undefined,
 ): HistoryInstance[] {
   return changes.map((ch) => {
+    // The id carries the instant the row is stored under (observedAt, else modifiedAt): see instanceIdAt.
     const base: HistoryInstance = ch.instance
       ? {
-        entityId, attr: ch.attr, instanceId: INSTANCE_PREFIX + newId(),
+        entityId, attr: ch.attr, instanceId: instanceIdAt(ch.instance.observedAt ?? ch.instance.modifiedAt, newId()),
         createdAt: ch.instance.createdAt, modifiedAt: ch.instance.modifiedAt, attribute: ch.instance,
       }
-      : { entityId, attr: ch.attr, instanceId: INSTANCE_PREFIX + newId(), createdAt: now, modifiedAt: now, deletedAt: now };
+      : { entityId, attr: ch.attr, instanceId: instanceIdAt(now, newId()), createdAt: now, modifiedAt: now, deletedAt: now };
     const datasetId = ch.instance?.datasetId ?? ch.datasetId;
     if (datasetId !== undefined) base.datasetId = datasetId;
     if (ch.instance?.observedAt !== undefined) base.observedAt = ch.instance.observedAt;

@@ -35,6 +35,7 @@ export { GEOMETRY_TYPES, checkGeometry, looksLikeGeometry, type Geometry, type G
 export { formatDateTime, parseDateTime } from './time.js';
 export { isAbsoluteUri, isLanguageKey, isScopePath, nameProblem } from './names.js';
 export { isNestedDeeper, isPlainObject, type JsonObject } from './json.js';
+export { INSTANCE_PREFIX, instanceIdAt, instantOfInstanceId } from './instance-id.js';
 export { compileIdPattern, type EntityFilter } from './filters.js';
 export { compilePattern, PatternSyntaxError, type Pattern } from './pattern.js';
 export {

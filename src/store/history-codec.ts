@@ -5,8 +5,8 @@
 import type { Attribute, Json } from '../ngsi/index.js';
 import type { HistoryRow } from './buckets.js';
 import type { HistoryInstance } from './types.js';
+import { INSTANCE_PREFIX } from '../ngsi/index.js';
 
-const INSTANCE_PREFIX = 'urn:ngsi-ld:Instance:';
 
 /** Attribute members that default to the instance's columns (null in the JSON = absent). */
 const COLUMN_MEMBERS = ['observedAt', 'createdAt', 'modifiedAt', 'datasetId'] as const;

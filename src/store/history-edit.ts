@@ -2,7 +2,7 @@
 // instant, instance edits by id, series removal, and the row-level steps of retention.
 
 import type BetterSqlite3 from 'better-sqlite3';
-import type { EntityId, Iri } from '../ngsi/index.js';
+import { instantOfInstanceId, type EntityId, type Iri } from '../ngsi/index.js';
 import type { BucketCatalogue, StoredHistoryRow } from './buckets.js';
 import { decodeInstance, encodeInstance, encodeInstanceId } from './history-codec.js';
 import { createStatementCache } from './history-sql.js';
@@ -38,7 +38,18 @@ export function createHistoryEditor({ db, buckets, transaction, keys, reader }: 
     const series = reader.series(tenant, [entityId], [attr]);
     if (series.length === 0) return undefined;
     const params = { ids: JSON.stringify(series.map((s) => s.id)), iid: encodeInstanceId(instanceId) };
-    // NOTE: no index on instance_id: edits by id are rare, and the series index bounds the scan.
+    // The instant an id carries (instanceIdAt) leads to its row with one seek on (series, t); an id
+    // without one, or a row moved since (an edited observedAt), is looked for by a scan of the series.
+    const at = instantOfInstanceId(instanceId);
+    const bucket = at === undefined ? undefined : buckets.list().find((b) => at >= b.startMs && at < b.endMs);
+    if (at !== undefined && bucket !== undefined) {
+      const row = statements.get<StoredHistoryRow>(`SELECT rowid AS rid, series, t, observed_at, created_at, modified_at,
+          deleted_at, instance_id, value, num, sub FROM ${bucket.name}
+        WHERE series IN (SELECT value FROM json_each(@ids)) AND t = @t AND instance_id = @iid LIMIT 1`).get({ ...params, t: at });
+      const s = row && series.find((x) => x.id === row.series);
+      if (row && s) return { table: bucket.name, row, series: s };
+    }
+    // NOTE: no index on instance_id (it would cost every history write a B-tree insert).
     for (const b of buckets.list()) {
       const row = statements.get<StoredHistoryRow>(`SELECT rowid AS rid, series, t, observed_at, created_at, modified_at,
           deleted_at, instance_id, value, num, sub FROM ${b.name}

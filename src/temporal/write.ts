@@ -2,7 +2,7 @@
 // overwrite), the current state follows the newest instance; instance edits, attribute and entity deletes.
 
 import {
-  BadRequestDataError, ResourceNotFoundError, isDeletion, updateAttributePartial, type Attribute, type Entity, type EntityId,
+  BadRequestDataError, ResourceNotFoundError, instanceIdAt, isDeletion, updateAttributePartial, type Attribute, type Entity, type EntityId,
   type FragmentInput, type Iri,
 } from '../ngsi/index.js';
 import type { ChangeEmitter } from '../events.js';
@@ -11,7 +11,6 @@ import type { HistoryInstance, Store } from '../store/index.js';
 import type { TemporalEntityInput, TemporalInstanceInput } from './parse.js';
 import type { TemporalActor } from './types.js';
 
-const INSTANCE_PREFIX = 'urn:ngsi-ld:Instance:';
 
 export interface TemporalWriteDeps {
   store: Store;
@@ -81,7 +80,7 @@ export function createTemporalWriter({ store, events, clock, newId }: TemporalWr
     instances.map(({ attr, attribute }) => {
       const stamped: Attribute = { ...attribute, createdAt: now, modifiedAt: now };
       const h: HistoryInstance = {
-        entityId: id, attr, instanceId: INSTANCE_PREFIX + newId(), observedAt: attribute.observedAt,
+        entityId: id, attr, instanceId: instanceIdAt(attribute.observedAt ?? now, newId()), observedAt: attribute.observedAt,
         createdAt: now, modifiedAt: now, attribute: stamped,
       };
       if (attribute.datasetId !== undefined) h.datasetId = attribute.datasetId;
