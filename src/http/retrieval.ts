@@ -108,7 +108,7 @@ function withCompactionMemo(mapper: TermMapper): TermMapper {
 }
 
 /** A linked entity reached through relationships, with the projection of the path that reached it. */
-interface Reached {
+export interface Reached {
   entity: Entity;
   opts: RenderOptions;
 }
@@ -117,7 +117,7 @@ interface Reached {
  * NGSI-LD §4.5.23 linked entity retrieval: the entities the given ones link to, level by level up to
  * joinLevel, each with the projection of the relationship that reached it first.
  */
-function followLinks(roots: Entity[], opts: RenderOptions, levels: number, load: LinkedLoader): { known: Map<EntityId, Entity>; reached: Reached[] } {
+export function followLinks(roots: Entity[], opts: RenderOptions, levels: number, load: LinkedLoader): { known: Map<EntityId, Entity>; reached: Reached[] } {
   const known = new Map<EntityId, Entity>(roots.map((e) => [e.id, e]));
   const reached: Reached[] = [];
   let frontier: Reached[] = roots.map((entity) => ({ entity, opts }));

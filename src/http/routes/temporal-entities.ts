@@ -16,17 +16,18 @@ import { resource, type App, type AppContext, type AppDeps } from '../app.js';
 import { readJsonBody } from '../body.js';
 import { buildEntityQuery, entityQueryFromParams, type EntityQuery } from '../entity-query.js';
 import { APP_JSON, APP_LD_JSON, negotiate } from '../media.js';
-import { bool, csv, page, readParams, type Params } from '../params.js';
+import { bool, csv, int, page, readParams, type Params } from '../params.js';
 import { BASE, created, idSegment, noContent, pageHeaders, sendPayload } from '../respond.js';
 import { actorOf, entityIdParam, linkContext } from './entities.js';
+import { inlineTemporalLinks } from '../temporal-join.js';
 
 const OFFERED = [APP_JSON, APP_LD_JSON] as const;
 const TEMPORAL = ['timerel', 'timeAt', 'endTimeAt', 'timeproperty', 'lastN', 'firstN', 'offsetN', 'aggrMethods', 'aggrPeriodDuration'] as const;
-const VIEW = ['attrs', 'pick', 'omit', 'options', 'format', 'datasetId'] as const;
+const VIEW = ['attrs', 'pick', 'omit', 'options', 'format', 'datasetId', 'join', 'joinLevel'] as const;
 const GEO = ['georel', 'geometry', 'coordinates', 'geoproperty'] as const;
 const PAGE = ['limit', 'offset', 'count'] as const;
 /** Known NGSI-LD parameters temporal reads do not implement: 501. */
-const UNIMPLEMENTED = ['lang', 'join', 'joinLevel', 'geometryProperty'];
+const UNIMPLEMENTED = ['lang', 'geometryProperty'];
 
 interface ViewInput { attrs?: string[]; pick?: string[]; omit?: string[]; datasetId?: string[]; options: string[]; format?: string }
 
@@ -67,6 +68,21 @@ function fromParams(params: Params, mapper: TermMapper): TemporalRequest {
 /** `Content-Range: date-time <start>-<end>/<size or *>` (NGSI-LD §6.3.10). */
 const contentRange = (r: TemporalRange): string =>
   `date-time ${formatComputedInstant(r.start)}-${formatComputedInstant(r.end)}/${r.size === undefined ? '*' : String(r.size)}`;
+
+/**
+ * join=inline (interface 4.1): the normalized temporal representation gains the linked entities.
+ * The interface offers `inline` only; a temporal representation without instance objects has nowhere to put them.
+ */
+function joinLevelOf(params: Params, req: TemporalRequest): number | undefined {
+  const join = params.get('join');
+  if (join === undefined || join === '@none') {
+    if (params.has('joinLevel')) throw new BadRequestDataError('joinLevel needs join=inline');
+    return undefined;
+  }
+  if (join !== 'inline') throw new BadRequestDataError('A temporal representation joins inline only', `join=${join}`);
+  if (req.view.format !== 'normalized') throw new BadRequestDataError('join=inline needs the normalized temporal representation', `format ${req.view.format}`);
+  return int(params, 'joinLevel', 1, 10) ?? 1;
+}
 
 function answer(c: AppContext, payload: Json, ctx: ResolvedContext, range: TemporalRange | undefined, headers: Record<string, string> = {}): Response {
   const mediaType = negotiate(c.req.header('accept'), OFFERED);
@@ -126,7 +142,9 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
       selection.orderById = keys[0]?.descending === true ? 'desc' : 'asc';
     }
     const p = page(params, config);
+    const joinLevel = joinLevelOf(params, req);
     const found = temporal.query(actorOf(c).tenant, selection, p, req, ctx);
+    if (joinLevel !== undefined) inlineTemporalLinks(found.entities, joinLevel, ctx, (ids) => deps.entities.getMany(actorOf(c), ids));
     return answer(c, found.entities, ctx, found.range, pageHeaders(c.req.url, p, found.hasMore, found.count));
   };
 
@@ -183,7 +201,10 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
       negotiate(c.req.header('accept'), OFFERED);
       const id = entityIdParam(c);
       const ctx = await linkContext(c, deps);
-      const found = temporal.retrieve(actorOf(c).tenant, id, fromParams(params, ctx), ctx);
+      const req = fromParams(params, ctx);
+      const joinLevel = joinLevelOf(params, req);
+      const found = temporal.retrieve(actorOf(c).tenant, id, req, ctx);
+      if (joinLevel !== undefined) inlineTemporalLinks(found.entities, joinLevel, ctx, (ids) => deps.entities.getMany(actorOf(c), ids));
       return answer(c, found.entities[0] ?? {}, ctx, found.range);
     },
     // NGSI-LD §6.19.3.2 Delete the temporal representation of an entity (entity and history, for good)
