@@ -76,7 +76,8 @@ describe('GET /temporal/entities', () => {
     [`${AFTER}`, 400],
     [`type=Sensor&${AFTER}&limit=5000`, 403],
     [`type=Sensor&${AFTER}&q=temperature>`, 400],
-    [`type=Sensor&${AFTER}&join=inline`, 501],
+    [`type=Sensor&${AFTER}&lang=en`, 501],
+    [`type=Sensor&${AFTER}&join=flat`, 400],
     [`type=Sensor&${AFTER}&georel=near;maxDistance==10`, 400],
   ])('GET ?%s is %i', async (query, status) => {
     const res = await b.request('GET', `${TP}?${query}`);
