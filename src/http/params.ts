@@ -45,11 +45,18 @@ export function csv(params: Params, name: string): string[] | undefined {
 
 const boolSchema = z.enum(['true', 'false']);
 
-export function bool(params: Params, name: string, fallback = false): boolean {
+/**
+ * A true/false parameter. A bad value is InvalidRequest (bad parameter syntax), or BadRequestData
+ * where the operation says so (NGSI-LD §5.13: the @context management parameters).
+ */
+export function bool(params: Params, name: string, fallback = false, invalid: 'InvalidRequest' | 'BadRequestData' = 'InvalidRequest'): boolean {
   const raw = params.get(name);
   if (raw === undefined) return fallback;
   const parsed = boolSchema.safeParse(raw);
-  if (!parsed.success) throw new InvalidRequestError(`Query parameter '${name}' must be true or false`, `${name}=${raw}`);
+  if (!parsed.success) {
+    const Err = invalid === 'BadRequestData' ? BadRequestDataError : InvalidRequestError;
+    throw new Err(`Query parameter '${name}' must be true or false`, `${name}=${raw}`);
+  }
   return parsed.data === 'true';
 }
 

@@ -5,16 +5,8 @@ import type { ContextEntryInfo } from '../../jsonld/index.js';
 import { resource, type App, type AppDeps } from '../app.js';
 import { isContextInput, parseJsonText, readBytes } from '../body.js';
 import { APP_JSON, APP_LD_JSON, negotiate, requestMediaType } from '../media.js';
-import { oneOf, readParams } from '../params.js';
+import { bool, oneOf, readParams } from '../params.js';
 import { BASE, created, idSegment, noContent, sendJson } from '../respond.js';
-
-/** A boolean parameter of this API: any other value is BadRequestData (NGSI-LD §5.13.3-§5.13.5). */
-function flag(params: ReadonlyMap<string, string>, name: string): boolean {
-  const v = params.get(name);
-  if (v === undefined || v === 'false') return false;
-  if (v === 'true') return true;
-  throw new BadRequestDataError(`Query parameter '${name}' must be true or false`, `${name}=${v}`);
-}
 
 /** The detailed form of one context (§5.13.3 ContextInfo). */
 function detailsOf(e: ContextEntryInfo): Record<string, string | number> {
@@ -50,7 +42,7 @@ export function registerContextRoutes(app: App, deps: AppDeps): void {
       negotiate(c.req.header('accept'), [APP_JSON, APP_LD_JSON]);
       const kind = oneOf(params, 'kind', ['Hosted', 'Cached', 'ImplicitlyCreated'] as const);
       const list = contexts.list(kind ? { kind } : {});
-      if (!flag(params, 'details')) return sendJson(list.map((e) => e.url));
+      if (!bool(params, 'details', false, 'BadRequestData')) return sendJson(list.map((e) => e.url));
       return sendJson(list.map(detailsOf));
     },
   });
@@ -62,7 +54,7 @@ export function registerContextRoutes(app: App, deps: AppDeps): void {
       // §5.13.4: the body is served as application/json unless JSON-LD is asked for.
       const mediaType = negotiate(c.req.header('accept'), [APP_JSON, APP_LD_JSON]);
       const id = c.req.param('id') ?? '';
-      if (flag(params, 'details')) {
+      if (bool(params, 'details', false, 'BadRequestData')) {
         // §5.13.4: with details=true, what is known of the context instead of its body.
         const info = contexts.info(id);
         if (!info) throw new ResourceNotFoundError('Unknown @context', id);
@@ -76,7 +68,7 @@ export function registerContextRoutes(app: App, deps: AppDeps): void {
     DELETE: async (c) => {
       const params = readParams(c.req.url, ['reload']);
       const id = c.req.param('id') ?? '';
-      const found = await contexts.delete(id, { reload: flag(params, 'reload') });
+      const found = await contexts.delete(id, { reload: bool(params, 'reload', false, 'BadRequestData') });
       if (!found) throw new ResourceNotFoundError('Unknown @context', id);
       return noContent();
     },
