@@ -61,6 +61,7 @@ const PARAM_VALUES: Record<string, fc.Arbitrary<string>> = {
   join: fc.constantFrom('inline', 'flat', '@none', 'x'),
   joinLevel: fc.constantFrom('1', '2', '0', '-1', 'x'),
   local: fc.constantFrom('true', 'false'),
+  orderBy: fc.oneof(fc.constantFrom('id', 'name;desc', 'type;asc,name.sub;desc', 'createdAt', 'temperature.observedAt', 'name;up', ',', 'a.b.c.d'), junk),
   keep: attr,
   drop: attr,
   kind: fc.constantFrom('Hosted', 'Cached', 'ImplicitlyCreated', 'x'),
