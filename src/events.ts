@@ -1,13 +1,44 @@
-// Change events: what a committed write did, announced after commit to subscriptions and federation.
+// Changes: what one committed write did to one entity, as journaled in the same transaction and
+// announced after commit; and the write port through which every write of every source goes.
 
-import type { Entity, EntityId, Iri } from './ngsi/index.js';
+import type { Entity, EntityId, HistoryInstance, Iri, Principal } from './ngsi/index.js';
 
-export type ChangeEvent =
-  | { kind: 'entityCreated'; tenant: string; entity: Entity; subject?: string }
-  | { kind: 'entityReplaced'; tenant: string; previous: Entity; entity: Entity; subject?: string }
-  | { kind: 'entityUpdated'; tenant: string; previous: Entity; entity: Entity; attrs: Iri[]; subject?: string }
-  | { kind: 'entityDeleted'; tenant: string; id: EntityId; previous: Entity; subject?: string }
-  | { kind: 'attributesDeleted'; tenant: string; previous: Entity; entity: Entity; attrs: Iri[]; subject?: string };
+/**
+ * - entityCreated: the entity became live (it was not, or it was soft-deleted);
+ * - entityUpdated: the live entity changed (attributes written or deleted, types, scope);
+ * - entityReplaced: the live entity was replaced whole (PUT, upsert with replace);
+ * - entityDeleted: the entity stopped being live (soft delete, or removed with its history);
+ * - historyChanged: only its history changed (a back-fill older than the current state, an instance
+ *   edited or deleted, a series removed); the current state is as it was.
+ */
+export type ChangeKind = 'entityCreated' | 'entityUpdated' | 'entityReplaced' | 'entityDeleted' | 'historyChanged';
+
+export const CHANGE_KINDS: readonly ChangeKind[] = ['entityCreated', 'entityUpdated', 'entityReplaced', 'entityDeleted', 'historyChanged'];
+
+/** One entity's change by one write: exactly one per entity and write, with its journal sequence. */
+export interface ChangeEvent {
+  /** Position in the change journal: increasing, never reused. */
+  seq: number;
+  tenant: string;
+  kind: ChangeKind;
+  id: EntityId;
+  /** When the write ran (epoch ms). */
+  at: number;
+  subject?: string;
+  /**
+   * The live entity before the write, holding only the attributes the write touched (written,
+   * deleted or edited); absent when the entity was not live.
+   */
+  previous?: Entity;
+  /** The live entity after the write, whole; absent when it is not live (deleted, or never was). */
+  entity?: Entity;
+  /** Attributes with an instance written (created, updated or replaced). */
+  written: Iri[];
+  /** Attributes with an instance deleted (from the current state or, for history edits, from history). */
+  deleted: Iri[];
+  /** History instances written by the write (deletion instances included), in order. */
+  instances: HistoryInstance[];
+}
 
 export type ChangeListener = (event: ChangeEvent) => void;
 
@@ -34,4 +65,49 @@ export function createChangeEmitter(onError: (err: unknown) => void): ChangeEmit
       }
     },
   };
+}
+
+/** Which instances a series removal takes: every series of the attribute, or one datasetId's. */
+export type SeriesSelector = 'all' | 'default' | string;
+
+/**
+ * The operations of one write, inside its transaction. Every operation on an entity is recorded,
+ * and when the write's function returns, the core journals one change per entity it touched.
+ * Reads see the write's own effects.
+ */
+export interface WriteTx {
+  /** When this write runs (epoch ms), one instant for all it does. */
+  readonly now: number;
+  /** The live entity. */
+  live(id: EntityId): Entity | undefined;
+  /** The latest document, live or soft-deleted. */
+  latest(id: EntityId): Entity | undefined;
+  /** Inserts a new live entity (AlreadyExists when one is live) with the history it starts. */
+  insert(entity: Entity, instances: HistoryInstance[]): void;
+  /** Replaces the live `previous` by `next` (may be the same object: history only) and appends history. */
+  update(previous: Entity, next: Entity, instances: HistoryInstance[], opts?: { replaced?: boolean }): void;
+  /** Soft-deletes the live `previous`, recording its deletion instances. */
+  markDeleted(previous: Entity, instances: HistoryInstance[]): void;
+  /**
+   * Temporal instances (NGSI-LD §5.6.11-5.6.12): an instance with the same series and observedAt
+   * as a stored one replaces it. `next` is the live state after them (may be `previous`).
+   */
+  addObserved(previous: Entity | undefined, next: Entity | undefined, instances: HistoryInstance[]): void;
+  /** Rewrites one history instance with `edit` of it; false when there is none. */
+  modifyInstance(id: EntityId, attr: Iri, instanceId: string, edit: (old: HistoryInstance) => HistoryInstance): boolean;
+  /** Removes one history instance; false when there is none. */
+  deleteInstance(id: EntityId, attr: Iri, instanceId: string): boolean;
+  /** Removes history series of an attribute; returns how many instances went. */
+  removeSeries(id: EntityId, attr: Iri, which: SeriesSelector): number;
+  /** Removes an entity for good: its document (live or not) and its whole history; false when nothing was there. */
+  purge(id: EntityId): boolean;
+}
+
+/** The one write path: every write of every source (HTTP, batch, temporal, MQTT) goes through it. */
+export interface WriteCore {
+  /**
+   * Runs fn as one write (group-committed with the writes of the same turn). Each entity it touched
+   * gets one journal row in the same transaction and one ChangeEvent after commit.
+   */
+  write<T>(actor: Principal, fn: (tx: WriteTx) => T): Promise<T>;
 }

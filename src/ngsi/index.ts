@@ -36,6 +36,8 @@ export { formatDateTime, parseDateTime } from './time.js';
 export { isAbsoluteUri, isLanguageKey, isScopePath, nameProblem } from './names.js';
 export { isNestedDeeper, isPlainObject, type JsonObject } from './json.js';
 export { INSTANCE_PREFIX, instanceIdAt, instantOfInstanceId } from './instance-id.js';
+export type { HistoryInstance } from './history-instance.js';
+export { anonymousIn, type Principal } from './principal.js';
 export { compileIdPattern, type EntityFilter } from './filters.js';
 export { compilePattern, PatternSyntaxError, type Pattern } from './pattern.js';
 export {

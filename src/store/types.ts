@@ -4,7 +4,9 @@
 import type { Clock, Logger } from '../lib/index.js';
 import type { EntityArchive } from './entity-archive.js';
 import type { HistoryEditor, HistoryReader, HistoryRetention } from './history-types.js';
-import type { Attribute, Entity, EntityFilter, EntityId, Iri } from '../ngsi/index.js';
+import type { Entity, EntityFilter, EntityId, HistoryInstance, Iri } from '../ngsi/index.js';
+
+export type { HistoryInstance };
 import type { DiscoveryRepository } from './discovery.js';
 
 export interface StoreOptions {
@@ -97,21 +99,6 @@ export interface EntityRepository {
   list(tenant: string, q: EntityListQuery): { entities: Entity[]; count?: number };
 }
 
-export interface HistoryInstance {
-  entityId: EntityId;
-  attr: Iri;
-  datasetId?: string;
-  /** 'urn:ngsi-ld:Instance:<uuid>' (any other string is kept verbatim). */
-  instanceId: string;
-  observedAt?: number;
-  createdAt: number;
-  modifiedAt: number;
-  deletedAt?: number;
-  /** The instance as written; absent for a deletion instance (value NGSI-LD Null). */
-  attribute?: Attribute;
-  /** The writer's subject (JWT sub), for audit. */
-  subject?: string;
-}
 
 /** Appends, reads (history-types), edits and retention of attribute history. */
 export interface HistoryRepository extends HistoryReader, HistoryEditor, HistoryRetention {
