@@ -7,7 +7,9 @@ import { createChangeEmitter, type ChangeEmitter } from './events.js';
 import { uuid, type Clock, type IdGenerator, type Logger } from './lib/index.js';
 import { openStore, type Store } from './store/index.js';
 import { createContextService, type ContextService } from './jsonld/index.js';
-import { createBatchService, createDiscoveryService, createEntityService, type EntityService } from './entities/index.js';
+import {
+  createBatchService, createDiscoveryService, createEntityService, createWriteCore, type EntityService,
+} from './entities/index.js';
 import { createApp, listenHttp, type App, type HttpListener } from './http/index.js';
 import { createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
 import { createJobScheduler } from './jobs/index.js';
@@ -55,11 +57,13 @@ export function createBroker(deps: BrokerDeps): Broker {
     clock,
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
   });
-  const entities = createEntityService({ store, events, clock, newId: deps.newId ?? uuid });
+  // The one write path: every write below journals its changes through it.
+  const core = createWriteCore({ store, events, clock });
+  const entities = createEntityService({ store, core, clock, newId: deps.newId ?? uuid });
   // The schema accepts only ISO 8601 durations (or empty) for history.retention.
   const retention = config.history.retention === '' ? undefined : parseDuration(config.history.retention);
   const temporal = createTemporalService({
-    store, events, clock, newId: deps.newId ?? uuid, log: log.child('temporal'), limit: config.temporal.limit,
+    store, core, clock, newId: deps.newId ?? uuid, log: log.child('temporal'), limit: config.temporal.limit,
     ...(retention ? { retention } : {}),
   });
   const jobs = createJobScheduler({ log: log.child('jobs') });

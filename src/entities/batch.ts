@@ -3,10 +3,10 @@
 
 import {
   appendAttributes, dropAttributes, mergeEntity, ResourceNotFoundError,
-  type AttributeInputs, type Iri, type Entity, type EntityFragment, type EntityId, type EntityMembers,
+  type AttributeInputs, type Iri, type NotUpdated, type Principal, type Entity, type EntityFragment, type EntityId, type EntityMembers,
 } from '../ngsi/index.js';
 import type { EntityListQuery } from '../store/index.js';
-import type { Actor, EntityService, NotUpdated, UpdateResult, UpsertMode } from './service.js';
+import type { EntityService, UpdateResult, UpsertMode } from './service.js';
 
 /** How one entity of a batch fared, in the order of the input. */
 export type BatchOutcome =
@@ -35,21 +35,21 @@ export type PurgeProjection = { keep: Iri[] } | { drop: Iri[] };
 
 export interface BatchService {
   /** §5.6.7: an id that exists, or repeats an earlier one of the batch, fails with AlreadyExists. */
-  create(actor: Actor, entities: Entity[]): Promise<BatchOutcome[]>;
+  create(actor: Principal, entities: Entity[]): Promise<BatchOutcome[]>;
   /** §5.6.8: created, or replaced / appended to (`mode`); `created` tells which. */
-  upsert(actor: Actor, entities: Entity[], mode: UpsertMode): Promise<BatchOutcome[]>;
+  upsert(actor: Principal, entities: Entity[], mode: UpsertMode): Promise<BatchOutcome[]>;
   /** §5.6.9: attributes appended to live entities (§5.6.3), existing ones kept with noOverwrite. */
-  update(actor: Actor, items: AttributesOf[], opts: { noOverwrite: boolean }): Promise<BatchOutcome[]>;
+  update(actor: Principal, items: AttributesOf[], opts: { noOverwrite: boolean }): Promise<BatchOutcome[]>;
   /** §5.6.20: each fragment merged into its live entity (§5.6.17). */
-  merge(actor: Actor, items: FragmentOf[]): Promise<BatchOutcome[]>;
+  merge(actor: Principal, items: FragmentOf[]): Promise<BatchOutcome[]>;
   /** §5.6.10: each live entity marked deleted; a missing one fails with ResourceNotFound. */
-  delete(actor: Actor, ids: EntityId[]): Promise<BatchOutcome[]>;
+  delete(actor: Principal, ids: EntityId[]): Promise<BatchOutcome[]>;
   /** §5.6.21: deletes every live entity of the selection, a page at a time; returns how many. */
   /**
    * Deletes every live entity of the selection, or with a projection only the attributes it names
    * (`drop`) or all but those (`keep`). Resolves with the number of entities purged.
    */
-  purge(actor: Actor, selection: PurgeSelection, projection?: PurgeProjection): Promise<number>;
+  purge(actor: Principal, selection: PurgeSelection, projection?: PurgeProjection): Promise<number>;
 }
 
 export interface BatchServiceDeps {
@@ -76,11 +76,11 @@ export function createBatchService(deps: BatchServiceDeps): BatchService {
   const { entities, purgePageSize } = deps;
   const succeeded = (created: boolean): BatchOutcome => ({ status: 'succeeded', created });
 
-  const deleteAll = (actor: Actor, ids: EntityId[]): Promise<BatchOutcome[]> =>
+  const deleteAll = (actor: Principal, ids: EntityId[]): Promise<BatchOutcome[]> =>
     settle(ids, (id) => entities.delete(actor, id).then(() => succeeded(false)));
 
   /** The selection is listed first (attributes dropped may be what it selects on), then updated page by page. */
-  const purgeAttributes = async (actor: Actor, selection: PurgeSelection, projection: PurgeProjection): Promise<number> => {
+  const purgeAttributes = async (actor: Principal, selection: PurgeSelection, projection: PurgeProjection): Promise<number> => {
     const ids: EntityId[] = [];
     for (let offset = 0; ; offset += purgePageSize) {
       const page = entities.list(actor, { ...selection, limit: purgePageSize, offset, count: false }).entities;

@@ -1,10 +1,9 @@
 // Discovery use cases (NGSI-LD §5.7.5-5.7.9): the entity types and attributes of a tenant's live
 // entities, from the store's indexes; names stay expanded IRIs until the edge compacts them.
 
-import { ResourceNotFoundError, type Iri } from '../ngsi/index.js';
-import type { AttributeInfo, Store, TypeAttributes, TypeInfo } from '../store/index.js';
+import { ResourceNotFoundError, type Iri, type Principal } from '../ngsi/index.js';
+import { readScopeOf, type AttributeInfo, type Store, type TypeAttributes, type TypeInfo } from '../store/index.js';
 import type { IdGenerator } from '../lib/index.js';
-import type { Actor } from './service.js';
 
 /** A list resource with a generated id (EntityTypeList, AttributeList, NGSI-LD §5.2.24, §5.2.27). */
 export interface DiscoveryList {
@@ -15,21 +14,21 @@ export interface DiscoveryList {
 
 export interface DiscoveryService {
   /** §5.7.5 Retrieve Available Entity Types. */
-  typeList(actor: Actor): DiscoveryList;
+  typeList(actor: Principal): DiscoveryList;
   /** §5.7.6 Retrieve Details of Available Entity Types. */
-  typeDetails(actor: Actor): TypeAttributes[];
+  typeDetails(actor: Principal): TypeAttributes[];
   /** §5.7.7 Retrieve Available Entity Type Information; ResourceNotFound when no live entity has it. */
-  typeInfo(actor: Actor, type: Iri): TypeInfo;
+  typeInfo(actor: Principal, type: Iri): TypeInfo;
   /** §5.7.8 Retrieve Available Attributes. */
-  attributeList(actor: Actor): DiscoveryList;
+  attributeList(actor: Principal): DiscoveryList;
   /** §5.7.9 Retrieve Details of Available Attributes (all of them). */
-  attributeDetails(actor: Actor): AttributeInfo[];
+  attributeDetails(actor: Principal): AttributeInfo[];
   /** §5.7.9 for one attribute; ResourceNotFound when no live entity has it. */
-  attributeInfo(actor: Actor, attr: Iri): AttributeInfo;
+  attributeInfo(actor: Principal, attr: Iri): AttributeInfo;
 }
 
 export interface DiscoveryServiceDeps {
-  store: Store;
+  store: Pick<Store, 'discovery'>;
   newId: IdGenerator;
 }
 
@@ -37,17 +36,17 @@ export function createDiscoveryService(deps: DiscoveryServiceDeps): DiscoverySer
   const { store, newId } = deps;
   const discovery = store.discovery;
   return {
-    typeList: (actor) => ({ id: `urn:ngsi-ld:EntityTypeList:${newId()}`, names: discovery.types(actor.tenant) }),
-    typeDetails: (actor) => discovery.typesWithAttributes(actor.tenant),
+    typeList: (actor) => ({ id: `urn:ngsi-ld:EntityTypeList:${newId()}`, names: discovery.types(readScopeOf(actor)) }),
+    typeDetails: (actor) => discovery.typesWithAttributes(readScopeOf(actor)),
     typeInfo(actor, type) {
-      const info = discovery.typeInfo(actor.tenant, type);
+      const info = discovery.typeInfo(readScopeOf(actor), type);
       if (!info) throw new ResourceNotFoundError('Entity type not found', type);
       return info;
     },
-    attributeList: (actor) => ({ id: `urn:ngsi-ld:AttributeList:${newId()}`, names: discovery.attributes(actor.tenant) }),
-    attributeDetails: (actor) => discovery.attributeInfos(actor.tenant),
+    attributeList: (actor) => ({ id: `urn:ngsi-ld:AttributeList:${newId()}`, names: discovery.attributes(readScopeOf(actor)) }),
+    attributeDetails: (actor) => discovery.attributeInfos(readScopeOf(actor)),
     attributeInfo(actor, attr) {
-      const [info] = discovery.attributeInfos(actor.tenant, attr);
+      const [info] = discovery.attributeInfos(readScopeOf(actor), attr);
       if (!info) throw new ResourceNotFoundError('Attribute not found', attr);
       return info;
     },

@@ -1,8 +1,9 @@
 // Entity use cases: the single write path for HTTP, MQTT and batch operations.
 export { createEntityService } from './service.js';
 export type { EntityListQuery } from '../store/index.js';
-export type { Actor, EntityService, EntityServiceDeps, UpdateOutcome, UpdateResult, NotUpdated, UpsertMode } from './service.js';
-export type { AttributeChange } from './history.js';
+export type { EntityService, EntityServiceDeps, UpdateResult, UpsertMode } from './service.js';
+/** The write core: the one write path, journaling one change per entity and write. */
+export { createWriteCore, type WriteCoreDeps } from './write-core.js';
 
 /** Batch operations (NGSI-LD §5.6.7-5.6.10, §5.6.20) and Delete Entities (§5.6.21) over the entity service. */
 export { createBatchService } from './batch.js';

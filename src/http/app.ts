@@ -1,13 +1,9 @@
 // The Hono application: middleware order (request id + log line, tenant), the NGSI-LD routes,
 // 404/405 handling and the single error handler that renders ProblemDetails.
 
-import { Hono, type Context, type Handler } from 'hono';
-import { randomUUID } from 'node:crypto';
-import type { Logger } from '../lib/index.js';
+import { Hono } from 'hono';
 import { BadRequestDataError, MethodNotAllowedError, ResourceNotFoundError } from '../ngsi/index.js';
-import type { ContextService } from '../jsonld/index.js';
-import type { TemporalService } from '../temporal/index.js';
-import type { BatchService, DiscoveryService, EntityService } from '../entities/index.js';
+import { requestIdOf, type App, type AppDeps, type AppEnv } from './app-env.js';
 import { problemResponse, toNgsiError } from './problem.js';
 import { registerEntityRoutes } from './routes/entities.js';
 import { registerEntityAttributeRoutes } from './routes/entity-attributes.js';
@@ -18,60 +14,8 @@ import { registerAttributeRoutes } from './routes/attributes.js';
 import { registerTemporalEntityRoutes } from './routes/temporal-entities.js';
 import { registerEntityQueryRoutes } from './routes/entity-query.js';
 
-export interface HttpConfig {
-  bodyLimit: number;
-  /** Deepest nesting of arrays and objects in a request body (above: 400 BadRequestData). */
-  maxJsonDepth: number;
-  limitDefault: number;
-  limitMax: number;
-  /** Most entities in one batch operation (above: 400 BadRequestData). */
-  batchMaxSize: number;
-}
-
-export interface AppDeps {
-  config: HttpConfig;
-  contexts: ContextService;
-  entities: EntityService;
-  batch: BatchService;
-  discovery: DiscoveryService;
-  temporal: TemporalService;
-  log: Logger;
-  isReady: () => boolean;
-}
-
-export type AppEnv = {
-  Variables: { requestId: string | undefined; tenant: string; problem: { type: string; title: string } | undefined };
-};
-export type AppContext = Context<AppEnv>;
-export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-export type App = Hono<AppEnv>;
-
 const TENANT = /^[A-Za-z0-9_-]{1,64}$/;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-
-/**
- * The request's id: the client's (a plain token), else one drawn when first needed (a log line, an
- * error), so a request that needs none draws none.
- */
-export function requestIdOf(c: AppContext): string {
-  let id = c.get('requestId');
-  if (id === undefined) {
-    id = randomUUID();
-    c.set('requestId', id);
-  }
-  return id;
-}
-
-/** Registers the handlers of one resource path, and 405 with `Allow` for every other method. */
-export function resource(app: App, path: string, handlers: Partial<Record<Method, Handler<AppEnv>>>): void {
-  const allow = Object.keys(handlers).sort().join(', ');
-  for (const [method, handler] of Object.entries(handlers)) app.on(method, path, handler);
-  app.all(path, () => {
-    const err = new MethodNotAllowedError(`Method not allowed on ${path}`, `Allowed: ${allow}`);
-    err.allow = Object.keys(handlers).sort();
-    throw err;
-  });
-}
 
 export function createApp(deps: AppDeps): App {
   // A trailing slash names the same resource (`POST /entities/` is `POST /entities`).

@@ -8,7 +8,7 @@ import {
   InvalidRequestError, NotImplementedError, RequestHeaderFieldsTooLargeError, RequestTimeoutError, type NgsiError,
 } from '../ngsi/index.js';
 import type { Logger } from '../lib/index.js';
-import type { App } from './app.js';
+import type { App } from './app-env.js';
 import { problemOf } from './problem.js';
 
 export interface HttpListener {

@@ -37,7 +37,9 @@ export { isAbsoluteUri, isLanguageKey, isScopePath, nameProblem } from './names.
 export { isNestedDeeper, isPlainObject, type JsonObject } from './json.js';
 export { INSTANCE_PREFIX, instanceIdAt, instantOfInstanceId } from './instance-id.js';
 export type { HistoryInstance } from './history-instance.js';
+export { changesOfEntity, deletionsOfEntity, historyOfChanges } from './history-of-changes.js';
 export { anonymousIn, type Principal } from './principal.js';
+export { withNewest, type ObservedInstance } from './newest.js';
 export { compileIdPattern, type EntityFilter } from './filters.js';
 export { compilePattern, PatternSyntaxError, type Pattern } from './pattern.js';
 export {

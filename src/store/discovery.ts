@@ -5,6 +5,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { ATTRIBUTE_KINDS, type AttributeKind, type Iri } from '../ngsi/index.js';
 import { kindOfCode } from './attribute-kinds.js';
 import type { IriDictionary } from './iris.js';
+import type { ReadScope } from './read-scope.js';
 
 /** The attribute names found on the live entities of one type. */
 export interface TypeAttributes {
@@ -31,15 +32,15 @@ export interface AttributeInfo {
 
 export interface DiscoveryRepository {
   /** Types of live entities, ordered by IRI. */
-  types(tenant: string): Iri[];
+  types(scope: ReadScope): Iri[];
   /** Each type of live entities with the attributes those entities have, ordered by type IRI. */
-  typesWithAttributes(tenant: string): TypeAttributes[];
+  typesWithAttributes(scope: ReadScope): TypeAttributes[];
   /** undefined when no live entity has the type. */
-  typeInfo(tenant: string, type: Iri): TypeInfo | undefined;
+  typeInfo(scope: ReadScope, type: Iri): TypeInfo | undefined;
   /** Attribute names of live entities, ordered by IRI. */
-  attributes(tenant: string): Iri[];
+  attributes(scope: ReadScope): Iri[];
   /** Details of every attribute name, or of the one given (empty when no live entity has it). */
-  attributeInfos(tenant: string, attr?: Iri): AttributeInfo[];
+  attributeInfos(scope: ReadScope, attr?: Iri): AttributeInfo[];
 }
 
 /**
@@ -102,9 +103,9 @@ export function createDiscoveryRepository(db: BetterSqlite3.Database, iris: IriD
   const oneAttr = attrStatements(true);
 
   return {
-    types: (tenant) => typeList.all(params(tenant)),
+    types: ({ tenant }) => typeList.all(params(tenant)),
 
-    typesWithAttributes(tenant) {
+    typesWithAttributes({ tenant }) {
       const byType = new Map<Iri, Iri[]>();
       for (const row of typeAttrs.all(params(tenant))) {
         if (!byType.has(row.type)) byType.set(row.type, []);
@@ -113,7 +114,7 @@ export function createDiscoveryRepository(db: BetterSqlite3.Database, iris: IriD
       return [...byType].map(([type, attrs]) => ({ type, attrs }));
     },
 
-    typeInfo(tenant, type) {
+    typeInfo({ tenant }, type) {
       const typeId = iris.lookup(type);
       if (typeId === undefined) return undefined;
       const entityCount = typeCount.get(params(tenant, { type: typeId })) ?? 0;
@@ -126,9 +127,9 @@ export function createDiscoveryRepository(db: BetterSqlite3.Database, iris: IriD
       return { type, entityCount, attrs: [...kinds].map(([attr, list]) => ({ attr, kinds: sortKinds(list) })) };
     },
 
-    attributes: (tenant) => attrList.all(params(tenant)),
+    attributes: ({ tenant }) => attrList.all(params(tenant)),
 
-    attributeInfos(tenant, attr) {
+    attributeInfos({ tenant }, attr) {
       const attrId = attr === undefined ? undefined : iris.lookup(attr);
       if (attr !== undefined && attrId === undefined) return [];
       const stmts = attrId === undefined ? allAttrs : oneAttr;

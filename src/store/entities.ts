@@ -9,6 +9,7 @@ import type { RunInTx } from './transactions.js';
 import type { EntityListQuery, EntityRepository } from './types.js';
 import { ENTITY_INDEXERS } from './entity-indexes.js';
 import { createEntitySelect, type SelectScope } from './entity-select.js';
+import type { ReadScope } from './read-scope.js';
 
 export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDictionary, transaction: RunInTx): EntityRepository {
   const indexers = ENTITY_INDEXERS.map((make) => make(db, iris));
@@ -99,20 +100,20 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
     attrsClause: 'EXISTS (SELECT 1 FROM entity_attr_kinds x WHERE x.entity = e.rowid AND x.attr IN (SELECT value FROM json_each(@attrs)))',
     fromWithIds: 'entities e INDEXED BY entities_tenant_id',
   };
-  const list = (tenant: string, q: EntityListQuery): { entities: Entity[]; count?: number } => select(tenant, q, LIVE);
+  const list = ({ tenant }: ReadScope, q: EntityListQuery): { entities: Entity[]; count?: number } => select(tenant, q, LIVE);
 
   return {
-    get: (tenant, id) => {
+    get: ({ tenant }, id) => {
       const row = getRow.get(tenant, id);
       return row && decodeEntity(row);
     },
-    getMany: (tenant, ids) => {
+    getMany: ({ tenant }, ids) => {
       const out = new Map<EntityId, Entity>();
       if (ids.length === 0) return out;
       for (const row of getMany.all(tenant, JSON.stringify(ids))) out.set(row.id, decodeEntity(row));
       return out;
     },
-    exists: (tenant, id) => liveRowid.get(tenant, id) !== undefined,
+    exists: ({ tenant }, id) => liveRowid.get(tenant, id) !== undefined,
     insert,
     update,
     markDeleted: (tenant, id, at) => transaction(() => {

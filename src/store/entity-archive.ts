@@ -8,15 +8,16 @@ import { createEntitySelect, type SelectScope } from './entity-select.js';
 import type { IriDictionary } from './iris.js';
 import type { RunInTx } from './transactions.js';
 import type { EntityListQuery, EntityRepository } from './types.js';
+import type { ReadScope } from './read-scope.js';
 
 export interface EntityArchive {
   /** The latest document stored for the id: the live entity, else the most recently deleted one. */
-  latest(tenant: string, id: EntityId): Entity | undefined;
+  latest(scope: ReadScope, id: EntityId): Entity | undefined;
   /**
    * The latest document of every id matching the query, in order of that document's creation. Unlike
    * the live listing, `attrs` matches entities having history of one of the attributes.
    */
-  list(tenant: string, q: EntityListQuery): { entities: Entity[]; count?: number };
+  list(scope: ReadScope, q: EntityListQuery): { entities: Entity[]; count?: number };
   /** Removes every row of the id, live or deleted; false when there was none. */
   purge(tenant: string, id: EntityId, at: number): boolean;
 }
@@ -50,10 +51,10 @@ export function createEntityArchive(
     attrsClause: `EXISTS (SELECT 1 FROM series s WHERE s.tenant = e.tenant AND s.entity_id = e.id
         AND s.attr IN (SELECT value FROM json_each(@attrs)))`,
   };
-  const list = (tenant: string, q: EntityListQuery): { entities: Entity[]; count?: number } => select(tenant, q, LATEST);
+  const list = ({ tenant }: ReadScope, q: EntityListQuery): { entities: Entity[]; count?: number } => select(tenant, q, LATEST);
 
   return {
-    latest: (tenant, id) => {
+    latest: ({ tenant }, id) => {
       const row = latest.get(tenant, id);
       return row && decodeEntity(row);
     },

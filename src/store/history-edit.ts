@@ -9,6 +9,7 @@ import { createStatementCache } from './history-sql.js';
 import type { HistoryEditor, HistoryReader, HistoryRetention, HistorySeries } from './history-types.js';
 import type { RunInTx } from './transactions.js';
 import type { HistoryInstance } from './types.js';
+import type { ReadScope } from './read-scope.js';
 
 export interface SeriesKeys {
   /** The id of a series, created when new (inside the caller's transaction). */
@@ -33,9 +34,9 @@ export function createHistoryEditor({ db, buckets, transaction, keys, reader }: 
   const removeSeriesRows = db.prepare<[string]>('DELETE FROM series WHERE id IN (SELECT value FROM json_each(?))');
 
   /** Where an instance is stored: its bucket, row and series. */
-  const locate = (tenant: string, entityId: EntityId, attr: Iri, instanceId: string):
+  const locate = (scope: ReadScope, entityId: EntityId, attr: Iri, instanceId: string):
     { table: string; row: StoredHistoryRow; series: HistorySeries } | undefined => {
-    const series = reader.series(tenant, [entityId], [attr]);
+    const series = reader.series(scope, [entityId], [attr]);
     if (series.length === 0) return undefined;
     const params = { ids: JSON.stringify(series.map((s) => s.id)), iid: encodeInstanceId(instanceId) };
     // The instant an id carries (instanceIdAt) leads to its row with one seek on (series, t); an id
@@ -77,13 +78,13 @@ export function createHistoryEditor({ db, buckets, transaction, keys, reader }: 
       });
     },
 
-    findInstance(tenant, entityId, attr, instanceId) {
-      const found = locate(tenant, entityId, attr, instanceId);
+    findInstance(scope, entityId, attr, instanceId) {
+      const found = locate(scope, entityId, attr, instanceId);
       return found && decodeInstance(found.row, keyOf(found.series));
     },
 
     modifyInstance: (tenant, entityId, attr, instanceId, change) => transaction(() => {
-      const found = locate(tenant, entityId, attr, instanceId);
+      const found = locate({ tenant }, entityId, attr, instanceId);
       if (!found) return false;
       const updated = change(decodeInstance(found.row, keyOf(found.series)));
       const row = encodeInstance(keys.idOf(tenant, updated.entityId, updated.attr, updated.datasetId), updated);
@@ -93,14 +94,14 @@ export function createHistoryEditor({ db, buckets, transaction, keys, reader }: 
     }),
 
     deleteInstance: (tenant, entityId, attr, instanceId) => transaction(() => {
-      const found = locate(tenant, entityId, attr, instanceId);
+      const found = locate({ tenant }, entityId, attr, instanceId);
       if (!found) return false;
       statements.get(`DELETE FROM ${found.table} WHERE rowid = @rid`).run({ rid: found.row.rid });
       return true;
     }),
 
     removeSeries: (tenant, entityId, attr, datasetId) => transaction(() => {
-      const all = reader.series(tenant, [entityId], attr === undefined ? undefined : [attr]);
+      const all = reader.series({ tenant }, [entityId], attr === undefined ? undefined : [attr]);
       const series = attr === undefined || datasetId === 'all' ? all
         : all.filter((s) => s.datasetId === (datasetId === undefined || datasetId === 'default' ? undefined : datasetId));
       if (series.length === 0) return 0;

@@ -136,7 +136,7 @@ export function createHistoryReader(db: BetterSqlite3.Database, iris: IriDiction
   };
 
   const reader: HistoryReader = {
-    series(tenant, entityIds, attrs) {
+    series({ tenant }, entityIds, attrs) {
       if (entityIds.length === 0) return [];
       const attrIds = attrs?.map((a) => iris.lookup(a)).filter((id) => id !== undefined);
       if (attrIds && attrIds.length === 0) return [];

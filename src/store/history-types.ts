@@ -3,6 +3,7 @@
 
 import type { EntityId, Iri } from '../ngsi/index.js';
 import type { HistoryInstance } from './types.js';
+import type { ReadScope } from './read-scope.js';
 
 /** The instant a temporal query filters and orders on (NGSI-LD §4.11 `timeproperty`). */
 export type TimeProperty = 'observedAt' | 'createdAt' | 'modifiedAt' | 'deletedAt';
@@ -78,7 +79,7 @@ export interface PeriodStats {
 
 export interface HistoryReader {
   /** The series of some entities, optionally only of some attributes, ordered by entity, attribute, datasetId. */
-  series(tenant: string, entityIds: EntityId[], attrs?: Iri[]): HistorySeries[];
+  series(scope: ReadScope, entityIds: EntityId[], attrs?: Iri[]): HistorySeries[];
   /** Instances of the series in the window, merged in time order (then bucket and insertion order). */
   read(series: readonly HistorySeries[], window: HistoryWindow, opts: HistoryReadOptions): TimedInstance[];
   /** The nearest time after (asc) or before (desc) `time` that an instance of the series has in the window. */
@@ -101,7 +102,7 @@ export interface HistoryEditor {
    */
   upsertObserved(tenant: string, instances: HistoryInstance[]): void;
   /** One instance by its instanceId within an attribute of an entity. */
-  findInstance(tenant: string, entityId: EntityId, attr: Iri, instanceId: string): HistoryInstance | undefined;
+  findInstance(scope: ReadScope, entityId: EntityId, attr: Iri, instanceId: string): HistoryInstance | undefined;
   /** Replaces a stored instance by what `change` makes of it (its id kept); false when there is none. */
   modifyInstance(tenant: string, entityId: EntityId, attr: Iri, instanceId: string,
     change: (old: HistoryInstance) => HistoryInstance): boolean;

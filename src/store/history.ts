@@ -11,6 +11,7 @@ import type { IriDictionary } from './iris.js';
 import type { RunInTx } from './transactions.js';
 import type { CacheGroup } from './tx-cache.js';
 import type { HistoryInstance, HistoryRepository } from './types.js';
+import type { ReadScope } from './read-scope.js';
 
 interface SeriesRow {
   id: number;
@@ -87,7 +88,7 @@ export function createHistoryRepository({ db, iris, buckets, caches, transaction
     });
   };
 
-  const listForEntity = (tenant: string, entityId: EntityId, attr?: Iri): HistoryInstance[] => {
+  const listForEntity = ({ tenant }: ReadScope, entityId: EntityId, attr?: Iri): HistoryInstance[] => {
     let series: SeriesRow[];
     if (attr === undefined) series = seriesOfEntity.all(tenant, entityId);
     else {

@@ -9,13 +9,16 @@ export type {
   HistoryInstance,
   HistoryRepository,
   PersistedContext,
+  ReadScope,
   Store,
+  StoreReader,
   StoreOptions,
   TxContext,
 } from './types.js';
 export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } from './discovery.js';
 
 export type { EntityArchive } from './entity-archive.js';
+export type { ChangeJournal, JournalEntry, PruneReport } from './journal.js';
 export type {
   HistoryEditor, HistoryReadOptions, HistoryReader, HistoryRetention, HistorySeries, HistoryWindow, PeriodGrid, PeriodStats,
   TimedInstance, TimeOrder, TimeProperty,
@@ -24,3 +27,6 @@ export type {
 /** Opens (creating when needed) the database at opts.path, applies pragmas and pending migrations. */
 export { openStore } from './open.js';
 export { StoreLockedError } from './lock.js';
+
+/** The read scope of a principal (every use case's reads go through it). */
+export { readScopeOf } from './read-scope.js';

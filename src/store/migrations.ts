@@ -9,6 +9,7 @@ import { up as attributeKinds } from './migration-004-attribute-kinds.js';
 import { up as temporal } from './migration-005-temporal.js';
 import { up as writePages } from './migration-006-write-pages.js';
 import { up as hostedContexts } from './migration-007-hosted-contexts.js';
+import { up as journal } from './migration-008-journal.js';
 
 export interface Migration {
   version: number;
@@ -82,6 +83,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 5, up: temporal },
   { version: 6, up: writePages },
   { version: 7, up: hostedContexts },
+  { version: 8, up: journal },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {

@@ -10,6 +10,7 @@ import { createEntityRepository } from './entities.js';
 import { createEntityArchive } from './entity-archive.js';
 import { createHistoryRepository } from './history.js';
 import { createIriDictionary } from './iris.js';
+import { createChangeJournal } from './journal.js';
 import { MIGRATIONS, runMigrations } from './migrations.js';
 import { createTxRunner } from './transactions.js';
 import { createCacheGroup } from './tx-cache.js';
@@ -97,6 +98,7 @@ export function openStore(opts: StoreOptions): Store {
     history: createHistoryRepository({ db, iris, buckets, caches, transaction: runner.atomic }),
     contexts: createContextPersistence(db),
     discovery: createDiscoveryRepository(db, iris),
+    journal: createChangeJournal(db, runner.atomic),
     flush() {
       if (!db.open) return Promise.resolve();
       try {

@@ -8,6 +8,10 @@ import type { Entity, EntityFilter, EntityId, HistoryInstance, Iri } from '../ng
 
 export type { HistoryInstance };
 import type { DiscoveryRepository } from './discovery.js';
+import type { ChangeJournal } from './journal.js';
+import type { ReadScope } from './read-scope.js';
+
+export type { ReadScope };
 
 export interface StoreOptions {
   /** Database file path, or ':memory:'. */
@@ -52,6 +56,8 @@ export interface Store {
   readonly contexts: ContextPersistence;
   /** Entity types and attributes of live entities (NGSI-LD §5.7.5-5.7.9). */
   readonly discovery: DiscoveryRepository;
+  /** One row per entity and write, appended in the write's transaction; followed by readers. */
+  readonly journal: ChangeJournal;
   /** Commits what is queued now; resolves when it is committed (used at shutdown). */
   flush(): Promise<void>;
   /** PRAGMA wal_checkpoint(TRUNCATE). */
@@ -61,6 +67,17 @@ export interface Store {
   isOpen(): boolean;
   /** Bytes used on disk, for metrics. */
   diskStats(): DiskStats;
+}
+
+/**
+ * The store as a reader sees it: no write method. Features that only read (temporal reads, the
+ * notifier's look-ups) take this, so writing past the write core does not even type-check.
+ */
+export interface StoreReader {
+  readonly entities: Pick<EntityRepository, 'get' | 'getMany' | 'exists' | 'list'>;
+  readonly history: HistoryReader & Pick<HistoryRepository, 'listForEntity' | 'findInstance'>;
+  readonly archive: Pick<EntityArchive, 'latest' | 'list'>;
+  readonly discovery: DiscoveryRepository;
 }
 
 export interface EntityListQuery {
@@ -81,10 +98,10 @@ export interface EntityListQuery {
 
 export interface EntityRepository {
   /** The live entity with that id. */
-  get(tenant: string, id: EntityId): Entity | undefined;
+  get(scope: ReadScope, id: EntityId): Entity | undefined;
   /** The live entities among ids; missing ones are simply absent from the map. */
-  getMany(tenant: string, ids: EntityId[]): Map<EntityId, Entity>;
-  exists(tenant: string, id: EntityId): boolean;
+  getMany(scope: ReadScope, ids: EntityId[]): Map<EntityId, Entity>;
+  exists(scope: ReadScope, id: EntityId): boolean;
   /** Throws AlreadyExistsError when a live entity has that id. A soft-deleted id may be created again. */
   insert(tenant: string, entity: Entity): void;
   /** Replaces the document of a live entity (types/attrs indexes kept in sync); false when none. */
@@ -96,7 +113,7 @@ export interface EntityRepository {
   /** Soft delete: sets deletedAt and keeps the row for temporal reads; false when no live entity. */
   markDeleted(tenant: string, id: EntityId, at: number): boolean;
   /** Live entities in creation order; count computed only when asked. */
-  list(tenant: string, q: EntityListQuery): { entities: Entity[]; count?: number };
+  list(scope: ReadScope, q: EntityListQuery): { entities: Entity[]; count?: number };
 }
 
 
@@ -110,7 +127,7 @@ export interface HistoryRepository extends HistoryReader, HistoryEditor, History
    */
   append(tenant: string, instances: HistoryInstance[], opts?: { newSeries?: boolean }): void;
   /** All instances of an entity (optionally one attribute), ordered by (attr, datasetId, time, insertion). */
-  listForEntity(tenant: string, entityId: EntityId, attr?: Iri): HistoryInstance[];
+  listForEntity(scope: ReadScope, entityId: EntityId, attr?: Iri): HistoryInstance[];
   /** Names of the bucket tables that exist, oldest first. */
   buckets(): string[];
 }

@@ -13,7 +13,7 @@ export { parseDuration } from './duration.js';
 export { RETENTION_CHUNK, retentionHorizon, runRetention, type RetentionDeps, type RetentionReport } from './retention.js';
 export type { TemporalPage } from './read.js';
 export type {
-  AggrMethod, Duration, TemporalActor, TemporalFormat, TemporalQuery, TemporalRange, TemporalReadResult, TemporalRequest,
+  AggrMethod, Duration, TemporalFormat, TemporalQuery, TemporalRange, TemporalReadResult, TemporalRequest,
   TemporalSelection, TemporalView, TimeProperty, Timerel,
 } from './types.js';
 export { AGGR_METHODS } from './types.js';

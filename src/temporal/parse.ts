@@ -2,15 +2,12 @@
 // observedAt, every instance parsed on its own by ngsi (several may share a datasetId here).
 
 import {
-  BadRequestDataError, ENTITY_CORE_MEMBERS, isPlainObject, parseAttributes, parseEntity, type Attribute, type EntityId, type Iri, type TermMapper,
+  BadRequestDataError, ENTITY_CORE_MEMBERS, isPlainObject, parseAttributes, parseEntity, type EntityId, type Iri, type ObservedInstance, type TermMapper,
 } from '../ngsi/index.js';
 
 /** One historical instance of an attribute. */
-export interface TemporalInstanceInput {
-  attr: Iri;
-  /** Always carries observedAt. */
-  attribute: Attribute & { observedAt: number };
-}
+/** A temporal instance always carries observedAt. */
+export type TemporalInstanceInput = ObservedInstance;
 
 export interface TemporalEntityInput {
   id: EntityId;

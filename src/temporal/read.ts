@@ -2,9 +2,10 @@
 // included) with their history in the requested window and representation, cut alike at the cap.
 
 import {
-  ResourceNotFoundError, formatDateTime, type AttributeKind, type Entity, type EntityId, type Iri, type Json, type JsonObject, type TermMapper,
+  ResourceNotFoundError, formatDateTime, type AttributeKind, type Entity, type EntityId, type Iri, type Json, type JsonObject, type Principal,
+  type TermMapper,
 } from '../ngsi/index.js';
-import type { HistorySeries, HistoryWindow, Store } from '../store/index.js';
+import { readScopeOf, type HistorySeries, type HistoryWindow, type ReadScope, type StoreReader } from '../store/index.js';
 import { selectAggregates } from './aggregate-read.js';
 import {
   isShown, renderAggregated, renderNormalized, renderTemporalEntity, renderTemporalValues, type AggregatedSeries,
@@ -15,7 +16,7 @@ import { selectInstances, sliceOf, type AttributeGroup } from './selection.js';
 import type { TemporalQuery, TemporalReadResult, TemporalRequest, TemporalSelection } from './types.js';
 
 export interface TemporalReadDeps {
-  store: Store;
+  store: StoreReader;
   /** Most instances per attribute in one answer (temporal.limit). */
   limit: number;
 }
@@ -38,9 +39,9 @@ const groupKey = (entityId: EntityId, attr: Iri): string => `${entityId}\n${attr
 
 export interface TemporalReader {
   /** One entity; 404 when no document of it exists, or it is deleted and has no history left. */
-  retrieve(tenant: string, id: EntityId, req: TemporalRequest, mapper: TermMapper): TemporalReadResult;
+  retrieve(actor: Principal, id: EntityId, req: TemporalRequest, mapper: TermMapper): TemporalReadResult;
   /** A page of entities (latest documents, live or deleted) with their temporal evolution. */
-  query(tenant: string, selection: TemporalSelection, page: TemporalPage, req: TemporalRequest, mapper: TermMapper):
+  query(actor: Principal, selection: TemporalSelection, page: TemporalPage, req: TemporalRequest, mapper: TermMapper):
     TemporalReadResult & { count?: number; hasMore: boolean };
 }
 
@@ -54,17 +55,17 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
   };
 
   /** The series a request shows: attrs, pick/omit of attributes and datasetId applied. */
-  const seriesOf = (tenant: string, ids: EntityId[], req: TemporalRequest, projected = true): HistorySeries[] => {
+  const seriesOf = (scope: ReadScope, ids: EntityId[], req: TemporalRequest, projected = true): HistorySeries[] => {
     const { view } = req;
-    return reader.series(tenant, ids, view.attrs ? [...view.attrs] : undefined)
+    return reader.series(scope, ids, view.attrs ? [...view.attrs] : undefined)
       .filter((s) => !projected || isShown(view, s.attr))
       .filter((s) => !view.datasetIds || view.datasetIds.has(s.datasetId ?? '@none'));
   };
 
   /** Whether each entity has an instance in the window, whatever pick and omit show of it. */
-  const inWindow = (tenant: string, entities: Entity[], req: TemporalRequest): boolean[] => {
+  const inWindow = (scope: ReadScope, entities: Entity[], req: TemporalRequest): boolean[] => {
     const window = windowOf(req.query);
-    const all = seriesOf(tenant, entities.map((e) => e.id), req, false);
+    const all = seriesOf(scope, entities.map((e) => e.id), req, false);
     return entities.map((e) => reader.count(all.filter((s) => s.entityId === e.id), window) > 0);
   };
 
@@ -116,26 +117,27 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
   };
 
   /** The temporal entities, and whether each has an attribute with instances in the window. */
-  const render = (tenant: string, entities: Entity[], req: TemporalRequest, mapper: TermMapper):
+  const render = (scope: ReadScope, entities: Entity[], req: TemporalRequest, mapper: TermMapper):
     TemporalReadResult & { hasInstances: boolean[] } => {
-    const series = seriesOf(tenant, entities.map((e) => e.id), req);
+    const series = seriesOf(scope, entities.map((e) => e.id), req);
     const { perEntity, range } = attributesOf(series, entities, req, mapper);
     const ctx: TemporalRenderContext = { mapper, view: req.view, timeproperty: req.query.timeproperty, formatTime: formatDateTime };
     const out: JsonObject[] = entities.map((e) => renderTemporalEntity(e, perEntity.get(e.id) ?? [], ctx));
-    const hasInstances = req.view.pick || req.view.omit ? inWindow(tenant, entities, req)
+    const hasInstances = req.view.pick || req.view.omit ? inWindow(scope, entities, req)
       : entities.map((e) => (perEntity.get(e.id)?.length ?? 0) > 0);
     return range ? { entities: out, range, hasInstances } : { entities: out, hasInstances };
   };
 
   return {
-    retrieve(tenant, id, req, mapper) {
-      const entity = store.archive.latest(tenant, id);
-      if (!entity || (entity.deletedAt !== undefined && reader.series(tenant, [id]).length === 0)) {
+    retrieve(actor, id, req, mapper) {
+      const scope = readScopeOf(actor);
+      const entity = store.archive.latest(scope, id);
+      if (!entity || (entity.deletedAt !== undefined && reader.series(scope, [id]).length === 0)) {
         throw new ResourceNotFoundError('Entity not found', id);
       }
-      const { hasInstances, ...result } = render(tenant, [entity], req, mapper);
+      const { hasInstances, ...result } = render(scope, [entity], req, mapper);
       // NGSI-LD §5.7.3: none of the attributes asked for has a history, or pick/omit leave nothing to show.
-      if (req.view.attrs && !hasInstances[0] && reader.series(tenant, [id], [...req.view.attrs]).length === 0) {
+      if (req.view.attrs && !hasInstances[0] && reader.series(scope, [id], [...req.view.attrs]).length === 0) {
         throw new ResourceNotFoundError('None of the requested attributes has a temporal evolution', id);
       }
       if (result.entities.every((e) => Object.keys(e).length === 0)) {
@@ -144,13 +146,14 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
       return result;
     },
 
-    query(tenant, selection, page, req, mapper) {
-      const found = store.archive.list(tenant, {
+    query(actor, selection, page, req, mapper) {
+      const scope = readScopeOf(actor);
+      const found = store.archive.list(scope, {
         ...selection, ...(req.view.attrs ? { attrs: [...req.view.attrs] } : {}),
         limit: page.limit === 0 ? 0 : page.limit + 1, offset: page.offset, count: page.count,
       });
       const entities = found.entities.slice(0, page.limit);
-      const { hasInstances, ...result } = render(tenant, entities, req, mapper);
+      const { hasInstances, ...result } = render(scope, entities, req, mapper);
       // NGSI-LD §5.7.4: the temporal evolution of the matching entities within the window; an entity
       // with no instance there is left out (behaviour §6).
       result.entities = result.entities.filter((_, i) => hasInstances[i]);

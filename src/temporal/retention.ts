@@ -2,7 +2,7 @@
 // the straddling one is pruned in short chunked transactions, yielding to the event loop in between.
 
 import type { Logger } from '../lib/index.js';
-import type { Store } from '../store/index.js';
+import type { HistoryRetention } from '../store/index.js';
 import { addDuration } from './duration.js';
 import type { Duration } from './types.js';
 
@@ -10,7 +10,8 @@ import type { Duration } from './types.js';
 export const RETENTION_CHUNK = 5000;
 
 export interface RetentionDeps {
-  store: Store;
+  /** Retention drops whole buckets of history: housekeeping, not a change of any entity. */
+  store: { isOpen(): boolean; readonly history: HistoryRetention };
   log: Logger;
   /** How long history is kept. */
   retention: Duration;

@@ -2,16 +2,16 @@
 // delete) and the retention job body, built from the store, the change emitter and the clock.
 
 import type { Clock, IdGenerator, Logger } from '../lib/index.js';
-import type { ChangeEmitter } from '../events.js';
-import type { Store } from '../store/index.js';
+import type { WriteCore } from '../events.js';
+import type { HistoryRetention, StoreReader } from '../store/index.js';
 import { createTemporalReader, type TemporalReader } from './read.js';
 import { runRetention, type RetentionReport } from './retention.js';
 import { createTemporalWriter, type TemporalWriter } from './write.js';
 import type { Duration } from './types.js';
 
 export interface TemporalServiceDeps {
-  store: Store;
-  events: ChangeEmitter;
+  store: StoreReader & { isOpen(): boolean; readonly history: HistoryRetention };
+  core: WriteCore;
   clock: Clock;
   newId: IdGenerator;
   log: Logger;
@@ -31,7 +31,7 @@ export function createTemporalService(deps: TemporalServiceDeps): TemporalServic
   const { store, clock, log, retention } = deps;
   return {
     ...createTemporalReader({ store, limit: deps.limit }),
-    ...createTemporalWriter({ store, events: deps.events, clock, newId: deps.newId }),
+    ...createTemporalWriter({ core: deps.core, newId: deps.newId }),
     now: () => clock.now(),
     applyRetention: async (now) => (retention ? runRetention({ store, log, retention }, now) : undefined),
   };

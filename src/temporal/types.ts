@@ -92,8 +92,3 @@ export interface TemporalReadResult {
   range?: TemporalRange;
 }
 
-/** Who reads or writes, and where. */
-export interface TemporalActor {
-  tenant: string;
-  subject?: string;
-}

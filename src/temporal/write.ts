@@ -1,59 +1,28 @@
 // Temporal writes (NGSI-LD §5.6.11-5.6.16): instances become history (same series and observedAt
-// overwrite), the current state follows the newest instance; instance edits, attribute and entity deletes.
+// overwrite), the current state follows the newest instance; instance edits, attribute and entity
+// deletes. Every write goes through the write core, which journals it.
 
 import {
-  BadRequestDataError, ResourceNotFoundError, instanceIdAt, isDeletion, updateAttributePartial, type Attribute, type Entity, type EntityId,
-  type FragmentInput, type Iri,
+  BadRequestDataError, ResourceNotFoundError, instanceIdAt, isDeletion, updateAttributePartial, withNewest, type Attribute,
+  type Entity, type EntityId, type FragmentInput, type HistoryInstance, type Iri, type Principal,
 } from '../ngsi/index.js';
-import type { ChangeEmitter } from '../events.js';
-import type { Clock, IdGenerator } from '../lib/index.js';
-import type { HistoryInstance, Store } from '../store/index.js';
+import type { WriteCore, WriteTx } from '../events.js';
+import type { IdGenerator } from '../lib/index.js';
 import type { TemporalEntityInput, TemporalInstanceInput } from './parse.js';
-import type { TemporalActor } from './types.js';
-
 
 export interface TemporalWriteDeps {
-  store: Store;
-  events: ChangeEmitter;
-  clock: Clock;
+  core: WriteCore;
   newId: IdGenerator;
 }
 
 export interface TemporalWriter {
   /** Creates the entity from its instances (true), or adds them to the live one (false). */
-  create(actor: TemporalActor, input: TemporalEntityInput): Promise<boolean>;
-  addAttributes(actor: TemporalActor, id: EntityId, instances: TemporalInstanceInput[]): Promise<void>;
-  modifyInstance(actor: TemporalActor, id: EntityId, attr: Iri, instanceId: string, fragment: FragmentInput): Promise<void>;
-  deleteInstance(actor: TemporalActor, id: EntityId, attr: Iri, instanceId: string): Promise<void>;
-  deleteAttribute(actor: TemporalActor, id: EntityId, attr: Iri, opts: { datasetId?: string; deleteAll: boolean }): Promise<void>;
-  delete(actor: TemporalActor, id: EntityId): Promise<void>;
-}
-
-const observedTime = (a: Attribute): number => a.observedAt ?? a.modifiedAt;
-
-/**
- * The current state after historical instances: per attribute and datasetId the newest given
- * instance replaces the current one unless that one was observed later (a back-fill leaves it).
- */
-function withNewest(entity: Entity, instances: readonly TemporalInstanceInput[], now: number): { entity: Entity; attrs: Iri[] } {
-  const newest = new Map<string, TemporalInstanceInput>();
-  for (const i of instances) {
-    const key = JSON.stringify([i.attr, i.attribute.datasetId ?? null]);
-    const known = newest.get(key);
-    if (!known || known.attribute.observedAt <= i.attribute.observedAt) newest.set(key, i);
-  }
-  const attrs: Entity['attrs'] = { ...entity.attrs };
-  const changed = new Set<Iri>();
-  for (const { attr, attribute } of newest.values()) {
-    const list = attrs[attr] ?? [];
-    const existing = list.find((a) => a.datasetId === attribute.datasetId);
-    if (existing && observedTime(existing) > attribute.observedAt) continue;
-    const next: Attribute = { ...attribute, createdAt: existing?.createdAt ?? now, modifiedAt: now };
-    attrs[attr] = existing ? list.map((a) => (a === existing ? next : a)) : [...list, next];
-    changed.add(attr);
-  }
-  if (changed.size === 0) return { entity, attrs: [] };
-  return { entity: { ...entity, attrs, modifiedAt: now }, attrs: [...changed] };
+  create(actor: Principal, input: TemporalEntityInput): Promise<boolean>;
+  addAttributes(actor: Principal, id: EntityId, instances: TemporalInstanceInput[]): Promise<void>;
+  modifyInstance(actor: Principal, id: EntityId, attr: Iri, instanceId: string, fragment: FragmentInput): Promise<void>;
+  deleteInstance(actor: Principal, id: EntityId, attr: Iri, instanceId: string): Promise<void>;
+  deleteAttribute(actor: Principal, id: EntityId, attr: Iri, opts: { datasetId?: string; deleteAll: boolean }): Promise<void>;
+  delete(actor: Principal, id: EntityId): Promise<void>;
 }
 
 /** An instance edit (NGSI-LD §5.6.14): the fragment merged into the stored instance, as a partial update. */
@@ -75,12 +44,12 @@ function mergeInstance(old: HistoryInstance, fragment: FragmentInput, now: numbe
   return out;
 }
 
-export function createTemporalWriter({ store, events, clock, newId }: TemporalWriteDeps): TemporalWriter {
-  const history = (actor: TemporalActor, id: EntityId, instances: readonly TemporalInstanceInput[], now: number): HistoryInstance[] =>
+export function createTemporalWriter({ core, newId }: TemporalWriteDeps): TemporalWriter {
+  const history = (actor: Principal, id: EntityId, instances: readonly TemporalInstanceInput[], now: number): HistoryInstance[] =>
     instances.map(({ attr, attribute }) => {
       const stamped: Attribute = { ...attribute, createdAt: now, modifiedAt: now };
       const h: HistoryInstance = {
-        entityId: id, attr, instanceId: instanceIdAt(attribute.observedAt ?? now, newId()), observedAt: attribute.observedAt,
+        entityId: id, attr, instanceId: instanceIdAt(attribute.observedAt, newId()), observedAt: attribute.observedAt,
         createdAt: now, modifiedAt: now, attribute: stamped,
       };
       if (attribute.datasetId !== undefined) h.datasetId = attribute.datasetId;
@@ -88,83 +57,58 @@ export function createTemporalWriter({ store, events, clock, newId }: TemporalWr
       return h;
     });
 
-  /** Records instances and moves the current state of a live entity forward; announces after commit. */
-  const addTo = (actor: TemporalActor, current: Entity, instances: readonly TemporalInstanceInput[], types: Iri[], now: number,
-    onCommit: (fn: () => void) => void): void => {
-    const { entity, attrs } = withNewest(current, instances, now);
+  /** Records instances and moves the current state of a live entity forward (types given are added). */
+  const addTo = (tx: WriteTx, actor: Principal, current: Entity, instances: readonly TemporalInstanceInput[], types: Iri[]): void => {
+    const entity = withNewest(current, instances, tx.now);
     const added = types.filter((t) => !entity.types.includes(t));
-    const next = added.length > 0 ? { ...entity, types: [...entity.types, ...added], modifiedAt: now } : entity;
-    if (next !== current) {
-      store.entities.update(actor.tenant, next);
-      onCommit(() => events.emit({
-        kind: 'entityUpdated', tenant: actor.tenant, previous: current, entity: next, attrs,
-        ...(actor.subject !== undefined ? { subject: actor.subject } : {}),
-      }));
-    }
-    store.history.upsertObserved(actor.tenant, history(actor, current.id, instances, now));
+    const next = added.length > 0 ? { ...entity, types: [...entity.types, ...added], modifiedAt: tx.now } : entity;
+    tx.addObserved(current, next, history(actor, current.id, instances, tx.now));
   };
 
-  const requireDocument = (tenant: string, id: EntityId): void => {
-    if (!store.archive.latest(tenant, id)) throw new ResourceNotFoundError('Entity not found', id);
+  const requireDocument = (tx: WriteTx, id: EntityId): void => {
+    if (!tx.latest(id)) throw new ResourceNotFoundError('Entity not found', id);
   };
 
   return {
-    create: (actor, input) => store.write((tx) => {
-      const now = clock.now();
-      const current = store.entities.get(actor.tenant, input.id);
+    create: (actor, input) => core.write(actor, (tx) => {
+      const current = tx.live(input.id);
       if (current) {
-        addTo(actor, current, input.instances, input.types, now, (fn) => tx.onCommit(fn));
+        addTo(tx, actor, current, input.instances, input.types);
         return false;
       }
-      const shell: Entity = { id: input.id, types: input.types, attrs: {}, createdAt: now, modifiedAt: now };
+      const shell: Entity = { id: input.id, types: input.types, attrs: {}, createdAt: tx.now, modifiedAt: tx.now };
       if (input.scope !== undefined) shell.scope = input.scope;
-      const { entity } = withNewest(shell, input.instances, now);
-      const created: Entity = { ...entity, createdAt: now, modifiedAt: now };
-      store.entities.insert(actor.tenant, created);
-      store.history.upsertObserved(actor.tenant, history(actor, input.id, input.instances, now));
-      tx.onCommit(() => events.emit({
-        kind: 'entityCreated', tenant: actor.tenant, entity: created, ...(actor.subject !== undefined ? { subject: actor.subject } : {}),
-      }));
+      const created: Entity = { ...withNewest(shell, input.instances, tx.now), createdAt: tx.now, modifiedAt: tx.now };
+      tx.addObserved(undefined, created, history(actor, input.id, input.instances, tx.now));
       return true;
     }),
 
-    addAttributes: (actor, id, instances) => store.write((tx) => {
-      const current = store.entities.get(actor.tenant, id);
+    addAttributes: (actor, id, instances) => core.write(actor, (tx) => {
+      const current = tx.live(id);
       if (!current) throw new ResourceNotFoundError('Entity not found', id);
-      addTo(actor, current, instances, [], clock.now(), (fn) => tx.onCommit(fn));
+      addTo(tx, actor, current, instances, []);
     }),
 
-    modifyInstance: (actor, id, attr, instanceId, fragment) => store.write(() => {
-      requireDocument(actor.tenant, id);
-      const now = clock.now();
-      const found = store.history.modifyInstance(actor.tenant, id, attr, instanceId, (old) => mergeInstance(old, fragment, now, actor.subject));
+    modifyInstance: (actor, id, attr, instanceId, fragment) => core.write(actor, (tx) => {
+      requireDocument(tx, id);
+      const found = tx.modifyInstance(id, attr, instanceId, (old) => mergeInstance(old, fragment, tx.now, actor.subject));
       if (!found) throw new ResourceNotFoundError('Attribute instance not found', instanceId);
     }),
 
     // NGSI-LD §5.6.15 Delete Attribute Instance: the instance leaves the history; the current state stays.
-    deleteInstance: (actor, id, attr, instanceId) => store.write(() => {
-      requireDocument(actor.tenant, id);
-      if (!store.history.deleteInstance(actor.tenant, id, attr, instanceId)) {
-        throw new ResourceNotFoundError('Attribute instance not found', instanceId);
-      }
+    deleteInstance: (actor, id, attr, instanceId) => core.write(actor, (tx) => {
+      requireDocument(tx, id);
+      if (!tx.deleteInstance(id, attr, instanceId)) throw new ResourceNotFoundError('Attribute instance not found', instanceId);
     }),
 
-    deleteAttribute: (actor, id, attr, opts) => store.write(() => {
-      requireDocument(actor.tenant, id);
+    deleteAttribute: (actor, id, attr, opts) => core.write(actor, (tx) => {
+      requireDocument(tx, id);
       const which = opts.deleteAll ? 'all' : opts.datasetId ?? 'default';
-      if (store.history.removeSeries(actor.tenant, id, attr, which) === 0) throw new ResourceNotFoundError('Attribute not found', attr);
+      if (tx.removeSeries(id, attr, which) === 0) throw new ResourceNotFoundError('Attribute not found', attr);
     }),
 
-    delete: (actor, id) => store.write((tx) => {
-      const live = store.entities.get(actor.tenant, id);
-      const removed = store.history.removeSeries(actor.tenant, id);
-      const purged = store.archive.purge(actor.tenant, id, clock.now());
-      if (!purged && removed === 0) throw new ResourceNotFoundError('Entity not found', id);
-      if (live) {
-        tx.onCommit(() => events.emit({
-          kind: 'entityDeleted', tenant: actor.tenant, id, previous: live, ...(actor.subject !== undefined ? { subject: actor.subject } : {}),
-        }));
-      }
+    delete: (actor, id) => core.write(actor, (tx) => {
+      if (!tx.purge(id)) throw new ResourceNotFoundError('Entity not found', id);
     }),
   };
 }

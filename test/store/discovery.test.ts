@@ -28,8 +28,8 @@ describe('discovery: types', () => {
     store.entities.insert('', entity(id(1), [ROOM], { [NS + 'a']: [property(1)] }));
     store.entities.insert('', entity(id(2), [ROOM, PLACE], { [NS + 'b']: [property(2)] }));
     store.entities.insert('', entity(id(3), [NS + 'Empty']));
-    expect(store.discovery.types('')).toEqual([NS + 'Empty', PLACE, ROOM]);
-    expect(store.discovery.typesWithAttributes('')).toEqual([
+    expect(store.discovery.types({ tenant: '' })).toEqual([NS + 'Empty', PLACE, ROOM]);
+    expect(store.discovery.typesWithAttributes({ tenant: '' })).toEqual([
       { type: NS + 'Empty', attrs: [] },
       { type: PLACE, attrs: [NS + 'b'] },
       { type: ROOM, attrs: [NS + 'a', NS + 'b'] },
@@ -40,32 +40,32 @@ describe('discovery: types', () => {
     store.entities.insert('', entity(id(1), [ROOM], { [NS + 'a']: [property(1)], [NS + 'loc']: [geo()] }));
     store.entities.insert('', entity(id(2), [ROOM], { [NS + 'a']: [rel()] }));
     store.entities.insert('', entity(id(3), [PLACE], { [NS + 'z']: [property(1)] }));
-    expect(store.discovery.typeInfo('', ROOM)).toEqual({
+    expect(store.discovery.typeInfo({ tenant: '' }, ROOM)).toEqual({
       type: ROOM, entityCount: 2,
       attrs: [{ attr: NS + 'a', kinds: ['Property', 'Relationship'] }, { attr: NS + 'loc', kinds: ['GeoProperty'] }],
     });
-    expect(store.discovery.typeInfo('', NS + 'Unknown')).toBeUndefined();
+    expect(store.discovery.typeInfo({ tenant: '' }, NS + 'Unknown')).toBeUndefined();
   });
 
   it('forgets a type when its last entity is deleted, and learns it again on re-create', () => {
     store.entities.insert('', entity(id(1), [ROOM], { [NS + 'a']: [property(1)] }));
     store.entities.insert('', entity(id(2), [ROOM]));
     store.entities.markDeleted('', id(1), T0 + 1);
-    expect(store.discovery.typeInfo('', ROOM)).toEqual({ type: ROOM, entityCount: 1, attrs: [] });
+    expect(store.discovery.typeInfo({ tenant: '' }, ROOM)).toEqual({ type: ROOM, entityCount: 1, attrs: [] });
     store.entities.markDeleted('', id(2), T0 + 1);
-    expect(store.discovery.types('')).toEqual([]);
-    expect(store.discovery.typeInfo('', ROOM)).toBeUndefined();
-    expect(store.discovery.attributes('')).toEqual([]);
+    expect(store.discovery.types({ tenant: '' })).toEqual([]);
+    expect(store.discovery.typeInfo({ tenant: '' }, ROOM)).toBeUndefined();
+    expect(store.discovery.attributes({ tenant: '' })).toEqual([]);
     store.entities.insert('', entity(id(1), [PLACE], { [NS + 'b']: [property(1)] }));
-    expect(store.discovery.types('')).toEqual([PLACE]);
-    expect(store.discovery.attributes('')).toEqual([NS + 'b']);
+    expect(store.discovery.types({ tenant: '' })).toEqual([PLACE]);
+    expect(store.discovery.attributes({ tenant: '' })).toEqual([NS + 'b']);
   });
 
   it('follows updates that change types and attributes', () => {
     store.entities.insert('', entity(id(1), [ROOM], { [NS + 'a']: [property(1)], [NS + 'b']: [property(2)] }));
     store.entities.update('', entity(id(1), [PLACE], { [NS + 'b']: [rel()], [NS + 'c']: [property(3)] }));
-    expect(store.discovery.types('')).toEqual([PLACE]);
-    expect(store.discovery.typeInfo('', PLACE)?.attrs).toEqual([
+    expect(store.discovery.types({ tenant: '' })).toEqual([PLACE]);
+    expect(store.discovery.typeInfo({ tenant: '' }, PLACE)?.attrs).toEqual([
       { attr: NS + 'b', kinds: ['Relationship'] }, { attr: NS + 'c', kinds: ['Property'] },
     ]);
   });
@@ -73,10 +73,10 @@ describe('discovery: types', () => {
   it('keeps tenants apart', () => {
     store.entities.insert('a', entity(id(1), [ROOM], { [NS + 'x']: [property(1)] }));
     store.entities.insert('b', entity(id(1), [PLACE]));
-    expect(store.discovery.types('a')).toEqual([ROOM]);
-    expect(store.discovery.types('b')).toEqual([PLACE]);
-    expect(store.discovery.attributes('b')).toEqual([]);
-    expect(store.discovery.typeInfo('b', ROOM)).toBeUndefined();
+    expect(store.discovery.types({ tenant: 'a' })).toEqual([ROOM]);
+    expect(store.discovery.types({ tenant: 'b' })).toEqual([PLACE]);
+    expect(store.discovery.attributes({ tenant: 'b' })).toEqual([]);
+    expect(store.discovery.typeInfo({ tenant: 'b' }, ROOM)).toBeUndefined();
   });
 });
 
@@ -84,30 +84,30 @@ describe('discovery: attributes', () => {
   it('gives kinds, entity types and the number of instances of each attribute', () => {
     store.entities.insert('', entity(id(1), [ROOM], { [NS + 'a']: [property(1), property(2, { datasetId: 'urn:ds:1' })] }));
     store.entities.insert('', entity(id(2), [PLACE, ROOM], { [NS + 'a']: [rel('urn:ds:2')], [NS + 'b']: [geo()] }));
-    expect(store.discovery.attributes('')).toEqual([NS + 'a', NS + 'b']);
-    expect(store.discovery.attributeInfos('')).toEqual([
+    expect(store.discovery.attributes({ tenant: '' })).toEqual([NS + 'a', NS + 'b']);
+    expect(store.discovery.attributeInfos({ tenant: '' })).toEqual([
       { attr: NS + 'a', kinds: ['Property', 'Relationship'], types: [PLACE, ROOM], instanceCount: 3 },
       { attr: NS + 'b', kinds: ['GeoProperty'], types: [PLACE, ROOM], instanceCount: 1 },
     ]);
-    expect(store.discovery.attributeInfos('', NS + 'b')).toEqual([
+    expect(store.discovery.attributeInfos({ tenant: '' }, NS + 'b')).toEqual([
       { attr: NS + 'b', kinds: ['GeoProperty'], types: [PLACE, ROOM], instanceCount: 1 },
     ]);
-    expect(store.discovery.attributeInfos('', NS + 'never')).toEqual([]);
+    expect(store.discovery.attributeInfos({ tenant: '' }, NS + 'never')).toEqual([]);
   });
 
   it('recounts instances when a multi-attribute gains or loses one', () => {
     store.entities.insert('', entity(id(1), [ROOM], { [NS + 'a']: [property(1)] }));
     store.entities.update('', entity(id(1), [ROOM], { [NS + 'a']: [property(1), property(2, { datasetId: 'urn:ds:1' })] }));
-    expect(store.discovery.attributeInfos('', NS + 'a')[0]?.instanceCount).toBe(2);
+    expect(store.discovery.attributeInfos({ tenant: '' }, NS + 'a')[0]?.instanceCount).toBe(2);
     store.entities.update('', entity(id(1), [ROOM], { [NS + 'a']: [property(2, { datasetId: 'urn:ds:1' })] }));
-    expect(store.discovery.attributeInfos('', NS + 'a')[0]?.instanceCount).toBe(1);
+    expect(store.discovery.attributeInfos({ tenant: '' }, NS + 'a')[0]?.instanceCount).toBe(1);
     store.entities.markDeleted('', id(1), T0 + 1);
-    expect(store.discovery.attributeInfos('', NS + 'a')).toEqual([]);
+    expect(store.discovery.attributeInfos({ tenant: '' }, NS + 'a')).toEqual([]);
   });
 
   it('knows every attribute kind', () => {
     store.entities.insert('', entity(id(1), [ROOM], everyKind()));
-    const kinds = new Set(store.discovery.attributeInfos('').flatMap((i) => i.kinds));
+    const kinds = new Set(store.discovery.attributeInfos({ tenant: '' }).flatMap((i) => i.kinds));
     expect([...kinds].sort()).toEqual([
       'GeoProperty', 'JsonProperty', 'LanguageProperty', 'ListProperty', 'ListRelationship', 'Property', 'Relationship', 'VocabProperty',
     ]);

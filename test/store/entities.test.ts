@@ -12,7 +12,7 @@ describe('store entities: CRUD', () => {
     const store = memoryStore();
     const e = { ...entity(id(1), [ROOM, NS + 'Place'], everyKind()), scope: ['/Madrid/Gardens', '/Paris'] };
     store.entities.insert('', e);
-    expect(store.entities.get('', id(1))).toEqual(e);
+    expect(store.entities.get({ tenant: '' }, id(1))).toEqual(e);
     store.close();
   });
 
@@ -20,14 +20,14 @@ describe('store entities: CRUD', () => {
     const store = memoryStore();
     store.entities.insert('', entity(id(1), [ROOM]));
     store.entities.insert('', entity(id(2), [ROOM]));
-    expect(store.entities.exists('', id(1))).toBe(true);
-    expect(store.entities.exists('', id(3))).toBe(false);
-    expect(store.entities.get('', id(3))).toBeUndefined();
-    const many = store.entities.getMany('', [id(1), id(2), id(3)]);
+    expect(store.entities.exists({ tenant: '' }, id(1))).toBe(true);
+    expect(store.entities.exists({ tenant: '' }, id(3))).toBe(false);
+    expect(store.entities.get({ tenant: '' }, id(3))).toBeUndefined();
+    const many = store.entities.getMany({ tenant: '' }, [id(1), id(2), id(3)]);
     expect([...many.keys()].sort()).toEqual([id(1), id(2)]);
     expect(store.entities.markDeleted('', id(2), T0 + 1)).toBe(true);
-    expect(store.entities.getMany('', [id(1), id(2)]).has(id(2))).toBe(false);
-    expect(store.entities.getMany('', []).size).toBe(0);
+    expect(store.entities.getMany({ tenant: '' }, [id(1), id(2)]).has(id(2))).toBe(false);
+    expect(store.entities.getMany({ tenant: '' }, []).size).toBe(0);
     store.close();
   });
 
@@ -35,7 +35,7 @@ describe('store entities: CRUD', () => {
     const store = memoryStore();
     store.entities.insert('', entity(id(1), [ROOM]));
     expect(() => store.entities.insert('', entity(id(1), [NS + 'Other']))).toThrow(AlreadyExistsError);
-    expect(store.entities.get('', id(1))?.types).toEqual([ROOM]);
+    expect(store.entities.get({ tenant: '' }, id(1))?.types).toEqual([ROOM]);
     store.close();
   });
 
@@ -43,9 +43,9 @@ describe('store entities: CRUD', () => {
     const store = memoryStore();
     store.entities.insert('a', entity(id(1), [ROOM]));
     store.entities.insert('b', entity(id(1), [NS + 'Other']));
-    expect(store.entities.get('a', id(1))?.types).toEqual([ROOM]);
-    expect(store.entities.get('b', id(1))?.types).toEqual([NS + 'Other']);
-    expect(store.entities.get('', id(1))).toBeUndefined();
+    expect(store.entities.get({ tenant: 'a' }, id(1))?.types).toEqual([ROOM]);
+    expect(store.entities.get({ tenant: 'b' }, id(1))?.types).toEqual([NS + 'Other']);
+    expect(store.entities.get({ tenant: '' }, id(1))).toBeUndefined();
     store.close();
   });
 
@@ -54,12 +54,12 @@ describe('store entities: CRUD', () => {
     store.entities.insert('', entity(id(1), [ROOM], { [NS + 'a']: [property(1)] }));
     expect(store.entities.markDeleted('', id(1), T0 + 10)).toBe(true);
     expect(store.entities.markDeleted('', id(1), T0 + 11)).toBe(false);
-    expect(store.entities.get('', id(1))).toBeUndefined();
-    expect(store.entities.exists('', id(1))).toBe(false);
+    expect(store.entities.get({ tenant: '' }, id(1))).toBeUndefined();
+    expect(store.entities.exists({ tenant: '' }, id(1))).toBe(false);
     expect(store.entities.update('', entity(id(1), [ROOM]))).toBe(false);
     const again = entity(id(1), [NS + 'Other'], { [NS + 'b']: [property('x')] }, T0 + 20);
     store.entities.insert('', again);
-    expect(store.entities.get('', id(1))).toEqual(again);
+    expect(store.entities.get({ tenant: '' }, id(1))).toEqual(again);
     expect(() => store.entities.insert('', again)).toThrow(AlreadyExistsError);
     store.close();
   });
@@ -69,7 +69,7 @@ describe('store entities: CRUD', () => {
     store.entities.insert('', entity(id(1), [ROOM], { [NS + 'a']: [property(1)] }));
     const next = { ...entity(id(1), [NS + 'Other'], { [NS + 'b']: [property(2)] }), modifiedAt: T0 + 5 };
     expect(store.entities.update('', next)).toBe(true);
-    expect(store.entities.get('', id(1))).toEqual(next);
+    expect(store.entities.get({ tenant: '' }, id(1))).toEqual(next);
     expect(store.entities.update('', entity(id(9), [ROOM]))).toBe(false);
     store.close();
   });
@@ -114,7 +114,7 @@ describe('store entities: type and attribute indexes', () => {
     first.entities.insert('', e);
     first.close();
     const second = fileStore(tmp.file);
-    expect(second.entities.get('', id(1))).toEqual(e);
+    expect(second.entities.get({ tenant: '' }, id(1))).toEqual(e);
     second.close();
   });
 });

@@ -48,7 +48,7 @@ describe('entity listing plans', () => {
   /** The query plan of the page statement a listing prepares (statements are cached by text). */
   function planOf(query: Omit<EntityListQuery, 'offset' | 'count'>): string[] {
     const spy = vi.spyOn(db, 'prepare');
-    repo.list('', { ...query, offset: 0, count: false });
+    repo.list({ tenant: '' }, { ...query, offset: 0, count: false });
     const sql = spy.mock.calls.map(([text]) => text).find((text) => text.includes('LIMIT @limit'));
     spy.mockRestore();
     if (sql === undefined) throw new Error('no listing statement was prepared');
@@ -85,9 +85,9 @@ describe('entity listing plans', () => {
     for (const { name, types } of selections) {
       it.each(Q_CASES)(`${name} with q=$q`, ({ q: text, expect: want }) => {
         const expected = want.filter((n) => typesOf(n).some((t) => types.includes(t))).map(entityId);
-        const all = repo.list('', { types, filters: [q(text)], limit: 100, offset: 0, count: true });
+        const all = repo.list({ tenant: '' }, { types, filters: [q(text)], limit: 100, offset: 0, count: true });
         expect({ ids: ids(all), count: all.count }).toEqual({ ids: expected, count: expected.length });
-        const page = repo.list('', { types, filters: [q(text)], limit: 2, offset: 1, count: false });
+        const page = repo.list({ tenant: '' }, { types, filters: [q(text)], limit: 2, offset: 1, count: false });
         expect(ids(page)).toEqual(expected.slice(1, 3));
       });
     }
@@ -95,13 +95,13 @@ describe('entity listing plans', () => {
 
   it('combines types with filters that list no candidates, ids and attrs', () => {
     const idPattern: EntityFilter = { kind: 'idPattern', pattern: '^urn:ngsi-ld:Q:0[1-8]$' };
-    const one = repo.list('', { types: [ROOM], filters: [idPattern], limit: 100, offset: 0, count: true });
+    const one = repo.list({ tenant: '' }, { types: [ROOM], filters: [idPattern], limit: 100, offset: 0, count: true });
     expect({ ids: ids(one), count: one.count }).toEqual({ ids: [1, 2, 3, 4].map(entityId), count: 4 });
-    const several = repo.list('', { types: [SENSOR, ROOM], filters: [idPattern], limit: 2, offset: 3, count: true });
+    const several = repo.list({ tenant: '' }, { types: [SENSOR, ROOM], filters: [idPattern], limit: 2, offset: 3, count: true });
     expect({ ids: ids(several), count: several.count }).toEqual({ ids: [4, 6].map(entityId), count: 7 });
-    const byId = repo.list('', { types: [SENSOR], ids: [entityId(11), entityId(1), entityId(7)], limit: 100, offset: 0, count: true });
+    const byId = repo.list({ tenant: '' }, { types: [SENSOR], ids: [entityId(11), entityId(1), entityId(7)], limit: 100, offset: 0, count: true });
     expect({ ids: ids(byId), count: byId.count }).toEqual({ ids: [7, 11].map(entityId), count: 2 });
-    const withAttrs = repo.list('', { types: [ROOM, DEVICE], attrs: [TEMPERATURE], limit: 100, offset: 0, count: true });
+    const withAttrs = repo.list({ tenant: '' }, { types: [ROOM, DEVICE], attrs: [TEMPERATURE], limit: 100, offset: 0, count: true });
     expect(withAttrs.count).toBe(ids(withAttrs).length);
     expect(ids(withAttrs).every((id) => Q_FIXTURES.find((e) => e.id === id)?.attrs[TEMPERATURE] !== undefined)).toBe(true);
   });
@@ -110,13 +110,13 @@ describe('entity listing plans', () => {
     const types = Array.from({ length: 70 }, (_, i) => mapper.expandTerm(`Kind${i}`));
     types.forEach((t, i) => repo.insert('', { id: `urn:ngsi-ld:K:${i}`, types: [t, ROOM], attrs: {}, createdAt: 0, modifiedAt: 0 }));
     expect(planOf({ types, limit: 3 })[0]).toBe('SEARCH e USING INTEGER PRIMARY KEY (rowid=?)');
-    const r = repo.list('', { types: [...types].reverse(), limit: 3, offset: 1, count: true });
+    const r = repo.list({ tenant: '' }, { types: [...types].reverse(), limit: 3, offset: 1, count: true });
     expect({ ids: ids(r), count: r.count }).toEqual({ ids: ['urn:ngsi-ld:K:1', 'urn:ngsi-ld:K:2', 'urn:ngsi-ld:K:3'], count: 70 });
   });
 
   it('leaves out deleted entities when walking the type index', () => {
     repo.markDeleted('', entityId(2), 1);
-    const r = repo.list('', { types: [ROOM], limit: 100, offset: 0, count: true });
+    const r = repo.list({ tenant: '' }, { types: [ROOM], limit: 100, offset: 0, count: true });
     expect(ids(r)).not.toContain(entityId(2));
     expect(r.count).toBe(ids(r).length);
   });
@@ -153,7 +153,7 @@ describe('entity listing: near from the shape index [§4.10]', () => {
       const query = parseGeoQuery({ georel, geometry: 'Point', coordinates: '[4.83,45.75]' }, mapper);
       for (const types of [[], [ROOM]]) {
         const expected = places.filter((e) => (types.length === 0 || types.some((t) => e.types.includes(t))) && matchesGeo(query, e)).map((e) => e.id);
-        const all = store.entities.list('', { types, filters: [{ kind: 'geo', query }], limit: 1000, offset: 0, count: true });
+        const all = store.entities.list({ tenant: '' }, { types, filters: [{ kind: 'geo', query }], limit: 1000, offset: 0, count: true });
         expect({ ids: ids(all), count: all.count }).toEqual({ ids: expected, count: expected.length });
         expect(expected.length).toBeGreaterThan(types.length === 0 ? 5 : 2);
       }

@@ -25,11 +25,11 @@ function runSuite(suite: string, fixtures: Entity[], cases: GeoCase[]): void {
     for (const c of cases) {
       it(`${c.name} returns ${c.expected.length} place(s), counted exactly`, () => {
         const query = parseGeoQuery(c.input, mapper);
-        const all = store.entities.list(TENANT, { filters: [{ kind: 'geo', query }], limit: 100, offset: 0, count: true });
+        const all = store.entities.list({ tenant: TENANT }, { filters: [{ kind: 'geo', query }], limit: 100, offset: 0, count: true });
         expect(all.entities.map((e) => nameOf(e.id))).toEqual(c.expected);
         expect(all.count).toBe(c.expected.length);
         // A second page starts right after the first: LIMIT/OFFSET apply after the exact test.
-        const page = store.entities.list(TENANT, { filters: [{ kind: 'geo', query }], limit: 2, offset: 1, count: true });
+        const page = store.entities.list({ tenant: TENANT }, { filters: [{ kind: 'geo', query }], limit: 2, offset: 1, count: true });
         expect(page.entities.map((e) => nameOf(e.id))).toEqual(c.expected.slice(1, 3));
         expect(page.count).toBe(c.expected.length);
       });

@@ -152,15 +152,15 @@ describe('geo filter SQL', () => {
 
   it('matches nothing when no entity ever had the geoproperty', () => {
     const query = parseGeoQuery({ georel: 'disjoint', geometry: 'Point', coordinates: at(3, 3), geoproperty: 'operationSpace' }, mapper);
-    expect(parts.entities.list('', { filters: [{ kind: 'geo', query }], limit: 10, offset: 0, count: true })).toEqual({ entities: [], count: 0 });
+    expect(parts.entities.list({ tenant: '' }, { filters: [{ kind: 'geo', query }], limit: 10, offset: 0, count: true })).toEqual({ entities: [], count: 0 });
   });
 
   it('combines with the type and other filters (AND)', () => {
     const query = parseGeoQuery({ georel: 'within', geometry: 'Polygon', coordinates: Q }, mapper);
-    const out = parts.entities.list('', {
+    const out = parts.entities.list({ tenant: '' }, {
       filters: [{ kind: 'geo', query }, { kind: 'idPattern', pattern: 'point' }], limit: 10, offset: 0, count: true,
     });
     expect(out.entities.map((e) => e.id)).toEqual(['urn:ngsi-ld:Place:pointInside', 'urn:ngsi-ld:Place:pointInHole']);
-    expect(parts.entities.list('', { types: [NS + 'Other'], filters: [{ kind: 'geo', query }], limit: 10, offset: 0, count: true }).count).toBe(0);
+    expect(parts.entities.list({ tenant: '' }, { types: [NS + 'Other'], filters: [{ kind: 'geo', query }], limit: 10, offset: 0, count: true }).count).toBe(0);
   });
 });

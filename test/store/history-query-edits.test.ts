@@ -30,7 +30,7 @@ function observed(value: number, at: number, extra: Partial<HistoryInstance> = {
   };
 }
 
-const values = (store: Store): unknown[] => store.history.listForEntity('', E).map((i) => i.attribute?.kind === 'Property' && i.attribute.value);
+const values = (store: Store): unknown[] => store.history.listForEntity({ tenant: '' }, E).map((i) => i.attribute?.kind === 'Property' && i.attribute.value);
 
 describe('upsertObserved', () => {
   it('replaces the instance of the same series at the same observedAt, and keeps other datasets', () => {
@@ -38,7 +38,7 @@ describe('upsertObserved', () => {
     store.history.upsertObserved('', [observed(1, T0), observed(2, T0 + 1), observed(3, T0, { datasetId: 'urn:ds:x' })]);
     store.history.upsertObserved('', [observed(10, T0), observed(11, T0 + 2)]);
     expect(values(store)).toEqual([10, 2, 11, 3]);
-    expect(store.history.listForEntity('', E)).toHaveLength(4);
+    expect(store.history.listForEntity({ tenant: '' }, E)).toHaveLength(4);
   });
 });
 
@@ -47,16 +47,16 @@ describe('instance edits', () => {
     const store = open();
     const a = observed(1, T0);
     store.history.upsertObserved('', [a, observed(2, T0 + DAY)]);
-    expect(store.history.findInstance('', E, ATTR, a.instanceId)?.attribute).toMatchObject({ value: 1 });
+    expect(store.history.findInstance({ tenant: '' }, E, ATTR, a.instanceId)?.attribute).toMatchObject({ value: 1 });
     const moved = store.history.modifyInstance('', E, ATTR, a.instanceId, (old) => ({
       ...old, observedAt: T0 + 3 * DAY, attribute: property(5, { observedAt: T0 + 3 * DAY }),
     }));
     expect(moved).toBe(true);
-    expect(store.history.listForEntity('', E).map((i) => [i.instanceId === a.instanceId, i.observedAt])).toEqual([
+    expect(store.history.listForEntity({ tenant: '' }, E).map((i) => [i.instanceId === a.instanceId, i.observedAt])).toEqual([
       [false, T0 + DAY], [true, T0 + 3 * DAY],
     ]);
     expect(store.history.modifyInstance('', E, ATTR, 'urn:ngsi-ld:Instance:nope', (x) => x)).toBe(false);
-    expect(store.history.findInstance('', E, NS + 'other', a.instanceId)).toBeUndefined();
+    expect(store.history.findInstance({ tenant: '' }, E, NS + 'other', a.instanceId)).toBeUndefined();
   });
 });
 
@@ -71,9 +71,9 @@ describe('removeSeries', () => {
     expect(store.history.removeSeries('', E, ATTR, 'default')).toBe(1);
     expect(store.history.removeSeries('', E, ATTR, 'urn:ds:x')).toBe(1);
     expect(store.history.removeSeries('', E, ATTR, 'urn:ds:none')).toBe(0);
-    expect(store.history.series('', [E]).map((s) => [s.attr, s.datasetId])).toEqual([[NS + 'humidity', undefined], [ATTR, 'urn:ds:y']]);
+    expect(store.history.series({ tenant: '' }, [E]).map((s) => [s.attr, s.datasetId])).toEqual([[NS + 'humidity', undefined], [ATTR, 'urn:ds:y']]);
     expect(store.history.removeSeries('', E)).toBe(2);
-    expect(store.history.series('', [E])).toEqual([]);
+    expect(store.history.series({ tenant: '' }, [E])).toEqual([]);
     // The removed series ids are forgotten: writing again (also in one transaction with a removal) works.
     write();
     store.transaction(() => {
@@ -99,7 +99,7 @@ describe('retention steps', () => {
     let pruned = 0;
     for (let n = store.history.pruneBefore(horizon, 2); n > 0; n = store.history.pruneBefore(horizon, 2)) pruned += n;
     expect(pruned).toBe(list.filter((i) => i.observedAt! < horizon && i.observedAt! >= T0 + 2 * DAY - (T0 % DAY)).length);
-    expect(store.history.listForEntity('', E).map((i) => i.observedAt)).toEqual(list.map((i) => i.observedAt).filter((t) => t! >= horizon));
+    expect(store.history.listForEntity({ tenant: '' }, E).map((i) => i.observedAt)).toEqual(list.map((i) => i.observedAt).filter((t) => t! >= horizon));
     // A bucket dropped can be written again.
     store.history.upsertObserved('', [observed(1, T0)]);
     expect(store.history.buckets()[0]).toBe(before[0]);
@@ -115,15 +115,15 @@ describe('entity archive', () => {
     store.entities.insert('', entity(E, [t, NS + 'Thing'], {}, T0 + 2));
     store.entities.markDeleted('', E, T0 + 3);
     store.entities.insert('', entity('urn:x:2', [t], {}, T0 + 4));
-    expect(store.archive.latest('', E)).toMatchObject({ types: [t, NS + 'Thing'], deletedAt: T0 + 3 });
-    const listed = store.archive.list('', { types: [t], limit: 10, offset: 0, count: true });
+    expect(store.archive.latest({ tenant: '' }, E)).toMatchObject({ types: [t, NS + 'Thing'], deletedAt: T0 + 3 });
+    const listed = store.archive.list({ tenant: '' }, { types: [t], limit: 10, offset: 0, count: true });
     expect(listed.entities.map((e) => e.id)).toEqual([E, 'urn:x:2']);
     expect(listed.count).toBe(2);
     store.history.upsertObserved('', [observed(1, T0)]);
-    expect(store.archive.list('', { attrs: [ATTR], limit: 10, offset: 0, count: false }).entities.map((e) => e.id)).toEqual([E]);
+    expect(store.archive.list({ tenant: '' }, { attrs: [ATTR], limit: 10, offset: 0, count: false }).entities.map((e) => e.id)).toEqual([E]);
     expect(store.archive.purge('', 'urn:x:2', T0 + 5)).toBe(true);
-    expect(store.entities.get('', 'urn:x:2')).toBeUndefined();
-    expect(store.archive.latest('', 'urn:x:2')).toBeUndefined();
+    expect(store.entities.get({ tenant: '' }, 'urn:x:2')).toBeUndefined();
+    expect(store.archive.latest({ tenant: '' }, 'urn:x:2')).toBeUndefined();
     expect(store.archive.purge('', 'urn:x:2', T0 + 6)).toBe(false);
   });
 });
@@ -145,7 +145,7 @@ describe('migrations 5 and 6', () => {
       db.close();
       const store = fileStore(tmp.file.replace('/data/edgeld.db', '/edgeld.db'));
       stores.push(store);
-      const series = store.history.series('', [E]);
+      const series = store.history.series({ tenant: '' }, [E]);
       expect(store.history.read(series, { timeproperty: 'createdAt', from: T0 + 40 }, { order: 'asc', skip: 0, limit: 10 })
         .map((r) => r.time)).toEqual([T0 + 50]);
       expect(store.history.count(series, { timeproperty: 'deletedAt' })).toBe(1);

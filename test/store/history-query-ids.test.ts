@@ -32,12 +32,12 @@ describe('instance ids of history reads', () => {
       attribute: property(i, { createdAt: T + i, modifiedAt: T + i, observedAt: T + i }),
     }));
     store.history.append('', instances);
-    const series = store.history.series('', [E]);
+    const series = store.history.series({ tenant: '' }, [E]);
     const w = { timeproperty: 'observedAt' } as const;
     expect(store.history.read(series, w, { order: 'asc', skip: 0, limit: Infinity }).map((r) => r.instance.instanceId)).toEqual(ids);
     expect(store.history.read(series, w, { order: 'desc', skip: 1, limit: 3 }).map((r) => r.instance.instanceId))
       .toEqual([...ids].reverse().slice(1, 4));
     expect(store.history.read(series, w, { order: 'asc', skip: 0, limit: Infinity }).map((r) => r.instance))
-      .toEqual(store.history.listForEntity('', E));
+      .toEqual(store.history.listForEntity({ tenant: '' }, E));
   });
 });

@@ -50,7 +50,7 @@ const GRIDS: PeriodGrid[] = [
 describe('history aggregation of chosen statistics', () => {
   it('computes what is asked for, as a full computation does, and leaves the rest null', () => {
     const store = loaded();
-    const series = store.history.series('', [E]);
+    const series = store.history.series({ tenant: '' }, [E]);
     const w: HistoryWindow = { timeproperty: 'observedAt', from: BASE, to: BASE + 3 * 24 * HOUR };
     for (const grid of GRIDS) {
       const all = store.history.aggregate(series, w, grid, { order: 'asc', skip: 0, limit: Infinity });
@@ -69,7 +69,7 @@ describe('history aggregation of chosen statistics', () => {
 
   it('counts no strings among numbers and takes the string min and max of a mix', () => {
     const store = loaded();
-    const [numbers, mixed] = store.history.series('', [E]);
+    const [numbers, mixed] = store.history.series({ tenant: '' }, [E]);
     const w: HistoryWindow = { timeproperty: 'observedAt' };
     const stats = new Set<keyof PeriodStats>(['min', 'minString', 'max', 'maxString']);
     const [n] = store.history.aggregate([numbers!], w, { kind: 'whole' }, { order: 'asc', skip: 0, limit: 10, stats });
@@ -80,7 +80,7 @@ describe('history aggregation of chosen statistics', () => {
 
   it('keeps the same periods with a bounded window as an open one, sliced from either end', () => {
     const store = loaded();
-    const series = store.history.series('', [E]);
+    const series = store.history.series({ tenant: '' }, [E]);
     const grid: PeriodGrid = { kind: 'fixed', origin: BASE, ms: 6 * HOUR };
     const bounded: HistoryWindow = { timeproperty: 'observedAt', from: BASE, to: BASE + 3 * 24 * HOUR };
     const open: HistoryWindow = { timeproperty: 'observedAt', from: BASE };

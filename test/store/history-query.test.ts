@@ -67,7 +67,7 @@ function loaded(bucket: 'day' | 'month', instances = sampleInstances()): { store
   const store = memoryStore({ historyBucket: bucket });
   stores.push(store);
   store.history.append('', instances);
-  return { store, all: store.history.listForEntity('', E), series: store.history.series('', [E]) };
+  return { store, all: store.history.listForEntity({ tenant: '' }, E), series: store.history.series({ tenant: '' }, [E]) };
 }
 
 describe('history reads', () => {
@@ -137,7 +137,7 @@ describe('history reads', () => {
     expect(store.history.buckets().length).toBeGreaterThan(3);
     const created = all.map((i) => i.createdAt);
     // Every createdAt lies in some bucket's bounds: a createdAt window read finds them all.
-    expect(store.history.count(store.history.series('', [E]), { timeproperty: 'createdAt' })).toBe(created.length);
+    expect(store.history.count(store.history.series({ tenant: '' }, [E]), { timeproperty: 'createdAt' })).toBe(created.length);
   });
 });
 
@@ -154,7 +154,7 @@ describe('bucket pruning', () => {
         attribute: property(1, { observedAt: observed, createdAt: created, modifiedAt: created }),
       });
       store.history.append('', [at(jan, jan + HOUR), at(mar, mar + HOUR)]);
-      const series = store.history.series('', [E]);
+      const series = store.history.series({ tenant: '' }, [E]);
       // Remove January's table behind the catalogue's back: reading it now would fail.
       const raw = new Database(tmp.file);
       raw.exec('DROP TABLE history_202401');
@@ -237,7 +237,7 @@ describe('history aggregation in SQL', () => {
       attribute: property(v, { createdAt: t, modifiedAt: t, observedAt: t }),
     });
     store.history.append('', [at('pear', BASE), at('apple', BASE + 1), at('pear', BASE + 2), at(3, BASE + 3)]);
-    const [row] = store.history.aggregate(store.history.series('', [E]), { timeproperty: 'observedAt' }, { kind: 'whole' },
+    const [row] = store.history.aggregate(store.history.series({ tenant: '' }, [E]), { timeproperty: 'observedAt' }, { kind: 'whole' },
       { order: 'asc', skip: 0, limit: Infinity });
     expect(row).toMatchObject({ count: 4, numbers: 1, strings: 3, distinct: 3, minString: 'apple', maxString: 'pear', min: 3, max: 3 });
   });

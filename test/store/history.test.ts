@@ -40,7 +40,7 @@ describe('store history: round trip', () => {
     const store = memoryStore();
     const written = sampleInstances();
     store.transaction(() => store.history.append('', written));
-    expect(store.history.listForEntity('', E)).toEqual(sortedLikeList(written));
+    expect(store.history.listForEntity({ tenant: '' }, E)).toEqual(sortedLikeList(written));
     store.close();
   });
 
@@ -56,9 +56,9 @@ describe('store history: round trip', () => {
     const e = at(T0 + 5, 'urn:ds:1');
     store.history.append('', [a, b, c]);
     store.history.append('', [d, e, instance(NS + 'other', property(1))]);
-    expect(store.history.listForEntity('', E, attr).map((i) => i.instanceId)).toEqual([c, a, d, e, b].map((i) => i.instanceId));
-    expect(store.history.listForEntity('', E, NS + 'never')).toEqual([]);
-    expect(store.history.listForEntity('other-tenant', E)).toEqual([]);
+    expect(store.history.listForEntity({ tenant: '' }, E, attr).map((i) => i.instanceId)).toEqual([c, a, d, e, b].map((i) => i.instanceId));
+    expect(store.history.listForEntity({ tenant: '' }, E, NS + 'never')).toEqual([]);
+    expect(store.history.listForEntity({ tenant: 'other-tenant' }, E)).toEqual([]);
     store.close();
   });
 });
@@ -114,7 +114,7 @@ describe('store history: time buckets', () => {
     const list = [at('2024-03-31T23:59:59.999Z', true), at('2024-04-01T00:00:00.000Z', false), at('2023-12-15T10:00:00Z', true)];
     store.history.append('', list);
     expect(store.history.buckets()).toEqual(['history_202312', 'history_202403', 'history_202404']);
-    expect(store.history.listForEntity('', E)).toEqual(sortedLikeList(list));
+    expect(store.history.listForEntity({ tenant: '' }, E)).toEqual(sortedLikeList(list));
     store.close();
   });
 
@@ -135,7 +135,7 @@ describe('store history: time buckets', () => {
     expect(store.history.buckets()).toEqual([]);
     store.history.append('', [inst]);
     expect(store.history.buckets()).toEqual(['history_202506']);
-    expect(store.history.listForEntity('', E)).toEqual([inst]);
+    expect(store.history.listForEntity({ tenant: '' }, E)).toEqual([inst]);
     store.close();
   });
 });

@@ -33,10 +33,10 @@ describe('store file persistence', () => {
     first.close();
 
     const second = fileStore(tmp.file);
-    expect(second.entities.get('', E)?.types).toEqual([NS + 'Sensor']);
+    expect(second.entities.get({ tenant: '' }, E)?.types).toEqual([NS + 'Sensor']);
     expect(second.history.buckets()).toEqual(['history_202401', 'history_202402']);
     second.history.append('', [inst(3, T0 + 1)]);
-    expect(second.history.listForEntity('', E).map((i) => i.attribute)).toEqual([
+    expect(second.history.listForEntity({ tenant: '' }, E).map((i) => i.attribute)).toEqual([
       property(1, { observedAt: T0 }), property(3, { observedAt: T0 + 1 }), property(2, { observedAt: Date.UTC(2024, 1, 3) }),
     ]);
     expect(second.contexts.getById('c1')?.url).toBe('https://example.org/c.jsonld');

@@ -35,7 +35,7 @@ describe('query-values index', () => {
   });
 
   const q = (text: string): EntityFilter => ({ kind: 'q', expr: parseQ(text, mapper) });
-  const list = (text: string): string[] => ids(repo.list('', { filters: [q(text)], limit: 100, offset: 0, count: false }));
+  const list = (text: string): string[] => ids(repo.list({ tenant: '' }, { filters: [q(text)], limit: 100, offset: 0, count: false }));
   const rows = (): unknown[] => db.prepare('SELECT inst, seq, typ, num, str FROM attr_values ORDER BY entity, attr, inst, seq').all();
 
   function plan(text: string): string {
@@ -129,10 +129,10 @@ describe('migration 6', () => {
       expect(db.prepare("SELECT count(*) FROM attr_values INDEXED BY attr_values_str WHERE str IS NOT NULL").pluck().get()).toBe(1);
       const q = (text: string): EntityFilter => ({ kind: 'q', expr: parseQ(text, mapper) });
       const fresh = createEntityRepository(db, iris, createTxRunner(db, caches, silentLogger).transaction);
-      expect(ids(fresh.list('', { filters: [q('temperature>20')], limit: 10, offset: 0, count: false }))).toEqual(['urn:ngsi-ld:E:2']);
-      expect(ids(fresh.list('', { filters: [q('name=="Alpha"')], limit: 10, offset: 0, count: false }))).toEqual(['urn:ngsi-ld:E:1']);
+      expect(ids(fresh.list({ tenant: '' }, { filters: [q('temperature>20')], limit: 10, offset: 0, count: false }))).toEqual(['urn:ngsi-ld:E:2']);
+      expect(ids(fresh.list({ tenant: '' }, { filters: [q('name=="Alpha"')], limit: 10, offset: 0, count: false }))).toEqual(['urn:ngsi-ld:E:1']);
       // The type rows moved to their (type, entity) table.
-      expect(ids(fresh.list('', { types: [mapper.expandTerm('Room')], limit: 10, offset: 0, count: false }))).toEqual(['urn:ngsi-ld:E:1']);
+      expect(ids(fresh.list({ tenant: '' }, { types: [mapper.expandTerm('Room')], limit: 10, offset: 0, count: false }))).toEqual(['urn:ngsi-ld:E:1']);
       expect(db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'entity_types_iri'").pluck().get()).toBe(0);
     } finally {
       db.close();

@@ -11,7 +11,7 @@ import { mapper } from '../ngsi/fake-mapper.js';
 import { memoryStore } from './helpers.js';
 
 function listed(store: Store, filter: EntityFilter): { ids: string[]; count: number | undefined } {
-  const out = store.entities.list('', { filters: [filter], limit: 1000, offset: 0, count: true });
+  const out = store.entities.list({ tenant: '' }, { filters: [filter], limit: 1000, offset: 0, count: true });
   return { ids: out.entities.map((e) => e.id), count: out.count };
 }
 
@@ -44,7 +44,7 @@ describe('q, scopeQ and type selection in SQL over the case tables', () => {
       { kind: 'q', expr: parseQ('temperature>0', mapper) },
       { kind: 'scopeQ', expr: parseScopeQ('/Madrid/#') },
     ];
-    const page = store.entities.list('', { filters, limit: 2, offset: 1, count: true });
+    const page = store.entities.list({ tenant: '' }, { filters, limit: 2, offset: 1, count: true });
     expect(page.entities.map((e) => e.id)).toEqual([2, 3].map(entityId));
     expect(page.count).toBe(4);
   });

@@ -13,7 +13,7 @@ describe('store.transaction', () => {
     const events: string[] = [];
     const result = store.transaction((tx) => {
       store.entities.insert('', entity(id(1), [T]));
-      tx.onCommit(() => events.push(`hook1 sees ${store.entities.exists('', id(1))}`));
+      tx.onCommit(() => events.push(`hook1 sees ${store.entities.exists({ tenant: '' }, id(1))}`));
       tx.onCommit(() => events.push('hook2'));
       events.push('fn done');
       return 42;
@@ -31,7 +31,7 @@ describe('store.transaction', () => {
       tx.onCommit(hook);
       throw new Error('nope');
     })).toThrow('nope');
-    expect(store.entities.exists('', id(1))).toBe(false);
+    expect(store.entities.exists({ tenant: '' }, id(1))).toBe(false);
     expect(hook).not.toHaveBeenCalled();
     store.close();
   });
@@ -56,7 +56,7 @@ describe('store.transaction', () => {
       tx.onCommit(() => events.push('outer'));
     });
     expect(events).toEqual(['caught', 'inner ok', 'outer']);
-    expect(store.entities.list('', { types: [NS + 'NewType'], limit: 10, offset: 0, count: true }).count).toBe(1);
+    expect(store.entities.list({ tenant: '' }, { types: [NS + 'NewType'], limit: 10, offset: 0, count: true }).count).toBe(1);
     store.close();
   });
 
@@ -65,7 +65,7 @@ describe('store.transaction', () => {
     expect(() => store.transaction(async () => {
       store.entities.insert('', entity(id(1), [T]));
     })).toThrow(/synchronous/);
-    expect(store.entities.exists('', id(1))).toBe(false);
+    expect(store.entities.exists({ tenant: '' }, id(1))).toBe(false);
     store.close();
   });
 

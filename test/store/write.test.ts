@@ -25,7 +25,7 @@ describe('store.write (group commit)', () => {
     // The batch first runs whole, until fn3 throws; it is then run again write by write, each in a
     // savepoint. One COMMIT: every fn ran before the first hook, and the failed one has no hook.
     expect(events).toEqual(['fn1', 'fn2', 'fn3', 'fn1', 'fn2', 'fn3', 'fn4', 'hook1', 'hook2', 'hook4']);
-    expect([1, 2, 3, 4].map((n) => store.entities.exists('', id(n)))).toEqual([true, true, false, true]);
+    expect([1, 2, 3, 4].map((n) => store.entities.exists({ tenant: '' }, id(n)))).toEqual([true, true, false, true]);
     store.close();
   });
 
@@ -89,7 +89,7 @@ describe('store.write (group commit)', () => {
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     await store.write(() => store.entities.insert('', entity(id(4), [fresh])));
-    expect(store.entities.list('', { types: [fresh], limit: 10, offset: 0, count: false }).entities.map((e) => e.id)).toEqual([id(3), id(4)]);
+    expect(store.entities.list({ tenant: '' }, { types: [fresh], limit: 10, offset: 0, count: false }).entities.map((e) => e.id)).toEqual([id(3), id(4)]);
     store.close();
   });
 
@@ -145,8 +145,8 @@ describe('store.write (group commit)', () => {
     const good = store.write(() => store.entities.insert('', entity(id(2), [T])));
     await expect(bad).rejects.toThrow(/synchronous/);
     await good;
-    expect(store.entities.exists('', id(1))).toBe(false);
-    expect(store.entities.exists('', id(2))).toBe(true);
+    expect(store.entities.exists({ tenant: '' }, id(1))).toBe(false);
+    expect(store.entities.exists({ tenant: '' }, id(2))).toBe(true);
     store.close();
   });
 
@@ -169,7 +169,7 @@ describe('store.write (group commit)', () => {
     const store = memoryStore();
     const p = store.write(() => store.entities.insert('', entity(id(1), [T])));
     await store.flush();
-    expect(store.entities.exists('', id(1))).toBe(true);
+    expect(store.entities.exists({ tenant: '' }, id(1))).toBe(true);
     await p;
     store.close();
   });

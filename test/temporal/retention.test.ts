@@ -45,7 +45,7 @@ describe('runRetention', () => {
     const horizon = NOW - 2 * DAY;
     expect(report).toEqual({ horizon, dropped: buckets.slice(0, 3), pruned: 6 });
     expect(store.history.buckets()).toEqual(buckets.slice(3));
-    expect(store.history.listForEntity('', E)).toEqual(written.filter((i) => i.observedAt! >= horizon));
+    expect(store.history.listForEntity({ tenant: '' }, E)).toEqual(written.filter((i) => i.observedAt! >= horizon));
     // Idempotent: nothing left to do.
     expect(await runRetention({ store, log: silentLogger, retention: parseDuration('P2D')! }, NOW)).toEqual({ horizon, dropped: [], pruned: 0 });
   });
@@ -57,7 +57,7 @@ describe('runRetention', () => {
     const report = await runRetention({ store, log: silentLogger, retention: parseDuration('P2D')! }, NOW);
     expect(report.dropped).toEqual([]);
     expect(report.pruned).toBe(written.filter((i) => i.observedAt! < NOW - 2 * DAY).length);
-    expect(store.history.listForEntity('', E).map((i) => i.observedAt)).toEqual(
+    expect(store.history.listForEntity({ tenant: '' }, E).map((i) => i.observedAt)).toEqual(
       written.map((i) => i.observedAt).filter((t) => t! >= NOW - 2 * DAY));
   });
 });

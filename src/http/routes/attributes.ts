@@ -3,11 +3,11 @@
 
 import { BadRequestDataError, nameProblem, type Iri, type Json, type TermMapper } from '../../ngsi/index.js';
 import type { AttributeInfo } from '../../entities/index.js';
-import { resource, type App, type AppContext, type AppDeps } from '../app.js';
+import { resource, type App, type AppContext, type AppDeps } from '../app-env.js';
 import { APP_JSON, APP_LD_JSON, negotiate, type ResponseMediaType } from '../media.js';
 import { bool, readParams } from '../params.js';
 import { BASE, sendPayload } from '../respond.js';
-import { actorOf, linkContext } from './entities.js';
+import { actorOf, linkContext } from '../request-context.js';
 
 /** Discovery answers are JSON or JSON-LD; GeoJSON has nothing to show (406). */
 export const DISCOVERY_MEDIA = [APP_JSON, APP_LD_JSON] as const;

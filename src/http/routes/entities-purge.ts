@@ -2,16 +2,16 @@
 // idPattern, attrs, q, scopeQ, geo-query, local) is deleted as by batch delete, or with `drop` /
 // `keep` only some of its attributes are.
 
-import { BadRequestDataError, type Iri } from '../../ngsi/index.js';
-import type { Actor, PurgeProjection } from '../../entities/index.js';
-import type { AppContext, AppDeps } from '../app.js';
+import { BadRequestDataError, type Iri, type Principal } from '../../ngsi/index.js';
+import type { PurgeProjection } from '../../entities/index.js';
+import type { AppContext, AppDeps } from '../app-env.js';
 import { buildEntityQuery, ENTITY_QUERY_PARAMS, entityQueryInputFromParams } from '../entity-query.js';
 import { contextFromLink } from '../media.js';
 import { csv, readParams } from '../params.js';
 import { noContent } from '../respond.js';
 
 /** Answers 204 once the selection is purged; a selection is required (no accidental wipe). */
-export async function purgeEntities(c: AppContext, deps: AppDeps, actor: Actor): Promise<Response> {
+export async function purgeEntities(c: AppContext, deps: AppDeps, actor: Principal): Promise<Response> {
   const params = readParams(c.req.url, [...ENTITY_QUERY_PARAMS, 'keep', 'drop']);
   if (!ENTITY_QUERY_PARAMS.some((p) => params.get(p) !== undefined)) {
     throw new BadRequestDataError('Purging entities needs a selection', `Give one of ${ENTITY_QUERY_PARAMS.join(', ')}`);

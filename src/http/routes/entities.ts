@@ -4,11 +4,12 @@
 import {
   BadRequestDataError, TooComplexQueryError, compareOrderValues, isAbsoluteUri, mergeEntity, orderValue, parseEntity,
   parseEntityFragment, parseOrderBy, replaceEntity,
-  type Entity, type EntityId, type Iri, type OrderKey, type OrderValue,
+  type Entity, type EntityId, type Iri, type OrderKey, type OrderValue, type Principal,
 } from '../../ngsi/index.js';
-import type { Actor, EntityListQuery, UpdateResult } from '../../entities/index.js';
+import type { EntityListQuery, UpdateResult } from '../../entities/index.js';
 import type { ResolvedContext } from '../../jsonld/index.js';
-import { resource, type AppContext, type AppDeps, type App } from '../app.js';
+import { resource, type AppContext, type AppDeps, type App } from '../app-env.js';
+import { actorOf, entityIdParam, linkContext } from '../request-context.js';
 import { readJsonBody } from '../body.js';
 import { APP_GEO_JSON, APP_JSON, APP_LD_JSON, contextFromLink, negotiate } from '../media.js';
 import { page, readParams, type Page } from '../params.js';
@@ -19,21 +20,6 @@ import type { ResponseMediaType } from '../media.js';
 import { purgeEntities } from './entities-purge.js';
 
 const OFFERED = [APP_JSON, APP_LD_JSON, APP_GEO_JSON] as const;
-
-export function actorOf(c: AppContext): Actor {
-  return { tenant: c.get('tenant') };
-}
-
-export function entityIdParam(c: AppContext): string {
-  const id = c.req.param('id') ?? '';
-  if (!isAbsoluteUri(id)) throw new BadRequestDataError('Invalid entity id', `'${id}' is not an absolute URI`);
-  return id;
-}
-
-/** The context of a request without a body: its Link header, else the core context. */
-export async function linkContext(c: AppContext, deps: AppDeps): Promise<ResolvedContext> {
-  return deps.contexts.resolve(contextFromLink(c.req.header('link')));
-}
 
 export function updateResultBody(result: UpdateResult, ctx: ResolvedContext): { updated: string[]; notUpdated: Array<{ attributeName: string; reason: string }> } {
   return {
@@ -57,7 +43,7 @@ type Selection = Omit<EntityListQuery, 'limit' | 'offset' | 'count'>;
  * NGSI-LD v1.9 §4.23: one page of the selection in `orderBy` order. Every match is read once, in
  * pages, keeping only its id and sort values; ties keep creation order (the sort is stable).
  */
-function orderedPage(deps: AppDeps, actor: Actor, selection: Selection, keys: readonly OrderKey[], p: Page): {
+function orderedPage(deps: AppDeps, actor: Principal, selection: Selection, keys: readonly OrderKey[], p: Page): {
   entities: Entity[]; hasMore: boolean; count: number;
 } {
   const rows: Array<{ id: EntityId; values: OrderValue[] }> = [];

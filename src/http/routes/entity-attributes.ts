@@ -5,11 +5,12 @@ import {
   appendAttributes, deleteAttribute, parseAttributeFragment, parseAttributes, parseEntityMembers, replaceAttribute,
   updateAttributePartial, updateAttributes, BadRequestDataError, nameProblem,
 } from '../../ngsi/index.js';
-import { resource, type App, type AppContext, type AppDeps } from '../app.js';
+import { resource, type App, type AppContext, type AppDeps } from '../app-env.js';
 import { readJsonBody } from '../body.js';
 import { bool, csv, readParams } from '../params.js';
 import { BASE, noContent } from '../respond.js';
-import { actorOf, entityIdParam, linkContext, updateResponse } from './entities.js';
+import { updateResponse } from './entities.js';
+import { actorOf, entityIdParam, linkContext } from '../request-context.js';
 
 function attrNameParam(c: AppContext): string {
   const name = c.req.param('attr') ?? '';

@@ -3,17 +3,17 @@
 
 import {
   BadRequestDataError, InvalidRequestError, isAbsoluteUri, isPlainObject, parseAttributes, parseEntity, parseEntityMembers,
-  parseEntityFragment, type Entity, type EntityId, type Json,
+  parseEntityFragment, type Entity, type EntityId, type Json, type NotUpdated,
 } from '../../ngsi/index.js';
-import type { BatchOutcome, NotUpdated, UpsertMode } from '../../entities/index.js';
+import type { BatchOutcome, UpsertMode } from '../../entities/index.js';
 import type { ContextInput, ResolvedContext } from '../../jsonld/index.js';
-import { requestIdOf, resource, type App, type AppContext, type AppDeps } from '../app.js';
+import { requestIdOf, resource, type App, type AppContext, type AppDeps } from '../app-env.js';
 import { parseJsonText, readBytes, readJsonBody } from '../body.js';
 import { requestMediaType } from '../media.js';
 import { csv, readParams, type Params } from '../params.js';
 import { problemOf, toNgsiError } from '../problem.js';
 import { BASE, noContent, sendJson } from '../respond.js';
-import { actorOf } from './entities.js';
+import { actorOf } from '../request-context.js';
 
 /** One element of a batch body: parsed into a value, or already failed. */
 type Slot<T> =

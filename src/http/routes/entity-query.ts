@@ -2,7 +2,7 @@
 // the body, representation and pagination in the URL.
 
 import { BadRequestDataError, isPlainObject, parseOrderBy, type GeoQueryInput } from '../../ngsi/index.js';
-import { resource, type App, type AppDeps } from '../app.js';
+import { resource, type App, type AppDeps } from '../app-env.js';
 import { readJsonBody } from '../body.js';
 import { buildEntityQuery, listMember, selectorsFromBody, stringMember } from '../entity-query.js';
 import { APP_GEO_JSON, APP_JSON, APP_LD_JSON, negotiate } from '../media.js';

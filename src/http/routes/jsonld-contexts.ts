@@ -2,7 +2,7 @@
 
 import { BadRequestDataError, InvalidRequestError, ResourceNotFoundError, isPlainObject } from '../../ngsi/index.js';
 import type { ContextEntryInfo } from '../../jsonld/index.js';
-import { resource, type App, type AppDeps } from '../app.js';
+import { resource, type App, type AppDeps } from '../app-env.js';
 import { isContextInput, parseJsonText, readBytes } from '../body.js';
 import { APP_JSON, APP_LD_JSON, negotiate, requestMediaType } from '../media.js';
 import { bool, oneOf, readParams } from '../params.js';

@@ -12,13 +12,13 @@ import {
   type RawTemporalParams, type TemporalRange, type TemporalRequest, type TemporalSelection, type TemporalView,
 } from '../../temporal/index.js';
 import type { ResolvedContext } from '../../jsonld/index.js';
-import { resource, type App, type AppContext, type AppDeps } from '../app.js';
+import { resource, type App, type AppContext, type AppDeps } from '../app-env.js';
 import { readJsonBody } from '../body.js';
 import { buildEntityQuery, entityQueryFromParams, type EntityQuery } from '../entity-query.js';
 import { APP_JSON, APP_LD_JSON, negotiate } from '../media.js';
 import { bool, csv, int, page, readParams, type Params } from '../params.js';
 import { BASE, created, idSegment, noContent, pageHeaders, sendPayload } from '../respond.js';
-import { actorOf, entityIdParam, linkContext } from './entities.js';
+import { actorOf, entityIdParam, linkContext } from '../request-context.js';
 import { inlineTemporalLinks } from '../temporal-join.js';
 
 const OFFERED = [APP_JSON, APP_LD_JSON] as const;
@@ -143,7 +143,7 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
     }
     const p = page(params, config);
     const joinLevel = joinLevelOf(params, req);
-    const found = temporal.query(actorOf(c).tenant, selection, p, req, ctx);
+    const found = temporal.query(actorOf(c), selection, p, req, ctx);
     if (joinLevel !== undefined) inlineTemporalLinks(found.entities, joinLevel, ctx, (ids) => deps.entities.getMany(actorOf(c), ids));
     return answer(c, found.entities, ctx, found.range, pageHeaders(c.req.url, p, found.hasMore, found.count));
   };
@@ -203,7 +203,7 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
       const ctx = await linkContext(c, deps);
       const req = fromParams(params, ctx);
       const joinLevel = joinLevelOf(params, req);
-      const found = temporal.retrieve(actorOf(c).tenant, id, req, ctx);
+      const found = temporal.retrieve(actorOf(c), id, req, ctx);
       if (joinLevel !== undefined) inlineTemporalLinks(found.entities, joinLevel, ctx, (ids) => deps.entities.getMany(actorOf(c), ids));
       return answer(c, found.entities[0] ?? {}, ctx, found.range);
     },

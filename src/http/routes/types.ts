@@ -3,10 +3,10 @@
 
 import type { Json, TermMapper } from '../../ngsi/index.js';
 import type { TypeAttributes, TypeInfo } from '../../entities/index.js';
-import { resource, type App, type AppDeps } from '../app.js';
+import { resource, type App, type AppDeps } from '../app-env.js';
 import { BASE, sendPayload } from '../respond.js';
 import { compactNames, discoveryParams, nameParam } from './attributes.js';
-import { actorOf, linkContext } from './entities.js';
+import { actorOf, linkContext } from '../request-context.js';
 
 /** An EntityType (NGSI-LD §5.2.25). */
 function renderType(t: TypeAttributes, ctx: TermMapper): { typeName: string; body: Json } {

@@ -10,7 +10,7 @@ const CORE = 'https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.9.jsonld';
 const id = (n: number): string => `urn:ngsi-ld:Room:${n}`;
 const room = (n: number) => ({ id: id(n), type: 'Room', temperature: { type: 'Property', value: n } });
 const liveCount = (t: TestBroker): number =>
-  t.broker.store.entities.list('', { limit: 0, offset: 0, count: true }).count ?? -1;
+  t.broker.store.entities.list({ tenant: '' }, { limit: 0, offset: 0, count: true }).count ?? -1;
 
 let b: TestBroker;
 beforeEach(async () => {
@@ -74,8 +74,8 @@ describe('contexts of a batch', () => {
       headers: { 'Content-Type': 'application/ld+json' },
     });
     expect(res.status).toBe(201);
-    const e1 = b.broker.store.entities.get('', id(1));
-    const e2 = b.broker.store.entities.get('', id(2));
+    const e1 = b.broker.store.entities.get({ tenant: '' }, id(1));
+    const e2 = b.broker.store.entities.get({ tenant: '' }, id(2));
     expect(e1?.types).toEqual(['https://a.example/Room']);
     expect(Object.keys(e1?.attrs ?? {})).toEqual(['https://a.example/temperature']);
     expect(e2?.types).toEqual(['https://b.example/Room']);
@@ -85,7 +85,7 @@ describe('contexts of a batch', () => {
   it('application/json: every element is expanded with the Link header context (core when none)', async () => {
     const res = await b.request('POST', `${OPS}/upsert`, { body: [room(1), room(2)] });
     expect(res.status).toBe(201);
-    expect(b.broker.store.entities.get('', id(2))?.types).toEqual(['https://uri.etsi.org/ngsi-ld/default-context/Room']);
+    expect(b.broker.store.entities.get({ tenant: '' }, id(2))?.types).toEqual(['https://uri.etsi.org/ngsi-ld/default-context/Room']);
   });
 });
 
@@ -106,7 +106,7 @@ describe('a batch of 1000 entities', () => {
     expect(liveCount(b)).toBe(1000);
     expect(seen.size).toBeGreaterThanOrEqual(1);
     expect(seen.size).toBeLessThanOrEqual(5);
-    expect(b.broker.store.history.listForEntity('', id(999))).toHaveLength(1);
+    expect(b.broker.store.history.listForEntity({ tenant: '' }, id(999))).toHaveLength(1);
   });
 
   it('a failing entity does not roll back the others of its transaction', async () => {

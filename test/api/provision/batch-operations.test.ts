@@ -4,6 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
 import type { ChangeEvent } from '../../../src/events.js';
+import { DEFAULT_CONTEXT_VOCAB as DEFAULT_VOCAB } from '../../../src/ngsi/index.js';
 
 const OPS = '/ngsi-ld/v1/entityOperations';
 const ERR = 'https://uri.etsi.org/ngsi-ld/errors/';
@@ -34,7 +35,7 @@ describe('POST /entityOperations/create [§5.6.7]', () => {
     expect(res.status).toBe(201);
     expect(res.json).toEqual([id(1), id(2)]);
     expect((await get(1)).temperature.value).toBe(20);
-    expect(b.broker.store.history.listForEntity('', id(2))).toHaveLength(1);
+    expect(b.broker.store.history.listForEntity({ tenant: '' }, id(2))).toHaveLength(1);
     expect(events.map((e) => e.kind)).toEqual(['entityCreated', 'entityCreated']);
   });
 
@@ -87,7 +88,7 @@ describe('POST /entityOperations/upsert [§5.6.8]', () => {
     expect(e1.temperature).toBeUndefined();
     expect(e1.humidity).toBeUndefined();
     expect(events.map((e) => e.kind)).toEqual(['entityReplaced', 'entityCreated']);
-    const h = b.broker.store.history.listForEntity('', id(1), DEFAULT + 'temperature');
+    const h = b.broker.store.history.listForEntity({ tenant: '' }, id(1), DEFAULT + 'temperature');
     expect(h.at(-1)?.deletedAt).toBeDefined();
   });
 
@@ -99,7 +100,7 @@ describe('POST /entityOperations/upsert [§5.6.8]', () => {
     expect(e1.light.value).toBe(300);
     expect(e1.humidity.value).toBe(40);
     expect(events.map((e) => e.kind)).toEqual(['entityUpdated']);
-    expect(b.broker.store.history.listForEntity('', id(1), DEFAULT + 'temperature')).toHaveLength(2);
+    expect(b.broker.store.history.listForEntity({ tenant: '' }, id(1), DEFAULT + 'temperature')).toHaveLength(2);
   });
 
   it('with options=update, adds new types to the entity', async () => {
@@ -185,7 +186,7 @@ describe('POST /entityOperations/update [§5.6.9]', () => {
     const res = await post('update', [{ id: id(1), temperature: { type: 'Property', value: 'urn:ngsi-ld:null' } }]);
     expect(res.status).toBe(204);
     expect((await get(1)).temperature).toBeUndefined();
-    expect(b.broker.store.history.listForEntity('', id(1)).at(-1)?.deletedAt).toBeDefined();
+    expect(b.broker.store.history.listForEntity({ tenant: '' }, id(1)).at(-1)?.deletedAt).toBeDefined();
   });
 });
 
@@ -204,7 +205,9 @@ describe('POST /entityOperations/merge [§5.6.20]', () => {
     expect(e1.temperature).toEqual({ type: 'Property', value: 21, unitCode: 'CEL' });
     expect(e1.humidity).toBeUndefined();
     expect(e1.light.value).toBe(300);
-    expect(events.map((e) => e.kind)).toEqual(['entityUpdated', 'attributesDeleted']);
+    // One change for the entity, with what it wrote and what it deleted.
+    expect(events.map((e) => e.kind)).toEqual(['entityUpdated']);
+    expect(events[0]).toMatchObject({ written: [DEFAULT_VOCAB + 'temperature', DEFAULT_VOCAB + 'light'], deleted: [DEFAULT_VOCAB + 'humidity'] });
   });
 
   it('204 when every merge succeeds', async () => {
@@ -225,7 +228,7 @@ describe('POST /entityOperations/delete [§5.6.10]', () => {
     expect(res.status).toBe(204);
     expect(await get(1)).toBeUndefined();
     expect(await get(2)).toBeUndefined();
-    expect(b.broker.store.history.listForEntity('', id(1)).at(-1)?.deletedAt).toBeDefined();
+    expect(b.broker.store.history.listForEntity({ tenant: '' }, id(1)).at(-1)?.deletedAt).toBeDefined();
     expect(events.map((e) => e.kind)).toEqual(['entityDeleted', 'entityDeleted']);
   });
 

@@ -10,7 +10,7 @@ const ERR = 'https://uri.etsi.org/ngsi-ld/errors/';
 const REL = 'http://www.w3.org/ns/json-ld#context';
 const CORE = 'https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.9.jsonld';
 const ids = (t: TestBroker): string[] =>
-  t.broker.store.entities.list('', { limit: 100, offset: 0, count: false }).entities.map((e) => e.id).sort();
+  t.broker.store.entities.list({ tenant: '' }, { limit: 100, offset: 0, count: false }).entities.map((e) => e.id).sort();
 
 let b: TestBroker;
 beforeEach(async () => {

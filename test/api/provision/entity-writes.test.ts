@@ -10,7 +10,7 @@ let b: TestBroker;
 
 const get = async (q = ''): Promise<any> => (await b.request('GET', `${P}${q}`)).json;
 const history = (attr?: string) =>
-  b.broker.store.history.listForEntity('', ID, attr === undefined ? undefined : `https://uri.etsi.org/ngsi-ld/default-context/${attr}`);
+  b.broker.store.history.listForEntity({ tenant: '' }, ID, attr === undefined ? undefined : `https://uri.etsi.org/ngsi-ld/default-context/${attr}`);
 
 beforeEach(async () => {
   b = await startTestBroker();
@@ -150,13 +150,13 @@ describe('delete entity', () => {
   });
 
   it('continues the series of an attribute when the entity is created again with it', async () => {
-    const seriesBefore = b.broker.store.history.series('', [ID]);
+    const seriesBefore = b.broker.store.history.series({ tenant: '' }, [ID]);
     expect(seriesBefore).toHaveLength(2);
     expect((await b.request('DELETE', P)).status).toBe(204);
     b.clock.advance(1000);
     const again = await b.request('POST', '/ngsi-ld/v1/entities', { body: { id: ID, type: 'Room', temperature: { type: 'Property', value: 25 } } });
     expect(again.status).toBe(201);
-    expect(b.broker.store.history.series('', [ID])).toEqual(seriesBefore);
+    expect(b.broker.store.history.series({ tenant: '' }, [ID])).toEqual(seriesBefore);
     expect(history('temperature').map((i) => (i.attribute !== undefined && 'value' in i.attribute ? i.attribute.value : null))).toEqual([20, null, 25]);
   });
 });
@@ -176,7 +176,7 @@ describe('specificAccessPolicy', () => {
       body: { id: 'urn:ngsi-ld:Room:sap', type: 'Room', specificAccessPolicy: { type: 'Property', value: 'read' } },
     });
     expect(res.status).toBe(201);
-    const stored = b.broker.store.entities.get('', 'urn:ngsi-ld:Room:sap');
+    const stored = b.broker.store.entities.get({ tenant: '' }, 'urn:ngsi-ld:Room:sap');
     expect(Object.keys(stored?.attrs ?? {})).toEqual(['https://ontology.eglobalmark.com/authorization#specificAccessPolicy']);
     const back = await b.request('GET', '/ngsi-ld/v1/entities/urn:ngsi-ld:Room:sap');
     expect(back.json.specificAccessPolicy).toEqual({ type: 'Property', value: 'read' });
@@ -232,7 +232,7 @@ describe('ids with characters beyond ASCII [RFC 3987 §3.1]', () => {
     const res = await b.request('POST', '/ngsi-ld/v1/entities', { raw, headers: { 'Content-Type': 'application/json' } });
     expect(res.status).toBe(400);
     expect(res.json.type).toBe('https://uri.etsi.org/ngsi-ld/errors/BadRequestData');
-    expect(b.broker.store.entities.list('', { limit: 10, offset: 0, count: false, types: ['https://uri.etsi.org/ngsi-ld/default-context/Thing'] }).entities
+    expect(b.broker.store.entities.list({ tenant: '' }, { limit: 10, offset: 0, count: false, types: ['https://uri.etsi.org/ngsi-ld/default-context/Thing'] }).entities
       .map((e) => e.id)).not.toContain('urn:x:\ud800');
   });
 });

@@ -58,7 +58,7 @@ export const timeOf = (i: HistoryInstance, tp: TimeProp): number | undefined =>
 export function expectedIds(
   b: TestBroker, id: string, attr: string, tp: TimeProp, timerel?: 'before' | 'after' | 'between', timeAt?: number, endTimeAt?: number,
 ): string[] {
-  return b.broker.store.history.listForEntity('', id, DEFAULT_VOCAB + attr).flatMap((i) => {
+  return b.broker.store.history.listForEntity({ tenant: '' }, id, DEFAULT_VOCAB + attr).flatMap((i) => {
     const t = timeOf(i, tp);
     if (t === undefined) return [];
     if (timerel === 'before' && !(t < timeAt!)) return [];

@@ -118,7 +118,7 @@ describe('DELETE /temporal/entities/{id}', () => {
     expect((await b.request('GET', `${TP}/${ID}`)).status).toBe(404);
     expect((await b.request('GET', `${TP}/${ID}?timeproperty=deletedAt`)).status).toBe(404);
     expect((await b.request('GET', `/ngsi-ld/v1/entities/${ID}`)).status).toBe(404);
-    expect(b.broker.store.history.listForEntity('', ID)).toEqual([]);
+    expect(b.broker.store.history.listForEntity({ tenant: '' }, ID)).toEqual([]);
     expect((await b.request('DELETE', `${TP}/${ID}`)).status).toBe(404);
     // The id is free again, with no history left over.
     await ok(b.request('POST', TP, { body: { id: ID, type: 'Room', temperature: [inst(3, O0)] } }), 201);

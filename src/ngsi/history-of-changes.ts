@@ -1,21 +1,14 @@
-// Turns what a write changed into attribute history instances (every attribute write leaves one;
-// deleting an attribute or an entity leaves a deletion instance whose value is NGSI-LD Null).
+// Turns what a write changed into attribute history instances (NGSI-LD §4.5.7): every attribute
+// write leaves one; deleting an attribute or an entity leaves a deletion instance (value NGSI-LD Null).
 
-import { instanceIdAt, type Attribute, type Entity, type EntityId, type Iri } from '../ngsi/index.js';
-import type { HistoryInstance } from '../store/index.js';
-import type { IdGenerator } from '../lib/index.js';
+import type { Change } from './draft.js';
+import type { HistoryInstance } from './history-instance.js';
+import { instanceIdAt } from './instance-id.js';
+import type { Entity, EntityId } from './model.js';
 
-export interface AttributeChange {
-  attr: Iri;
-  datasetId?: string;
-  /** The new state of the instance; absent when the instance was deleted. */
-  instance?: Attribute;
-  deleted?: true;
-}
-
-
+/** History instances of changes made at `now`; `newId` draws a random UUID. */
 export function historyOfChanges(
-  entityId: EntityId, changes: readonly AttributeChange[], now: number, newId: IdGenerator, subject: string | undefined,
+  entityId: EntityId, changes: readonly Change[], now: number, newId: () => string, subject: string | undefined,
 ): HistoryInstance[] {
   return changes.map((ch) => {
     // The id carries the instant the row is stored under (observedAt, else modifiedAt): see instanceIdAt.
@@ -34,20 +27,20 @@ export function historyOfChanges(
 }
 
 /** Every instance of every attribute of an entity, as changes (entity created or replaced). */
-export function changesOfEntity(entity: Entity): AttributeChange[] {
-  const out: AttributeChange[] = [];
+export function changesOfEntity(entity: Entity): Change[] {
+  const out: Change[] = [];
   for (const [attr, instances] of Object.entries(entity.attrs)) {
     for (const instance of instances) out.push({ attr, instance });
   }
   return out;
 }
 
-/** A deletion instance for every attribute instance of an entity (entity deleted). */
-export function deletionsOfEntity(entity: Entity): AttributeChange[] {
-  const out: AttributeChange[] = [];
+/** A deletion for every attribute instance of an entity (entity deleted). */
+export function deletionsOfEntity(entity: Entity): Change[] {
+  const out: Change[] = [];
   for (const [attr, instances] of Object.entries(entity.attrs)) {
     for (const instance of instances) {
-      const ch: AttributeChange = { attr, deleted: true };
+      const ch: Change = { attr, deleted: true };
       if (instance.datasetId !== undefined) ch.datasetId = instance.datasetId;
       out.push(ch);
     }
