@@ -34,6 +34,19 @@ export const LIBRARY_HOMES = {
   zod: ['config', 'http', 'mqtt', 'federation'],
 };
 
+/**
+ * Modules that may only read the store: every write goes through the write core (entities/), which
+ * journals it. They import from store only these read contracts (types, and the read scope).
+ */
+export const STORE_READERS = ['temporal'];
+export const STORE_READ_CONTRACTS = [
+  'ReadScope', 'readScopeOf', 'StoreReader', 'HistoryReader', 'HistorySeries', 'HistoryWindow', 'HistoryReadOptions',
+  'HistoryAggregateOptions', 'TimedInstance', 'TimeOrder', 'TimeProperty', 'PeriodGrid', 'PeriodStats', 'HistoryInstance',
+  'EntityListQuery',
+  // Retention drops whole buckets of old history: housekeeping, not a change of any entity.
+  'HistoryRetention',
+];
+
 /** Folders under src/ that are tools, not part of the broker: unchecked, and nothing imports them. */
 export const EXEMPT_MODULES = ['bench'];
 
@@ -113,6 +126,38 @@ export function findImports(source) {
     for (const m of text.matchAll(re)) found.push({ specifier: m[3], line: lineAt(text, keywordOffset(m, m[1])), typeOnly: false });
   }
   return found.sort((a, b) => a.line - b.line);
+}
+
+/** The names a static import or re-export brings in (`*` for a namespace or `export *`). */
+export function importedNames(source) {
+  const text = stripComments(source);
+  const out = [];
+  for (const m of text.matchAll(STATIC_IMPORT)) {
+    const clause = m[3].trim();
+    const braces = /\{([^}]*)\}/.exec(clause);
+    const names = braces
+      ? braces[1].split(',').map((x) => x.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0].trim()).filter(Boolean)
+      : ['*'];
+    out.push({ specifier: m[5], line: lineAt(text, m.index + m[0].indexOf(m[1])), names });
+  }
+  return out;
+}
+
+function checkStoreReads(srcDir, file, from, source) {
+  if (!STORE_READERS.includes(from)) return [];
+  const found = [];
+  for (const imp of importedNames(source)) {
+    if (!imp.specifier.startsWith('.')) continue;
+    const target = toSourcePath(file, imp.specifier);
+    const rel = relative(srcDir, target);
+    if (rel.startsWith('..') || moduleOf(srcDir, target) !== 'store') continue;
+    for (const name of imp.names) {
+      if (!STORE_READ_CONTRACTS.includes(name)) {
+        found.push({ line: imp.line, message: `${from} imports ${name} from store; it only reads the store (writes go through the write core)` });
+      }
+    }
+  }
+  return found;
 }
 
 function listSources(dir) {
@@ -211,7 +256,9 @@ export function checkDeps(srcDir) {
       }
       continue;
     }
-    for (const imp of findImports(readFileSync(file, 'utf8'))) {
+    const source = readFileSync(file, 'utf8');
+    for (const v of checkStoreReads(root, file, from, source)) violations.push({ file: shown, ...v });
+    for (const imp of findImports(source)) {
       const isRelative = imp.specifier.startsWith('.') || imp.specifier.startsWith('/');
       const message = isRelative ? checkModuleImport(root, file, from, imp) : checkPackageImport(from, imp);
       if (message) violations.push({ file: shown, line: imp.line, message });

@@ -8,10 +8,10 @@ import { uuid, type Clock, type IdGenerator, type Logger } from './lib/index.js'
 import { openStore, type Store } from './store/index.js';
 import { createContextService, type ContextService } from './jsonld/index.js';
 import {
-  createBatchService, createDiscoveryService, createEntityService, createWriteCore, type EntityService,
+  createBatchService, createDiscoveryService, createEntityService, createWriteCore, pruneJournal, type EntityService,
 } from './entities/index.js';
 import { createApp, listenHttp, type App, type HttpListener } from './http/index.js';
-import { createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
+import { addDuration, createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
 import { createJobScheduler } from './jobs/index.js';
 
 export interface BrokerDeps {
@@ -67,6 +67,9 @@ export function createBroker(deps: BrokerDeps): Broker {
     ...(retention ? { retention } : {}),
   });
   const jobs = createJobScheduler({ log: log.child('jobs') });
+  const journalMaxAge = parseDuration(config.journal.maxAge);
+  if (!journalMaxAge) throw new Error(`journal.max-age: '${config.journal.maxAge}' is too large a duration`);
+  const horizon = (now: number): number => addDuration(now, journalMaxAge, -1);
   let listener: HttpListener | undefined;
   let closing = false;
   const app = createApp({
@@ -86,6 +89,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   return {
     app, store, contexts, entities, temporal, events,
     listen: async () => {
+      jobs.schedule('journal-prune', config.journal.pruneSchedule, () => pruneJournal({ store, log: log.child('journal'), horizon }, clock.now()));
       if (retention) jobs.schedule('history-retention', config.history.retentionSchedule, () => temporal.applyRetention(clock.now()));
       listener = await listenHttp(app, { port: config.server.port, host: config.server.host, log: log.child('http') });
       return listener.port;

@@ -81,6 +81,16 @@ export const configSchema = z
           .default('0 * * * *').describe('When the history retention job runs (cron, UTC)'),
       })
       .prefault({}),
+    journal: z
+      .strictObject({
+        maxAge: z.string().regex(ISO_DURATION, 'expected an ISO 8601 duration such as P7D')
+          .refine((v) => /[1-9]/.test(v), 'the journal must keep changes for longer than zero')
+          .default('P7D')
+          .describe('How long a change stays in the change journal when a reader (notifier, federation) has not read it yet (ISO 8601 duration)'),
+        pruneSchedule: z.string().regex(CRON, 'expected a cron expression of 5 or 6 fields')
+          .default('*/5 * * * *').describe('When changes every reader has passed, and changes older than journal.max-age, are removed (cron, UTC)'),
+      })
+      .prefault({}),
     batch: z
       .strictObject({
         maxSize: positiveInt(1_000, 'Most entities in one batch operation (above: 400 BadRequestData)'),

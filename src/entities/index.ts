@@ -12,3 +12,5 @@ export type { AttributesOf, BatchOutcome, BatchService, BatchServiceDeps, Fragme
 export { createDiscoveryService } from './discovery.js';
 export type { DiscoveryList, DiscoveryService, DiscoveryServiceDeps } from './discovery.js';
 export type { AttributeInfo, TypeAttributes, TypeInfo } from '../store/index.js';
+/** The journal pruning job body. */
+export { pruneJournal, type JournalPruneDeps } from './journal-housekeeping.js';

@@ -30,3 +30,4 @@ export { StoreLockedError } from './lock.js';
 
 /** The read scope of a principal (every use case's reads go through it). */
 export { readScopeOf } from './read-scope.js';
+export { createJournalFollower, type JournalFollower, type JournalFollowerOptions } from './journal-follower.js';

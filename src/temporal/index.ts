@@ -8,7 +8,7 @@ export { parseAggregation, parseTemporalFormat, parseTemporalQuery, type RawTemp
 /** Parses temporal write bodies (attributes as arrays of instances with observedAt). */
 export { parseTemporalAttributes, parseTemporalEntity, type TemporalEntityInput, type TemporalInstanceInput } from './parse.js';
 /** ISO 8601 durations (aggrPeriodDuration, history.retention). */
-export { parseDuration } from './duration.js';
+export { addDuration, parseDuration } from './duration.js';
 /** The retention job body, for tests and the scheduler. */
 export { RETENTION_CHUNK, retentionHorizon, runRetention, type RetentionDeps, type RetentionReport } from './retention.js';
 export type { TemporalPage } from './read.js';

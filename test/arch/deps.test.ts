@@ -137,6 +137,32 @@ describe('checkDeps', () => {
   });
 });
 
+describe('store readers', () => {
+  it('lets temporal/ import only the read contracts of store/, so it cannot write past the write core', () => {
+    const violations = check({
+      'store/index.ts': "export const s = 1;\n",
+      'temporal/read.ts': "import { readScopeOf, type HistoryReader, type StoreReader } from '../store/index.js';\n",
+      'temporal/write.ts': [
+        "import type { Store } from '../store/index.js';",
+        "import { type HistoryRepository as H, type ReadScope } from '../store/index.js';",
+        "export type { EntityRepository } from '../store/index.js';",
+      ].join('\n'),
+    });
+    expect(violations).toEqual([
+      'src/temporal/write.ts:1: temporal imports Store from store; it only reads the store (writes go through the write core)',
+      'src/temporal/write.ts:2: temporal imports HistoryRepository from store; it only reads the store (writes go through the write core)',
+      'src/temporal/write.ts:3: temporal imports EntityRepository from store; it only reads the store (writes go through the write core)',
+    ]);
+  });
+
+  it('entities/ (the write core) may import the store whole', () => {
+    expect(check({
+      'store/index.ts': "export const s = 1;\n",
+      'entities/write-core.ts': "import type { Store } from '../store/index.js';\n",
+    })).toEqual([]);
+  });
+});
+
 describe('src/', () => {
   it('has no dependency violations', () => {
     const src = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');

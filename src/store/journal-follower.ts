@@ -1,0 +1,121 @@
+// A reader of the change journal with its own persisted cursor: it hands the changes after its
+// cursor to `handle` in order, in batches, and moves the cursor only once a batch is handled, so a
+// crash repeats a batch and never skips one (at-least-once). Woken after each commit.
+
+import type { ChangeEvent } from '../events.js';
+import type { Logger } from '../lib/index.js';
+import type { ChangeJournal } from './journal.js';
+
+export interface JournalFollowerOptions {
+  journal: ChangeJournal;
+  /** The reader's name, the key of its cursor. */
+  reader: string;
+  /** Handles changes in sequence order; the cursor moves past them when it resolves. */
+  handle(changes: ChangeEvent[]): Promise<void> | void;
+  log: Logger;
+  /** Changes per batch (default 500). */
+  batch?: number;
+  /** Milliseconds before a batch whose handling failed is tried again (default 1,000). */
+  retryMs?: number;
+}
+
+export interface JournalFollower {
+  /** Registers the reader (a new one starts at the journal's end) and reads what is pending. */
+  start(): void;
+  /** New changes were committed. */
+  wake(): void;
+  /** The sequence up to which every change is handled. */
+  position(): number;
+  /** Resolves once every change committed so far is handled (or the follower stops). */
+  idle(): Promise<void>;
+  /** Stops after the batch in progress. */
+  stop(): Promise<void>;
+}
+
+export function createJournalFollower(opts: JournalFollowerOptions): JournalFollower {
+  const { journal, reader, handle, log } = opts;
+  const batch = opts.batch ?? 500;
+  const retryMs = opts.retryMs ?? 1_000;
+  let cursor = 0;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  let idleWaiters: Array<() => void> = [];
+
+  const settleIdle = (): void => {
+    const waiters = idleWaiters;
+    idleWaiters = [];
+    for (const w of waiters) w();
+  };
+
+  const drain = async (): Promise<void> => {
+    for (;;) {
+      again = false;
+      const changes = journal.readAfter(cursor, batch);
+      if (changes.length === 0) {
+        if (again && !stopped) continue;
+        return;
+      }
+      await handle(changes);
+      const last = changes[changes.length - 1]!.seq;
+      journal.setCursor(reader, last);
+      cursor = last;
+      if (stopped) return;
+    }
+  };
+
+  const run = (): void => {
+    if (stopped || retry) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = drain().then(
+      () => {
+        running = undefined;
+        if (again && !stopped) run();
+        else settleIdle();
+      },
+      (err: unknown) => {
+        running = undefined;
+        log.error('journal reader failed; retrying', { reader, after: cursor, err });
+        if (stopped) return settleIdle();
+        retry = setTimeout(() => {
+          retry = undefined;
+          run();
+        }, retryMs);
+        retry.unref();
+      },
+    );
+  };
+
+  return {
+    start() {
+      const known = journal.cursor(reader);
+      if (known === undefined) {
+        cursor = journal.lastSeq();
+        journal.setCursor(reader, cursor);
+      } else {
+        cursor = known;
+      }
+      run();
+    },
+    wake: run,
+    position: () => cursor,
+    idle() {
+      if (stopped || (!running && !retry && journal.readAfter(cursor, 1).length === 0)) return Promise.resolve();
+      return new Promise((resolve) => {
+        idleWaiters.push(resolve);
+        if (!running && !retry) run();
+      });
+    },
+    async stop() {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      retry = undefined;
+      await running;
+      settleIdle();
+    },
+  };
+}

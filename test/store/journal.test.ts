@@ -1,0 +1,156 @@
+// The change journal: sequences never reused, readers' cursors persisted, pruning once every reader
+// has passed a row (or by age), and the follower handing changes over in order, at least once.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ChangeEvent } from '../../src/events.js';
+import { createFixedClock, silentLogger } from '../../src/lib/index.js';
+import { createJournalFollower, openStore, type JournalEntry, type Store } from '../../src/store/index.js';
+
+let dir: string;
+let store: Store;
+const open = (): Store => openStore({ path: join(dir, 'j.db'), historyBucket: 'month', log: silentLogger, clock: createFixedClock(0) });
+
+const entry = (n: number, at = 1_000 + n): JournalEntry => ({
+  tenant: '', kind: 'entityUpdated', id: `urn:x:${n}`, at, written: ['urn:a'], deleted: [], instances: [],
+  entity: { id: `urn:x:${n}`, types: ['urn:T'], attrs: {}, createdAt: 0, modifiedAt: at },
+});
+const append = (s: Store, ...ns: number[]): number[] => ns.map((n) => s.transaction(() => s.journal.append(entry(n))));
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'edgeld-journal-'));
+  store = open();
+});
+
+afterEach(() => {
+  if (store.isOpen()) store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the change journal', () => {
+  it('gives increasing sequences and reads back what was appended', () => {
+    expect(store.journal.lastSeq()).toBe(0);
+    expect(append(store, 1, 2, 3)).toEqual([1, 2, 3]);
+    const rows = store.journal.readAfter(1, 10);
+    expect(rows.map((r) => r.seq)).toEqual([2, 3]);
+    expect(rows[0]).toEqual({ ...entry(2), seq: 2 });
+    expect(store.journal.readAfter(0, 2).map((r) => r.seq)).toEqual([1, 2]);
+  });
+
+  it('a row appended in a rolled-back transaction is not there', () => {
+    append(store, 1);
+    expect(() => store.transaction(() => {
+      store.journal.append(entry(2));
+      throw new Error('boom');
+    })).toThrow('boom');
+    expect(store.journal.readAfter(0, 10).map((r) => r.id)).toEqual(['urn:x:1']);
+  });
+
+  it('never reuses a sequence, even once every row is pruned and the database reopened', () => {
+    append(store, 1, 2);
+    expect(store.journal.prune(0)).toEqual({ passed: 2, aged: 0 });
+    expect(store.journal.readAfter(0, 10)).toEqual([]);
+    store.close();
+    store = open();
+    expect(store.journal.lastSeq()).toBe(2);
+    expect(append(store, 3)).toEqual([3]);
+  });
+
+  it('keeps rows until every reader has passed them', () => {
+    append(store, 1, 2, 3, 4);
+    store.journal.setCursor('notifier', 3);
+    store.journal.setCursor('federation', 1);
+    expect(store.journal.prune(0)).toEqual({ passed: 1, aged: 0 });
+    expect(store.journal.backlog('federation')).toBe(3);
+    expect(store.journal.backlog('notifier')).toBe(1);
+    store.journal.setCursor('federation', 4);
+    expect(store.journal.prune(0)).toEqual({ passed: 2, aged: 0 });
+    expect(store.journal.readAfter(0, 10).map((r) => r.seq)).toEqual([4]);
+  });
+
+  it('a cursor never moves backwards, and persists across a reopen', () => {
+    store.journal.setCursor('notifier', 5);
+    store.journal.setCursor('notifier', 2);
+    expect(store.journal.cursor('notifier')).toBe(5);
+    store.close();
+    store = open();
+    expect(store.journal.cursor('notifier')).toBe(5);
+    expect(store.journal.cursor('unknown')).toBeUndefined();
+  });
+
+  it('drops rows older than the horizon even when a reader has not read them, and says how many', () => {
+    append(store, 1, 2, 3);
+    store.journal.setCursor('federation', 0);
+    // Rows 1 and 2 were written at 1001 and 1002.
+    expect(store.journal.prune(1_003)).toEqual({ passed: 0, aged: 2 });
+    expect(store.journal.readAfter(0, 10).map((r) => r.seq)).toEqual([3]);
+  });
+
+  it('a dropped reader no longer holds rows back', () => {
+    append(store, 1);
+    store.journal.setCursor('gone', 0);
+    expect(store.journal.prune(0).passed).toBe(0);
+    store.journal.dropReader('gone');
+    expect(store.journal.prune(0).passed).toBe(1);
+  });
+});
+
+describe('a journal follower', () => {
+  const follow = (s: Store, handled: ChangeEvent[][], fail?: () => boolean) => createJournalFollower({
+    journal: s.journal, reader: 'test', log: silentLogger, batch: 2, retryMs: 1,
+    handle: (changes) => {
+      if (fail?.()) throw new Error('receiver down');
+      handled.push(changes);
+    },
+  });
+
+  it('starts at the end of the journal the first time, then hands over new changes in order and in batches', async () => {
+    append(store, 1, 2);
+    const handled: ChangeEvent[][] = [];
+    const f = follow(store, handled);
+    f.start();
+    await f.idle();
+    expect(handled).toEqual([]);
+    append(store, 3, 4, 5);
+    f.wake();
+    await f.idle();
+    expect(handled.map((b) => b.map((c) => c.seq))).toEqual([[3, 4], [5]]);
+    expect(store.journal.cursor('test')).toBe(5);
+    await f.stop();
+  });
+
+  it('resumes after its persisted cursor after a restart: nothing committed is missed', async () => {
+    const first: ChangeEvent[][] = [];
+    const f1 = follow(store, first);
+    f1.start();
+    append(store, 1);
+    f1.wake();
+    await f1.idle();
+    await f1.stop();
+    // Committed while no follower runs (as between a crash and the restart).
+    append(store, 2, 3);
+    store.close();
+    store = open();
+    const second: ChangeEvent[][] = [];
+    const f2 = follow(store, second);
+    f2.start();
+    await f2.idle();
+    expect(second.flat().map((c) => c.seq)).toEqual([2, 3]);
+    await f2.stop();
+  });
+
+  it('a batch whose handling fails is handed over again, and the cursor does not move past it', async () => {
+    let failures = 2;
+    const handled: ChangeEvent[][] = [];
+    const f = follow(store, handled, () => failures-- > 0);
+    f.start();
+    append(store, 1);
+    f.wake();
+    await f.idle();
+    expect(handled.map((b) => b.map((c) => c.seq))).toEqual([[1]]);
+    expect(failures).toBeLessThan(0);
+    await f.stop();
+  });
+});
