@@ -91,7 +91,13 @@ export function createBroker(deps: BrokerDeps): Broker {
     listen: async () => {
       jobs.schedule('journal-prune', config.journal.pruneSchedule, () => pruneJournal({ store, log: log.child('journal'), horizon }, clock.now()));
       if (retention) jobs.schedule('history-retention', config.history.retentionSchedule, () => temporal.applyRetention(clock.now()));
-      listener = await listenHttp(app, { port: config.server.port, host: config.server.host, log: log.child('http') });
+      try {
+        listener = await listenHttp(app, { port: config.server.port, host: config.server.host, log: log.child('http') });
+      } catch (err) {
+        // Nothing may keep the process alive when it cannot serve (a cron schedule would).
+        await jobs.stop();
+        throw err;
+      }
       return listener.port;
     },
     close: async () => {

@@ -44,6 +44,7 @@ describe('defaultConfig', () => {
       http: { bodyLimit: 2_097_152, maxJsonDepth: 64 },
       log: { level: 'info' },
       history: { bucket: 'month', retention: '', retentionSchedule: '0 * * * *' },
+      journal: { maxAge: 'P7D', pruneSchedule: '*/5 * * * *' },
       batch: { maxSize: 1_000 },
       application: { authentication: { enabled: false } },
     });
@@ -75,6 +76,8 @@ describe('CONFIG_OPTIONS', () => {
       'history.bucket',
       'history.retention',
       'history.retention-schedule',
+      'journal.max-age',
+      'journal.prune-schedule',
       'batch.max-size',
       'application.authentication.enabled',
     ]);
