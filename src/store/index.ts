@@ -3,6 +3,8 @@
 
 export type {
   ContextPersistence,
+  DeliveryOutcome,
+  DeliveryState,
   DiskStats,
   EntityListQuery,
   EntityRepository,
@@ -11,6 +13,8 @@ export type {
   PersistedContext,
   Store,
   StoreOptions,
+  StoredSubscription,
+  SubscriptionRepository,
   TxContext,
 } from './types.js';
 export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } from './discovery.js';

@@ -9,6 +9,7 @@ import { createDiscoveryRepository } from './discovery.js';
 import { createEntityRepository } from './entities.js';
 import { createEntityArchive } from './entity-archive.js';
 import { createHistoryRepository } from './history.js';
+import { createSubscriptionRepository } from './subscriptions.js';
 import { createIriDictionary } from './iris.js';
 import { MIGRATIONS, runMigrations } from './migrations.js';
 import { createTxRunner } from './transactions.js';
@@ -82,7 +83,7 @@ export function openStore(opts: StoreOptions): Store {
   const runner = createTxRunner(db, caches, log);
   const iris = createIriDictionary(db, caches);
   const buckets = createBucketCatalogue(db, opts.historyBucket, caches);
-  log.info('store opened', { path, journalMode: db.pragma('journal_mode', { simple: true }), schema: MIGRATIONS.length });
+  log.info('store opened', { path, journalMode: db.pragma('journal_mode', { simple: true }), schema: MIGRATIONS[MIGRATIONS.length - 1]?.version });
 
   const checkpoint = (): void => {
     db.pragma('wal_checkpoint(TRUNCATE)');
@@ -97,6 +98,7 @@ export function openStore(opts: StoreOptions): Store {
     history: createHistoryRepository({ db, iris, buckets, caches, transaction: runner.atomic }),
     contexts: createContextPersistence(db),
     discovery: createDiscoveryRepository(db, iris),
+    subscriptions: createSubscriptionRepository(db),
     flush() {
       if (!db.open) return Promise.resolve();
       try {
