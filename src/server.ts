@@ -11,6 +11,9 @@ import { createBatchService, createDiscoveryService, createEntityService, type E
 import { createApp, listenHttp, type App, type HttpListener } from './http/index.js';
 import { createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
 import { createJobScheduler } from './jobs/index.js';
+import {
+  createSubscriptionRegistry, createSubscriptionService, loadSubscriptions, type SubscriptionRegistry, type SubscriptionService,
+} from './subscriptions/index.js';
 
 export interface BrokerDeps {
   config: Config;
@@ -29,6 +32,9 @@ export interface Broker {
   contexts: ContextService;
   entities: EntityService;
   temporal: TemporalService;
+  subscriptions: SubscriptionService;
+  /** The subscriptions in memory, for the notifier: candidates of a change. */
+  subscriptionRegistry: SubscriptionRegistry;
   events: ChangeEmitter;
   /** Starts listening; resolves with the bound port. */
   listen(): Promise<number>;
@@ -62,6 +68,9 @@ export function createBroker(deps: BrokerDeps): Broker {
     store, events, clock, newId: deps.newId ?? uuid, log: log.child('temporal'), limit: config.temporal.limit,
     ...(retention ? { retention } : {}),
   });
+  // The registry is filled from the store before any request can change it.
+  const subscriptionRegistry = createSubscriptionRegistry(loadSubscriptions(store));
+  const subscriptions = createSubscriptionService({ store, registry: subscriptionRegistry, clock, newId: deps.newId ?? uuid });
   const jobs = createJobScheduler({ log: log.child('jobs') });
   let listener: HttpListener | undefined;
   let closing = false;
@@ -75,12 +84,13 @@ export function createBroker(deps: BrokerDeps): Broker {
     batch: createBatchService({ entities, purgePageSize: config.batch.maxSize }),
     discovery: createDiscoveryService({ store, newId: deps.newId ?? uuid }),
     temporal,
+    subscriptions,
     log: log.child('http'),
     isReady: () => !closing && store.isOpen(),
   });
 
   return {
-    app, store, contexts, entities, temporal, events,
+    app, store, contexts, entities, temporal, subscriptions, subscriptionRegistry, events,
     listen: async () => {
       if (retention) jobs.schedule('history-retention', config.history.retentionSchedule, () => temporal.applyRetention(clock.now()));
       listener = await listenHttp(app, { port: config.server.port, host: config.server.host, log: log.child('http') });

@@ -8,6 +8,7 @@ import { BadRequestDataError, MethodNotAllowedError, ResourceNotFoundError } fro
 import type { ContextService } from '../jsonld/index.js';
 import type { TemporalService } from '../temporal/index.js';
 import type { BatchService, DiscoveryService, EntityService } from '../entities/index.js';
+import type { SubscriptionService } from '../subscriptions/index.js';
 import { problemResponse, toNgsiError } from './problem.js';
 import { registerEntityRoutes } from './routes/entities.js';
 import { registerEntityAttributeRoutes } from './routes/entity-attributes.js';
@@ -17,6 +18,7 @@ import { registerTypeRoutes } from './routes/types.js';
 import { registerAttributeRoutes } from './routes/attributes.js';
 import { registerTemporalEntityRoutes } from './routes/temporal-entities.js';
 import { registerEntityQueryRoutes } from './routes/entity-query.js';
+import { registerSubscriptionRoutes } from './routes/subscriptions.js';
 
 export interface HttpConfig {
   bodyLimit: number;
@@ -35,6 +37,7 @@ export interface AppDeps {
   batch: BatchService;
   discovery: DiscoveryService;
   temporal: TemporalService;
+  subscriptions: SubscriptionService;
   log: Logger;
   isReady: () => boolean;
 }
@@ -127,6 +130,7 @@ export function createApp(deps: AppDeps): App {
   registerTypeRoutes(app, deps);
   registerAttributeRoutes(app, deps);
   registerTemporalEntityRoutes(app, deps);
+  registerSubscriptionRoutes(app, deps);
 
   app.notFound((c) => {
     const err = new ResourceNotFoundError('No such resource', c.req.path);
