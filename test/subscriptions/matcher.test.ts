@@ -2,12 +2,12 @@
 // expiresAt and throttling, each shown to fire and not to fire.
 
 import { describe, expect, it } from 'vitest';
-import { matchSubscription } from '../../src/subscriptions/index.js';
+import { matchSubscription, type MatchOptions } from '../../src/subscriptions/index.js';
 import { change, dc, entity, EX, subscription, T0 } from './support.js';
 
 const TEMP = EX + 'temperature';
 const HUM = dc('humidity');
-const now = { now: T0 };
+const now: MatchOptions = { now: T0 };
 
 const b1 = entity({ temperature: { type: 'Property', value: 20 } });
 const b1Warm = entity({ temperature: { type: 'Property', value: 25 } }, T0 + 1);
@@ -21,7 +21,7 @@ const replaced = change('entityReplaced', { before: b1, after: b1Warm, written: 
 const deleted = change('entityDeleted', { before: b1 });
 const history = change('historyChanged', { before: b1, after: b1, written: [TEMP] });
 
-const fires = (s: ReturnType<typeof subscription>, c: ReturnType<typeof change>, opts = now): boolean => matchSubscription(s, c, opts) !== undefined;
+const fires = (s: ReturnType<typeof subscription>, c: ReturnType<typeof change>, opts: MatchOptions = now): boolean => matchSubscription(s, c, opts) !== undefined;
 
 describe('notificationTrigger [§5.2.12]', () => {
   const onlyTrigger = (t: string) => subscription({ entities: [{ type: 'Building' }], notificationTrigger: [t] });
