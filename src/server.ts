@@ -13,6 +13,9 @@ import {
 import { createApp, listenHttp, type App, type HttpListener } from './http/index.js';
 import { addDuration, createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
 import { createJobScheduler } from './jobs/index.js';
+import {
+  createSubscriptionRegistry, createSubscriptionService, loadSubscriptions, type SubscriptionRegistry, type SubscriptionService,
+} from './subscriptions/index.js';
 
 export interface BrokerDeps {
   config: Config;
@@ -31,6 +34,9 @@ export interface Broker {
   contexts: ContextService;
   entities: EntityService;
   temporal: TemporalService;
+  subscriptions: SubscriptionService;
+  /** The subscriptions in memory, for the notifier: candidates of a change. */
+  subscriptionRegistry: SubscriptionRegistry;
   events: ChangeEmitter;
   /** Starts listening; resolves with the bound port. */
   listen(): Promise<number>;
@@ -66,6 +72,9 @@ export function createBroker(deps: BrokerDeps): Broker {
     store, core, clock, newId: deps.newId ?? uuid, log: log.child('temporal'), limit: config.temporal.limit,
     ...(retention ? { retention } : {}),
   });
+  // The registry is filled from the store before any request can change it.
+  const subscriptionRegistry = createSubscriptionRegistry(loadSubscriptions(store));
+  const subscriptions = createSubscriptionService({ store, registry: subscriptionRegistry, clock, newId: deps.newId ?? uuid });
   const jobs = createJobScheduler({ log: log.child('jobs') });
   const journalMaxAge = parseDuration(config.journal.maxAge);
   if (!journalMaxAge) throw new Error(`journal.max-age: '${config.journal.maxAge}' is too large a duration`);
@@ -82,12 +91,13 @@ export function createBroker(deps: BrokerDeps): Broker {
     batch: createBatchService({ entities, purgePageSize: config.batch.maxSize }),
     discovery: createDiscoveryService({ store, newId: deps.newId ?? uuid }),
     temporal,
+    subscriptions,
     log: log.child('http'),
     isReady: () => !closing && store.isOpen(),
   });
 
   return {
-    app, store, contexts, entities, temporal, events,
+    app, store, contexts, entities, temporal, subscriptions, subscriptionRegistry, events,
     listen: async () => {
       jobs.schedule('journal-prune', config.journal.pruneSchedule, () => pruneJournal({ store, log: log.child('journal'), horizon }, clock.now()));
       if (retention) jobs.schedule('history-retention', config.history.retentionSchedule, () => temporal.applyRetention(clock.now()));

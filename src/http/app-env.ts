@@ -8,6 +8,7 @@ import { MethodNotAllowedError } from '../ngsi/index.js';
 import type { ContextService } from '../jsonld/index.js';
 import type { TemporalService } from '../temporal/index.js';
 import type { BatchService, DiscoveryService, EntityService } from '../entities/index.js';
+import type { SubscriptionService } from '../subscriptions/index.js';
 
 export interface HttpConfig {
   bodyLimit: number;
@@ -26,6 +27,7 @@ export interface AppDeps {
   batch: BatchService;
   discovery: DiscoveryService;
   temporal: TemporalService;
+  subscriptions: SubscriptionService;
   log: Logger;
   isReady: () => boolean;
 }

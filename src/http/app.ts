@@ -13,6 +13,7 @@ import { registerTypeRoutes } from './routes/types.js';
 import { registerAttributeRoutes } from './routes/attributes.js';
 import { registerTemporalEntityRoutes } from './routes/temporal-entities.js';
 import { registerEntityQueryRoutes } from './routes/entity-query.js';
+import { registerSubscriptionRoutes } from './routes/subscriptions.js';
 
 const TENANT = /^[A-Za-z0-9_-]{1,64}$/;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -71,6 +72,7 @@ export function createApp(deps: AppDeps): App {
   registerTypeRoutes(app, deps);
   registerAttributeRoutes(app, deps);
   registerTemporalEntityRoutes(app, deps);
+  registerSubscriptionRoutes(app, deps);
 
   app.notFound((c) => {
     const err = new ResourceNotFoundError('No such resource', c.req.path);

@@ -134,9 +134,9 @@ export class RequestTimeoutError extends NgsiError {
 const WHEN: Record<string, string> = {
   InvalidRequest: 'malformed JSON, unknown or repeated query parameter, bad parameter syntax, body not an array for batches',
   BadRequestData: 'well-formed JSON but invalid NGSI-LD content: invalid id or name, JSON null, NGSI-LD Null on create, bad @context or Link header, id mismatch',
-  AlreadyExists: 'an entity with that id exists',
+  AlreadyExists: 'an entity or a subscription with that id exists',
   OperationNotSupported: 'an operation that cannot apply to the data, e.g. aggregation over values of mixed kinds',
-  ResourceNotFound: 'missing entity, attribute, datasetId, @context or path',
+  ResourceNotFound: 'missing entity, attribute, datasetId, @context, subscription or path',
   AccessDenied: 'authenticated but not permitted',
   TooManyResults: '`limit` above `pagination.limit-max`',
   TooComplexQuery: 'q or geometry over the complexity limits',

@@ -16,6 +16,8 @@ export interface AttributeRenderContext {
   mapper: TermMapper;
   format: RepresentationFormat;
   sysAttrs: boolean;
+  /** createdAt on attributes and sub-attributes even without sysAttrs. */
+  createdAt?: boolean;
   /** Language filter; undefined or `*` keeps languageMaps. */
   lang: LanguagePreference | undefined;
   /** join=inline: the rendered entity a relationship points to, when known. */
@@ -83,6 +85,8 @@ function renderObject(a: Attribute, ctx: AttributeRenderContext, top: boolean): 
   if (ctx.sysAttrs) {
     out.createdAt = formatDateTime(a.createdAt);
     out.modifiedAt = formatDateTime(a.modifiedAt);
+  } else if (ctx.createdAt === true) {
+    out.createdAt = formatDateTime(a.createdAt);
   }
   for (const iri of Object.keys(a.sub)) {
     const sub = a.sub[iri];

@@ -16,6 +16,8 @@ export interface RenderOptions {
   format: RepresentationFormat;
   /** createdAt/modifiedAt on the entity, its attributes and sub-attributes. */
   sysAttrs: boolean;
+  /** createdAt alone on attributes and sub-attributes, without sysAttrs (notifications, normalized form). */
+  attributeCreatedAt?: boolean;
   /** Older projection: only these attributes (id, type and scope always shown). */
   attrs?: Set<Iri>;
   /**
@@ -65,7 +67,7 @@ function attributeContext(mapper: TermMapper, opts: RenderOptions, via: Iri | un
       return target && renderEntity(target, mapper, { ...linkedOptions(opts, via), format });
     };
   return {
-    mapper, format: opts.format, sysAttrs: opts.sysAttrs, inline,
+    mapper, format: opts.format, sysAttrs: opts.sysAttrs, createdAt: opts.attributeCreatedAt === true, inline,
     lang: opts.lang === undefined ? undefined : parseLanguagePreference(opts.lang),
   };
 }

@@ -3,6 +3,8 @@
 
 export type {
   ContextPersistence,
+  DeliveryOutcome,
+  DeliveryState,
   DiskStats,
   EntityListQuery,
   EntityRepository,
@@ -13,6 +15,8 @@ export type {
   Store,
   StoreReader,
   StoreOptions,
+  StoredSubscription,
+  SubscriptionRepository,
   TxContext,
 } from './types.js';
 export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } from './discovery.js';

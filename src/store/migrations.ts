@@ -10,6 +10,7 @@ import { up as temporal } from './migration-005-temporal.js';
 import { up as writePages } from './migration-006-write-pages.js';
 import { up as hostedContexts } from './migration-007-hosted-contexts.js';
 import { up as journal } from './migration-008-journal.js';
+import { up as subscriptions } from './migration-009-subscriptions.js';
 
 export interface Migration {
   version: number;
@@ -84,6 +85,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 6, up: writePages },
   { version: 7, up: hostedContexts },
   { version: 8, up: journal },
+  { version: 9, up: subscriptions },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {
@@ -92,17 +94,26 @@ function userVersion(db: BetterSqlite3.Database): number {
   return v;
 }
 
-/** Applies the migrations newer than the database, each in its own transaction. Returns how many ran. */
+/**
+ * Applies the migrations newer than the database, each in its own transaction. Returns how many ran.
+ * Versions must increase; a gap is allowed (a number reserved for a migration not yet merged), but a
+ * migration is never applied below the database's version, so a reserved number must land before
+ * any database is migrated past it.
+ */
 export function runMigrations(db: BetterSqlite3.Database, migrations: readonly Migration[], log: Logger): number {
   migrations.forEach((m, i) => {
-    if (m.version !== i + 1) throw new Error(`migration ${i} has version ${m.version}; expected ${i + 1}`);
+    const before = i === 0 ? 0 : migrations[i - 1]!.version;
+    if (!Number.isInteger(m.version) || m.version <= before) {
+      throw new Error(`migration ${i} has version ${m.version}; expected a version above ${before}`);
+    }
   });
+  const latest = migrations[migrations.length - 1]?.version ?? 0;
   const current = userVersion(db);
-  if (current > migrations.length) {
-    throw new Error(`database schema version ${current} is newer than this broker (${migrations.length})`);
+  if (current > latest) {
+    throw new Error(`database schema version ${current} is newer than this broker (${latest})`);
   }
   let applied = 0;
-  for (const m of migrations.slice(current)) {
+  for (const m of migrations.filter((x) => x.version > current)) {
     db.transaction(() => {
       m.up(db);
       // PRAGMA takes no bound parameters; version is an integer from the list above.

@@ -9,6 +9,7 @@ import { createDiscoveryRepository } from './discovery.js';
 import { createEntityRepository } from './entities.js';
 import { createEntityArchive } from './entity-archive.js';
 import { createHistoryRepository } from './history.js';
+import { createSubscriptionRepository } from './subscriptions.js';
 import { createIriDictionary } from './iris.js';
 import { createChangeJournal } from './journal.js';
 import { MIGRATIONS, runMigrations } from './migrations.js';
@@ -83,7 +84,7 @@ export function openStore(opts: StoreOptions): Store {
   const runner = createTxRunner(db, caches, log);
   const iris = createIriDictionary(db, caches);
   const buckets = createBucketCatalogue(db, opts.historyBucket, caches);
-  log.info('store opened', { path, journalMode: db.pragma('journal_mode', { simple: true }), schema: MIGRATIONS.length });
+  log.info('store opened', { path, journalMode: db.pragma('journal_mode', { simple: true }), schema: MIGRATIONS[MIGRATIONS.length - 1]?.version });
 
   const checkpoint = (): void => {
     db.pragma('wal_checkpoint(TRUNCATE)');
@@ -99,6 +100,7 @@ export function openStore(opts: StoreOptions): Store {
     contexts: createContextPersistence(db),
     discovery: createDiscoveryRepository(db, iris),
     journal: createChangeJournal(db, runner.atomic),
+    subscriptions: createSubscriptionRepository(db),
     flush() {
       if (!db.open) return Promise.resolve();
       try {

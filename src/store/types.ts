@@ -58,6 +58,8 @@ export interface Store {
   readonly discovery: DiscoveryRepository;
   /** One row per entity and write, appended in the write's transaction; followed by readers. */
   readonly journal: ChangeJournal;
+  /** NGSI-LD subscriptions (§5.8) and their delivery counters. */
+  readonly subscriptions: SubscriptionRepository;
   /** Commits what is queued now; resolves when it is committed (used at shutdown). */
   flush(): Promise<void>;
   /** PRAGMA wal_checkpoint(TRUNCATE). */
@@ -148,4 +150,50 @@ export interface ContextPersistence {
   put(ctx: PersistedContext): void;
   delete(id: string): boolean;
   list(): PersistedContext[];
+}
+
+/** What delivering notifications of a subscription has done so far (NGSI-LD §5.2.14 read-only members). */
+export interface DeliveryState {
+  timesSent: number;
+  lastNotification?: number;
+  lastSuccess?: number;
+  lastFailure?: number;
+  /** ok after a success, failed after a failure; absent before the first attempt. */
+  status?: 'ok' | 'failed';
+  /** Why the last failure failed. */
+  lastError?: string;
+}
+
+/** One delivery attempt's outcome. */
+export interface DeliveryOutcome {
+  at: number;
+  ok: boolean;
+  error?: string;
+}
+
+/**
+ * A stored subscription: its document (the subscriptions module's own JSON encoding of the model,
+ * opaque here) and the delivery counters kept beside it so that recording a delivery is cheap.
+ */
+export interface StoredSubscription {
+  id: string;
+  doc: unknown;
+  createdAt: number;
+  modifiedAt: number;
+  delivery: DeliveryState;
+}
+
+export interface SubscriptionRepository {
+  /** Throws AlreadyExistsError when the tenant has a subscription with that id. */
+  insert(tenant: string, sub: StoredSubscription): void;
+  get(tenant: string, id: string): StoredSubscription | undefined;
+  /** In creation order; count computed only when asked. */
+  list(tenant: string, page: { limit: number; offset: number; count: boolean }): { items: StoredSubscription[]; count?: number };
+  /** Replaces the document (delivery counters are kept); false when there is none. */
+  replace(tenant: string, id: string, doc: unknown, modifiedAt: number): boolean;
+  delete(tenant: string, id: string): boolean;
+  /** Every subscription of every tenant, for the in-memory registry at start-up. */
+  listAll(): Array<{ tenant: string; sub: StoredSubscription }>;
+  /** Counts one delivery attempt; returns the new state, undefined when the subscription is gone. */
+  recordDelivery(tenant: string, id: string, outcome: DeliveryOutcome): DeliveryState | undefined;
 }

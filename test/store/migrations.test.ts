@@ -17,7 +17,7 @@ describe('store migrations', () => {
     const store = fileStore(tmp.file);
     store.close();
     const version = rawRead(tmp.file, (db) => db.pragma('user_version', { simple: true }));
-    expect(version).toBe(MIGRATIONS.length);
+    expect(version).toBe(MIGRATIONS[MIGRATIONS.length - 1]?.version);
     const tables = rawRead(tmp.file, (db) =>
       db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all());
     expect(tables).toEqual(expect.arrayContaining(['contexts', 'entities', 'entity_attr_kinds', 'entity_types', 'history_buckets', 'iris', 'series']));
@@ -60,9 +60,22 @@ describe('store migrations', () => {
     db.close();
   });
 
-  it('refuses a migration list with gaps', () => {
+  it('refuses a migration list whose versions do not increase', () => {
     const db = new Database(':memory:');
-    expect(() => runMigrations(db, [{ version: 2, up: () => undefined }], silentLogger)).toThrow(/expected 1/);
+    const noop = (): void => undefined;
+    expect(() => runMigrations(db, [{ version: 2, up: noop }, { version: 2, up: noop }], silentLogger)).toThrow(/above 2/);
+    expect(() => runMigrations(db, [{ version: 0, up: noop }], silentLogger)).toThrow(/above 0/);
+    db.close();
+  });
+
+  it('applies a list with a reserved gap, and applies what follows when the database stands after the gap', () => {
+    const db = new Database(':memory:');
+    const ran: number[] = [];
+    const step = (v: number): Migration => ({ version: v, up: () => { ran.push(v); } });
+    expect(runMigrations(db, [step(1), step(3)], silentLogger)).toBe(2);
+    expect(db.pragma('user_version', { simple: true })).toBe(3);
+    expect(runMigrations(db, [step(1), step(2), step(3), step(4)], silentLogger)).toBe(1);
+    expect(ran).toEqual([1, 3, 4]);
     db.close();
   });
 

@@ -1,0 +1,133 @@
+// Routes of the subscriptions resource (NGSI-LD §6.10, §6.11): create, query, retrieve, update,
+// delete. The body's structure is checked here (zod); the NGSI-LD rules in subscriptions/.
+
+import { z } from 'zod';
+import {
+  BadRequestDataError, NotImplementedError, isAbsoluteUri, isPlainObject, type Json,
+} from '../../ngsi/index.js';
+import {
+  READ_ONLY_MEMBERS, READ_ONLY_NOTIFICATION_MEMBERS, renderSubscription, type SubscriptionInput,
+} from '../../subscriptions/index.js';
+import { resource, type App, type AppContext, type AppDeps } from '../app-env.js';
+import { readJsonBody } from '../body.js';
+import { APP_JSON, APP_LD_JSON, negotiate } from '../media.js';
+import { page, readParams } from '../params.js';
+import { BASE, created, idSegment, noContent, pageHeaders, sendPayload } from '../respond.js';
+import { actorOf, linkContext } from '../request-context.js';
+
+const OFFERED = [APP_JSON, APP_LD_JSON] as const;
+
+/** Members of NGSI-LD §5.2.12 that edgeld knows and does not implement: 501. */
+const UNIMPLEMENTED_MEMBERS = ['csf', 'temporalQ'];
+
+const names = z.array(z.string());
+/** pick / omit: an array of names or one comma-separated string (NGSI-LD §5.2.14). */
+const projection = z.union([names, z.string().transform((s) => s.split(',').map((n) => n.trim()))]);
+const pair = z.strictObject({ key: z.string(), value: z.string() });
+
+const ENDPOINT = z.strictObject({
+  uri: z.string(), accept: z.string(), timeout: z.number(), receiverInfo: z.array(pair), notifierInfo: z.array(pair),
+}).partial();
+
+const NOTIFICATION = z.strictObject({
+  attributes: names, pick: projection, omit: projection, format: z.string(), sysAttrs: z.boolean(), showChanges: z.boolean(),
+  endpoint: ENDPOINT,
+}).partial();
+
+const SUBSCRIPTION = z.strictObject({
+  id: z.string(), type: z.string(), subscriptionName: z.string(), description: z.string(),
+  entities: z.array(z.strictObject({ type: z.string(), id: z.string(), idPattern: z.string() }).partial()),
+  watchedAttributes: names, notificationTrigger: names, timeInterval: z.number(), q: z.string(),
+  geoQ: z.strictObject({ georel: z.unknown(), geometry: z.unknown(), coordinates: z.unknown(), geoproperty: z.unknown() }).partial(),
+  scopeQ: z.string(), isActive: z.boolean(), expiresAt: z.string(), throttling: z.number(), lang: z.string(), datasetId: names,
+  jsonldContext: z.string(), notification: NOTIFICATION, '@context': z.unknown(),
+}).partial();
+
+/** Read-only and unimplemented members get their own answer before the structure is checked. */
+function checkMembers(body: Record<string, unknown>): void {
+  for (const m of UNIMPLEMENTED_MEMBERS) {
+    if (m in body) throw new NotImplementedError(`Subscription member '${m}' is not implemented`, `${m}: not supported by edgeld`);
+  }
+  for (const m of READ_ONLY_MEMBERS) {
+    if (m in body) throw new BadRequestDataError(`Invalid subscription member '${m}'`, `${m}: is read-only`);
+  }
+  const notification = body['notification'];
+  if (isPlainObject(notification)) {
+    for (const m of READ_ONLY_NOTIFICATION_MEMBERS) {
+      if (m in notification) throw new BadRequestDataError(`Invalid subscription member 'notification.${m}'`, `notification.${m}: is read-only`);
+    }
+  }
+}
+
+function subscriptionInput(body: unknown): SubscriptionInput {
+  // NOTE: readJsonBody answers 400 for anything but a JSON object.
+  checkMembers(body as Record<string, unknown>);
+  const parsed = SUBSCRIPTION.safeParse(body);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((i) => `${i.path.join('.') || 'subscription'}: ${i.message}`).join('; ');
+    throw new BadRequestDataError('Invalid subscription', detail);
+  }
+  return parsed.data;
+}
+
+function subscriptionIdParam(c: AppContext): string {
+  const id = c.req.param('id') ?? '';
+  if (!isAbsoluteUri(id)) throw new BadRequestDataError('Invalid subscription id', `'${id}' is not an absolute URI`);
+  return id;
+}
+
+export function registerSubscriptionRoutes(app: App, deps: AppDeps): void {
+  const { subscriptions, contexts, config } = deps;
+
+  resource(app, `${BASE}/subscriptions`, {
+    // NGSI-LD §6.10.3.1 Create Subscription
+    POST: async (c) => {
+      readParams(c.req.url, []);
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
+      const input = subscriptionInput(body.body);
+      const ctx = await contexts.resolve(body.context);
+      // NOTE: a request context is JSON as it arrived.
+      const sub = subscriptions.create(actorOf(c), input, { mapper: ctx, context: body.context as Json | undefined });
+      return created(`${BASE}/subscriptions/${idSegment(sub.id)}`);
+    },
+    // NGSI-LD §6.10.3.2 Query Subscriptions
+    GET: async (c) => {
+      const params = readParams(c.req.url, ['limit', 'offset', 'count']);
+      const mediaType = negotiate(c.req.header('accept'), OFFERED);
+      const ctx = await linkContext(c, deps);
+      const p = page(params, config);
+      const found = subscriptions.list(actorOf(c), { limit: p.limit + 1, offset: p.offset, count: p.count });
+      const now = subscriptions.now();
+      const payload = found.items.slice(0, p.limit).map((s) => renderSubscription(s, ctx, now));
+      return sendPayload(c, payload, ctx, mediaType, 200, pageHeaders(c.req.url, p, found.items.length > p.limit, found.count));
+    },
+  });
+
+  resource(app, `${BASE}/subscriptions/:id`, {
+    // NGSI-LD §6.11.3.1 Retrieve Subscription
+    GET: async (c) => {
+      readParams(c.req.url, []);
+      const mediaType = negotiate(c.req.header('accept'), OFFERED);
+      const id = subscriptionIdParam(c);
+      const ctx = await linkContext(c, deps);
+      const sub = subscriptions.get(actorOf(c), id);
+      return sendPayload(c, renderSubscription(sub, ctx, subscriptions.now()), ctx, mediaType);
+    },
+    // NGSI-LD §6.11.3.2 Update Subscription
+    PATCH: async (c) => {
+      readParams(c.req.url, []);
+      const id = subscriptionIdParam(c);
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth, allowMergePatch: true });
+      const input = subscriptionInput(body.body);
+      const ctx = await contexts.resolve(body.context);
+      subscriptions.update(actorOf(c), id, input, { mapper: ctx });
+      return noContent();
+    },
+    // NGSI-LD §6.11.3.3 Delete Subscription
+    DELETE: (c) => {
+      readParams(c.req.url, []);
+      subscriptions.delete(actorOf(c), subscriptionIdParam(c));
+      return noContent();
+    },
+  });
+}

@@ -1,0 +1,79 @@
+// Whether one change of one entity notifies one subscription (NGSI-LD §5.11): state, entity
+// selectors, notificationTrigger with watchedAttributes, q, scopeQ and geoQ on the entity after the
+// change (before it for a deletion), and throttling. Pure: the instant and the last notification come in.
+
+import type { ChangeEvent } from '../events.js';
+import {
+  compileIdPattern, evaluateQ, evaluateScopeQ, evaluateTypeSelection, matchesGeo, type Entity, type Iri,
+} from '../ngsi/index.js';
+import { statusOf, triggersOf, type EntitySelector, type NotificationTrigger, type Subscription } from './model.js';
+import { changeTriggers, type AttributeEvent } from './triggers.js';
+
+export interface MatchOptions {
+  now: number;
+  /**
+   * When the subscription last notified (epoch ms), for throttling; default its recorded
+   * lastNotification. A notifier that queues notifications passes the instant of the last one queued.
+   */
+  lastNotification?: number | undefined;
+}
+
+export interface SubscriptionMatch {
+  /** The entity to notify: after the change, or as it was before a deletion. */
+  entity: Entity;
+  /** The triggers of the subscription that fired. */
+  triggers: NotificationTrigger[];
+  /** Attribute events that fired, for the watched attributes. */
+  attributes: AttributeEvent[];
+  deleted: boolean;
+}
+
+/** NGSI-LD §5.2.33: type selection (or `*`), id, idPattern; all given must hold. */
+export function selectsEntity(sel: EntitySelector, entity: Entity): boolean {
+  if (sel.type !== '*' && !evaluateTypeSelection(sel.type, entity.types)) return false;
+  if (sel.id !== undefined && sel.id !== entity.id) return false;
+  return sel.idPattern === undefined || compileIdPattern(sel.idPattern).test(entity.id);
+}
+
+function isWatched(watched: readonly Iri[] | undefined, attrs: readonly Iri[]): boolean {
+  return watched === undefined || attrs.some((a) => watched.includes(a));
+}
+
+/** The subscription's triggers this change fires, honouring watchedAttributes. */
+function firedTriggers(sub: Subscription, change: ChangeEvent): { triggers: NotificationTrigger[]; attributes: AttributeEvent[] } {
+  const wanted = triggersOf(sub);
+  const fired = changeTriggers(change);
+  const watched = sub.watchedAttributes;
+  const triggers: NotificationTrigger[] = [];
+  if (fired.entity !== undefined && wanted.includes(fired.entity) && isWatched(watched, fired.touched)) triggers.push(fired.entity);
+  const attributes = fired.attributes.filter((e) => wanted.includes(e.trigger) && (watched === undefined || watched.includes(e.attr)));
+  for (const e of attributes) if (!triggers.includes(e.trigger)) triggers.push(e.trigger);
+  return { triggers, attributes };
+}
+
+/** Whether the entity passes q, scopeQ and geoQ (NGSI-LD §4.9, §4.19, §4.10). */
+function passesFilters(sub: Subscription, entity: Entity): boolean {
+  if (sub.q !== undefined && !evaluateQ(sub.q.expr, entity)) return false;
+  if (sub.scopeQ !== undefined && !evaluateScopeQ(sub.scopeQ.expr, entity.scope)) return false;
+  return sub.geoQ === undefined || matchesGeo(sub.geoQ, entity);
+}
+
+/**
+ * The match of a change for a subscription, or undefined when it does not notify. History-only
+ * changes and periodic (timeInterval) subscriptions never match; paused and expired ones neither.
+ */
+export function matchSubscription(sub: Subscription, change: ChangeEvent, opts: MatchOptions): SubscriptionMatch | undefined {
+  if (change.kind === 'historyChanged' || sub.timeInterval !== undefined) return undefined;
+  if (statusOf(sub, opts.now) !== 'active') return undefined;
+  const deleted = change.kind === 'entityDeleted';
+  const entity = deleted ? change.previous : change.entity;
+  if (entity === undefined) return undefined;
+  if (sub.entities !== undefined && !sub.entities.some((sel) => selectsEntity(sel, entity))) return undefined;
+  const { triggers, attributes } = firedTriggers(sub, change);
+  if (triggers.length === 0) return undefined;
+  if (!passesFilters(sub, entity)) return undefined;
+  // NGSI-LD §5.2.12 throttling: at least that many seconds between two notifications.
+  const last = opts.lastNotification ?? sub.delivery.lastNotification;
+  if (sub.throttling !== undefined && last !== undefined && opts.now - last < sub.throttling * 1000) return undefined;
+  return { entity, triggers, attributes, deleted };
+}

@@ -1,0 +1,143 @@
+// The Notification a subscription sends (NGSI-LD §5.2.19, §5.11): its body, with the matching
+// entities in the requested representation, compacted with the subscription's context, and the
+// headers to deliver it with. Pure: the instant, the id source and the term maps come in.
+
+import {
+  JSONLD_CONTEXT_REL, LOCATION, NGSI_LD_NULL, formatDateTime, isProjected, renderEntity, renderFeatureCollection,
+  type Entity, type Iri, type Json, type JsonObject, type Member, type ProjectionTree, type RenderOptions, type TermMapper,
+} from '../ngsi/index.js';
+import type { NotificationAccept, Subscription } from './model.js';
+import { addPreviousValues } from './show-changes.js';
+
+/** The subscription's context made ready: term maps, the body @context, and a URL for a Link header. */
+export interface NotificationContext extends TermMapper {
+  readonly bodyContext: Json;
+  /** An absolute URL of the context (for application/json notifications). */
+  readonly linkUrl: string;
+}
+
+/** One entity to notify about. */
+export interface NotifiedEntity {
+  /** The entity after the change (before it, for a deletion). */
+  entity: Entity;
+  /** The touched attributes before the change (ChangeEvent.previous), for showChanges. */
+  previous?: Entity | undefined;
+  /** When the entity was deleted: it is shown as id, type and deletedAt. */
+  deletedAt?: number | undefined;
+  /** Attributes the change deleted: shown with the NGSI-LD Null value and deletedAt. */
+  deletedAttributes?: { attrs: Iri[]; at: number } | undefined;
+}
+
+export interface BuildNotificationInput {
+  subscription: Subscription;
+  entities: readonly NotifiedEntity[];
+  context: NotificationContext;
+  now: number;
+  newId: () => string;
+  /** The tenant, echoed as NGSILD-Tenant when not the default one. */
+  tenant?: string | undefined;
+}
+
+export interface BuiltNotification {
+  body: JsonObject;
+  /** Content-Type, Link (application/json), NGSILD-Tenant, and the receiverInfo pairs. */
+  headers: Record<string, string>;
+}
+
+const treeOf = (members: readonly Member[] | undefined): ProjectionTree | undefined =>
+  members === undefined ? undefined : new Map(members.map((m) => [m, undefined]));
+
+/** NGSI-LD §5.2.12 datasetId: only instances with these datasetIds (`@none`: the default instance). */
+function keepDatasets(entity: Entity, datasetIds: readonly string[] | undefined): Entity {
+  if (datasetIds === undefined) return entity;
+  const attrs: Entity['attrs'] = {};
+  for (const [attr, instances] of Object.entries(entity.attrs)) {
+    const kept = instances.filter((a) => datasetIds.includes(a.datasetId ?? '@none'));
+    if (kept.length > 0) attrs[attr] = kept;
+  }
+  return { ...entity, attrs };
+}
+
+export function renderOptionsOf(sub: Subscription): RenderOptions {
+  const n = sub.notification;
+  const format = n.format === 'simplified' ? 'keyValues' : n.format;
+  const opts: RenderOptions = { format, sysAttrs: n.sysAttrs };
+  // Interface 2.4: attributes and sub-attributes of notified entities carry createdAt.
+  if (format === 'normalized') opts.attributeCreatedAt = true;
+  if (n.attributes !== undefined) opts.attrs = new Set(n.attributes);
+  const pick = treeOf(n.pick);
+  const omit = treeOf(n.omit);
+  if (pick) opts.pick = pick;
+  if (omit) opts.omit = omit;
+  if (sub.lang !== undefined) opts.lang = sub.lang;
+  return opts;
+}
+
+function isShown(attr: Iri, opts: RenderOptions): boolean {
+  return isProjected(attr, opts.pick, opts.omit) && (opts.attrs === undefined || opts.attrs.has(attr));
+}
+
+/** Deleted attributes (NGSI-LD §5.11 attributeDeleted): NGSI-LD Null with deletedAt. */
+function addDeletedAttributes(out: JsonObject, item: NotifiedEntity, mapper: TermMapper, opts: RenderOptions): void {
+  const gone = item.deletedAttributes;
+  if (gone === undefined) return;
+  for (const attr of gone.attrs) {
+    if (item.entity.attrs[attr] !== undefined || !isShown(attr, opts)) continue;
+    const kind = item.previous?.attrs[attr]?.[0]?.kind;
+    const member = kind === 'Relationship' ? 'object' : 'value';
+    out[mapper.compactIri(attr)] = opts.format === 'keyValues'
+      ? NGSI_LD_NULL
+      : { type: kind === 'Relationship' ? 'Relationship' : 'Property', [member]: NGSI_LD_NULL, deletedAt: formatDateTime(gone.at) };
+  }
+}
+
+function renderItem(item: NotifiedEntity, sub: Subscription, mapper: TermMapper, opts: RenderOptions): JsonObject {
+  if (item.deletedAt !== undefined) {
+    // NGSI-LD §5.11 entityDeleted: the entity is gone; id, type and when it went.
+    const shell = renderEntity({ ...item.entity, attrs: {} }, mapper, { format: 'normalized', sysAttrs: false });
+    return { id: shell.id ?? item.entity.id, type: shell.type ?? null, deletedAt: formatDateTime(item.deletedAt) };
+  }
+  const entity = keepDatasets(item.entity, sub.datasetId);
+  const out = renderEntity(entity, mapper, opts);
+  if (sub.notification.showChanges && item.previous !== undefined) addPreviousValues(out, entity, item.previous, mapper, opts.format);
+  addDeletedAttributes(out, item, mapper, opts);
+  return out;
+}
+
+function headersOf(sub: Subscription, context: NotificationContext, tenant: string | undefined): Record<string, string> {
+  const accept: NotificationAccept = sub.notification.endpoint.accept;
+  const headers: Record<string, string> = { 'Content-Type': accept };
+  // NGSI-LD §6.3.5: a JSON notification names its context in a Link header.
+  if (accept === 'application/json') {
+    headers['Link'] = `<${context.linkUrl}>; rel="${JSONLD_CONTEXT_REL}"; type="application/ld+json"`;
+  }
+  if (tenant !== undefined && tenant !== '') headers['NGSILD-Tenant'] = tenant;
+  for (const { key, value } of sub.notification.endpoint.receiverInfo ?? []) headers[key] = value;
+  return headers;
+}
+
+/**
+ * The Notification for one subscription and the entities it notifies about (NGSI-LD §5.2.19):
+ * `{id, type, subscriptionId, notifiedAt, data, @context}`; with application/geo+json, `data` is a
+ * FeatureCollection of the entities (geometry from `location`).
+ */
+export function buildNotification(input: BuildNotificationInput): BuiltNotification {
+  const { subscription: sub, context } = input;
+  const opts = renderOptionsOf(sub);
+  let data: Json;
+  if (sub.notification.endpoint.accept === 'application/geo+json') {
+    const live = input.entities.map((i) => (i.deletedAt === undefined ? keepDatasets(i.entity, sub.datasetId) : { ...i.entity, attrs: {} }));
+    data = renderFeatureCollection(live, context, { ...opts, geometryProperty: LOCATION });
+  } else {
+    data = input.entities.map((item) => renderItem(item, sub, context, opts));
+  }
+  const body: JsonObject = {
+    id: `urn:ngsi-ld:Notification:${input.newId()}`,
+    type: 'Notification',
+    subscriptionId: sub.id,
+    notifiedAt: formatDateTime(input.now),
+    data,
+    '@context': context.bodyContext,
+  };
+  return { body, headers: headersOf(sub, context, input.tenant) };
+}
