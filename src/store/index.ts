@@ -23,6 +23,7 @@ export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } fro
 
 export type { EntityArchive } from './entity-archive.js';
 export type { ChangeJournal, JournalEntry, PruneReport } from './journal.js';
+export type { NewNotification, NotificationQueue, QueuedNotification } from './notification-queue.js';
 export type {
   HistoryEditor, HistoryReadOptions, HistoryReader, HistoryRetention, HistorySeries, HistoryWindow, PeriodGrid, PeriodStats,
   TimedInstance, TimeOrder, TimeProperty,

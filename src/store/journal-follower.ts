@@ -17,6 +17,12 @@ export interface JournalFollowerOptions {
   batch?: number;
   /** Milliseconds before a batch whose handling failed is tried again (default 1,000). */
   retryMs?: number;
+  /**
+   * Save the cursor at most this often (ms) instead of after every batch: for a reader that saves it
+   * itself in the transaction of what it writes, and would otherwise commit once per write for
+   * nothing. After a crash it reads again from the last save; it must then be idempotent.
+   */
+  saveEveryMs?: number;
 }
 
 export interface JournalFollower {
@@ -28,7 +34,7 @@ export interface JournalFollower {
   position(): number;
   /** Resolves once every change committed so far is handled (or the follower stops). */
   idle(): Promise<void>;
-  /** Stops after the batch in progress. */
+  /** Stops after the batch in progress, saving the cursor. */
   stop(): Promise<void>;
 }
 
@@ -37,6 +43,8 @@ export function createJournalFollower(opts: JournalFollowerOptions): JournalFoll
   const batch = opts.batch ?? 500;
   const retryMs = opts.retryMs ?? 1_000;
   let cursor = 0;
+  let saved = 0;
+  let savedAt = 0;
   let running: Promise<void> | undefined;
   let again = false;
   let stopped = false;
@@ -49,6 +57,13 @@ export function createJournalFollower(opts: JournalFollowerOptions): JournalFoll
     for (const w of waiters) w();
   };
 
+  const save = (): void => {
+    if (cursor === saved) return;
+    journal.setCursor(reader, cursor);
+    saved = cursor;
+    savedAt = performance.now();
+  };
+
   const drain = async (): Promise<void> => {
     for (;;) {
       again = false;
@@ -58,9 +73,8 @@ export function createJournalFollower(opts: JournalFollowerOptions): JournalFoll
         return;
       }
       await handle(changes);
-      const last = changes[changes.length - 1]!.seq;
-      journal.setCursor(reader, last);
-      cursor = last;
+      cursor = changes[changes.length - 1]!.seq;
+      if (opts.saveEveryMs === undefined || performance.now() - savedAt >= opts.saveEveryMs) save();
       if (stopped) return;
     }
   };
@@ -99,6 +113,8 @@ export function createJournalFollower(opts: JournalFollowerOptions): JournalFoll
       } else {
         cursor = known;
       }
+      saved = cursor;
+      savedAt = performance.now();
       run();
     },
     wake: run,
@@ -115,6 +131,7 @@ export function createJournalFollower(opts: JournalFollowerOptions): JournalFoll
       if (retry) clearTimeout(retry);
       retry = undefined;
       await running;
+      save();
       settleIdle();
     },
   };

@@ -35,21 +35,47 @@ export interface ChangeJournal {
   prune(horizon: number): PruneReport;
 }
 
-/** The JSON payload: what a row holds beyond its columns. */
+/**
+ * The JSON payload: what a row holds beyond its columns. An instance is stored without its entity
+ * id (the row's), and without its attribute when that is the entity's current state (`c`), as it is
+ * for every plain write: the payload then holds each value once.
+ */
 interface Payload {
   p?: Entity;
   e?: Entity;
   w: Iri[];
   d: Iri[];
-  i: HistoryInstance[];
+  i: StoredInstance[];
 }
+
+type StoredInstance = Omit<HistoryInstance, 'entityId'> & { c?: 1 };
 
 type Row = [seq: number, tenant: string, kind: number, entityId: string, at: number, subject: string | null, payload: string];
 
 const KIND_CODE = new Map<ChangeKind, number>(CHANGE_KINDS.map((k, i) => [k, i]));
 
+function encodeInstances(instances: readonly HistoryInstance[], entity: Entity | undefined): StoredInstance[] {
+  const current = new Set(entity === undefined ? [] : Object.values(entity.attrs).flat());
+  return instances.map(({ entityId: _id, ...rest }) => {
+    if (rest.attribute === undefined || !current.has(rest.attribute)) return rest;
+    const { attribute: _a, ...bare } = rest;
+    return { ...bare, c: 1 };
+  });
+}
+
+function decodeInstances(stored: readonly StoredInstance[], entityId: string, entity: Entity | undefined): HistoryInstance[] {
+  return stored.map(({ c, ...rest }) => {
+    const instance: HistoryInstance = { entityId, ...rest };
+    if (c === 1) {
+      const attribute = entity?.attrs[rest.attr]?.find((a) => a.datasetId === rest.datasetId);
+      if (attribute !== undefined) instance.attribute = attribute;
+    }
+    return instance;
+  });
+}
+
 function encodePayload(entry: JournalEntry): string {
-  const payload: Payload = { w: entry.written, d: entry.deleted, i: entry.instances };
+  const payload: Payload = { w: entry.written, d: entry.deleted, i: encodeInstances(entry.instances, entry.entity) };
   if (entry.previous !== undefined) payload.p = entry.previous;
   if (entry.entity !== undefined) payload.e = entry.entity;
   return JSON.stringify(payload);
@@ -59,7 +85,8 @@ function decodeRow([seq, tenant, kind, id, at, subject, json]: Row): ChangeEvent
   // The payload is only ever written by encodePayload above.
   const payload = JSON.parse(json) as Payload;
   const event: ChangeEvent = {
-    seq, tenant, kind: CHANGE_KINDS[kind] ?? 'historyChanged', id, at, written: payload.w, deleted: payload.d, instances: payload.i,
+    seq, tenant, kind: CHANGE_KINDS[kind] ?? 'historyChanged', id, at, written: payload.w, deleted: payload.d,
+    instances: decodeInstances(payload.i, id, payload.e),
   };
   if (subject !== null) event.subject = subject;
   if (payload.p !== undefined) event.previous = payload.p;

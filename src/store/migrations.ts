@@ -11,6 +11,7 @@ import { up as writePages } from './migration-006-write-pages.js';
 import { up as hostedContexts } from './migration-007-hosted-contexts.js';
 import { up as journal } from './migration-008-journal.js';
 import { up as subscriptions } from './migration-009-subscriptions.js';
+import { up as notificationQueue } from './migration-010-notification-queue.js';
 
 export interface Migration {
   version: number;
@@ -86,6 +87,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 7, up: hostedContexts },
   { version: 8, up: journal },
   { version: 9, up: subscriptions },
+  { version: 10, up: notificationQueue },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {

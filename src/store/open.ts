@@ -12,6 +12,7 @@ import { createHistoryRepository } from './history.js';
 import { createSubscriptionRepository } from './subscriptions.js';
 import { createIriDictionary } from './iris.js';
 import { createChangeJournal } from './journal.js';
+import { createNotificationQueue } from './notification-queue.js';
 import { MIGRATIONS, runMigrations } from './migrations.js';
 import { createTxRunner } from './transactions.js';
 import { createCacheGroup } from './tx-cache.js';
@@ -100,6 +101,7 @@ export function openStore(opts: StoreOptions): Store {
     contexts: createContextPersistence(db),
     discovery: createDiscoveryRepository(db, iris),
     journal: createChangeJournal(db, runner.atomic),
+    notifications: createNotificationQueue(db, runner.atomic),
     subscriptions: createSubscriptionRepository(db),
     flush() {
       if (!db.open) return Promise.resolve();

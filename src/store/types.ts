@@ -9,6 +9,7 @@ import type { Entity, EntityFilter, EntityId, HistoryInstance, Iri } from '../ng
 export type { HistoryInstance };
 import type { DiscoveryRepository } from './discovery.js';
 import type { ChangeJournal } from './journal.js';
+import type { NotificationQueue } from './notification-queue.js';
 import type { ReadScope } from './read-scope.js';
 
 export type { ReadScope };
@@ -58,6 +59,8 @@ export interface Store {
   readonly discovery: DiscoveryRepository;
   /** One row per entity and write, appended in the write's transaction; followed by readers. */
   readonly journal: ChangeJournal;
+  /** Notifications waiting for delivery (the notifier's durable queue). */
+  readonly notifications: NotificationQueue;
   /** NGSI-LD subscriptions (§5.8) and their delivery counters. */
   readonly subscriptions: SubscriptionRepository;
   /** Commits what is queued now; resolves when it is committed (used at shutdown). */

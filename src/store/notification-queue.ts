@@ -1,0 +1,84 @@
+// Notifications waiting for delivery, in order per subscription. The message (endpoint, headers,
+// body) is opaque here: the notifier builds it and reads it back.
+
+import type BetterSqlite3 from 'better-sqlite3';
+import type { RunInTx } from './transactions.js';
+
+export interface QueuedNotification {
+  id: number;
+  tenant: string;
+  subscriptionId: string;
+  queuedAt: number;
+  attempts: number;
+  /** JSON text, as enqueued. */
+  message: string;
+}
+
+export type NewNotification = Omit<QueuedNotification, 'id' | 'attempts'>;
+
+export interface NotificationQueue {
+  /** Appends in order (joins the open transaction, or opens one). */
+  enqueue(items: readonly NewNotification[]): void;
+  /** The oldest pending notification of a subscription. */
+  next(tenant: string, subscriptionId: string): QueuedNotification | undefined;
+  /** Subscriptions with something pending, each once. */
+  subscriptionsWithPending(): Array<{ tenant: string; subscriptionId: string }>;
+  remove(id: number): void;
+  setAttempts(id: number, attempts: number): void;
+  /** Drops whatever a subscription had pending; returns how many. */
+  removeForSubscription(tenant: string, subscriptionId: string): number;
+  /** Drops the oldest notifications beyond `max`; returns how many went. */
+  trimTo(max: number): number;
+  size(): number;
+}
+
+type Row = [id: number, tenant: string, subscriptionId: string, queuedAt: number, attempts: number, message: string];
+
+const toQueued = ([id, tenant, subscriptionId, queuedAt, attempts, message]: Row): QueuedNotification =>
+  ({ id, tenant, subscriptionId, queuedAt, attempts, message });
+
+export function createNotificationQueue(db: BetterSqlite3.Database, atomic: RunInTx): NotificationQueue {
+  const insert = db.prepare<[string, string, number, string]>(
+    'INSERT INTO notification_queue (tenant, subscription_id, queued_at, message) VALUES (?, ?, ?, ?)',
+  );
+  const next = db.prepare<[string, string], Row>(
+    `SELECT id, tenant, subscription_id, queued_at, attempts, message FROM notification_queue
+     WHERE tenant = ? AND subscription_id = ? ORDER BY id LIMIT 1`,
+  ).raw(true);
+  const pendingSubs = db.prepare<[], { tenant: string; subscription_id: string }>(
+    'SELECT DISTINCT tenant, subscription_id FROM notification_queue',
+  );
+  const remove = db.prepare<[number]>('DELETE FROM notification_queue WHERE id = ?');
+  const setAttempts = db.prepare<[number, number]>('UPDATE notification_queue SET attempts = ? WHERE id = ?');
+  const removeSub = db.prepare<[string, string]>('DELETE FROM notification_queue WHERE tenant = ? AND subscription_id = ?');
+  const count = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM notification_queue');
+  const trim = db.prepare<[number]>(
+    'DELETE FROM notification_queue WHERE id IN (SELECT id FROM notification_queue ORDER BY id LIMIT ?)',
+  );
+
+  return {
+    enqueue: (items) => {
+      if (items.length === 0) return;
+      atomic(() => {
+        for (const i of items) insert.run(i.tenant, i.subscriptionId, i.queuedAt, i.message);
+      });
+    },
+    next: (tenant, subscriptionId) => {
+      const row = next.get(tenant, subscriptionId);
+      return row && toQueued(row);
+    },
+    subscriptionsWithPending: () => pendingSubs.all().map((r) => ({ tenant: r.tenant, subscriptionId: r.subscription_id })),
+    remove: (id) => {
+      atomic(() => remove.run(id));
+    },
+    setAttempts: (id, attempts) => {
+      atomic(() => setAttempts.run(attempts, id));
+    },
+    removeForSubscription: (tenant, subscriptionId) => atomic(() => removeSub.run(tenant, subscriptionId).changes),
+    trimTo: (max) => atomic(() => {
+      const excess = (count.get()?.n ?? 0) - max;
+      return excess > 0 ? trim.run(excess).changes : 0;
+    }),
+    size: () => count.get()?.n ?? 0,
+  };
+}
