@@ -74,12 +74,10 @@ export interface Mosquitto {
   remove(): Promise<void>;
 }
 
-export function hasMosquitto(): boolean {
-  return spawnSync('mosquitto', ['-h'], { encoding: 'utf8' }).error === undefined;
-}
 
 /** Starts mosquitto on a free port of 127.0.0.1; with `users`, anonymous access is off. */
 export async function startMosquitto(opts: { users?: Record<string, string>; port?: number } = {}): Promise<Mosquitto> {
+  if (spawnSync('mosquitto', ['-h']).error) throw new Error('mosquitto is not installed (Debian: apt-get install mosquitto)');
   const dir = mkdtempSync(join(tmpdir(), 'edgeld-mosquitto-'));
   const port = opts.port ?? await freePort();
   const lines = [

@@ -92,7 +92,7 @@ describe('embedded MQTT broker', () => {
     const idle = connectTcp(b.port, '127.0.0.1'); // connected, never sends CONNECT
     idle.on('error', () => undefined);
     await within(new Promise((r) => idle.once('connect', r)), 5_000, 'idle connect');
-    const gone = Promise.all([client, wsClient].map((c) => new Promise((r) => c.once('close', r))));
+    const gone = Promise.all([client, wsClient].map((c) => new Promise<void>((r) => c.once('close', () => r()))));
     const idleGone = new Promise((r) => idle.once('close', r));
     await within(b.close(), 5_000, 'broker close');
     await within(Promise.all([gone, idleGone]), 5_000, 'every connection closed');
