@@ -1,5 +1,5 @@
-// Composition root: builds every module with its narrow dependencies, starts the HTTP listener,
-// and disposes everything in reverse order on shutdown.
+// Composition root: builds every module with its narrow dependencies, starts the HTTP listener and
+// the embedded MQTT broker, and disposes everything in reverse order on shutdown.
 
 import { join } from 'node:path';
 import type { Config } from './config/index.js';
@@ -11,6 +11,8 @@ import { createBatchService, createDiscoveryService, createEntityService, type E
 import { createApp, listenHttp, type App, type HttpListener } from './http/index.js';
 import { createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
 import { createJobScheduler } from './jobs/index.js';
+import { isEmbeddedBrokerUrl, startMqttBroker, type MqttBroker, type MqttQos } from './mqtt/index.js';
+import { createMqttSender, type MqttSender } from './subscriptions/index.js';
 
 export interface BrokerDeps {
   config: Config;
@@ -30,7 +32,18 @@ export interface Broker {
   entities: EntityService;
   temporal: TemporalService;
   events: ChangeEmitter;
-  /** Starts listening; resolves with the bound port. */
+  /** The bound TCP port of the embedded MQTT broker; undefined until `listen()` has started it. */
+  readonly mqttPort: number | undefined;
+  /** The bound WebSocket port of the embedded MQTT broker; undefined when off or not started. */
+  readonly mqttWsPort: number | undefined;
+  /** Publishes on the embedded MQTT broker in-process; rejects before `listen()` and after `close()`. */
+  publishLocal(topic: string, payload: Buffer | string, qos: MqttQos): Promise<void>;
+  /** Sends notifications to MQTT endpoints: in-process when the URI names this gateway's broker. */
+  mqttSender: MqttSender;
+  /**
+   * Starts the HTTP listener, then the embedded MQTT broker; resolves with the HTTP port. Rejects with
+   * the listen error of either; `close()` then releases what was started.
+   */
   listen(): Promise<number>;
   /** Orderly shutdown: stop accepting, drain in-flight requests, flush writes, checkpoint, close. */
   close(): Promise<void>;
@@ -64,7 +77,16 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
   const jobs = createJobScheduler({ log: log.child('jobs') });
   let listener: HttpListener | undefined;
+  let mqtt: MqttBroker | undefined;
   let closing = false;
+  const publishLocal = (topic: string, payload: Buffer | string, qos: MqttQos): Promise<void> =>
+    mqtt ? mqtt.publish(topic, payload, qos) : Promise.reject(new Error('the embedded MQTT broker is not running'));
+  const mqttSender = createMqttSender({
+    isLocal: (url) => mqtt !== undefined && isEmbeddedBrokerUrl(url, { port: mqtt.port, host: config.mqtt.host }),
+    publishLocal,
+    connectTimeoutMs: config.mqtt.connectTimeout,
+    log: log.child('mqtt-sender'),
+  });
   const app = createApp({
     config: {
       bodyLimit: config.http.bodyLimit, maxJsonDepth: config.http.maxJsonDepth, limitDefault: config.pagination.limitDefault, limitMax: config.pagination.limitMax,
@@ -80,17 +102,32 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
 
   return {
-    app, store, contexts, entities, temporal, events,
+    app, store, contexts, entities, temporal, events, publishLocal, mqttSender,
+    get mqttPort() {
+      return mqtt?.port;
+    },
+    get mqttWsPort() {
+      return mqtt?.wsPort;
+    },
     listen: async () => {
       if (retention) jobs.schedule('history-retention', config.history.retentionSchedule, () => temporal.applyRetention(clock.now()));
       listener = await listenHttp(app, { port: config.server.port, host: config.server.host, log: log.child('http') });
+      mqtt = await startMqttBroker({
+        port: config.mqtt.port,
+        host: config.mqtt.host,
+        wsPort: config.mqtt.wsPort < 0 ? undefined : config.mqtt.wsPort,
+        log: log.child('mqtt'),
+      });
       return listener.port;
     },
     close: async () => {
       if (closing) return;
       closing = true;
       if (listener) await listener.close(config.server.shutdownTimeout);
+      if (mqtt) await mqtt.close();
       await jobs.stop();
+      // NOTE: outgoing MQTT connections close where the notifier flush goes, after the jobs stop.
+      await mqttSender.close();
       await store.flush();
       store.close();
     },
