@@ -75,9 +75,17 @@ export interface Mosquitto {
 }
 
 
+/** The mosquitto and mosquitto_passwd binaries: on PATH, else where Debian installs them. */
+function binary(name: string, debianDir: string): string {
+  if (spawnSync(name, ['-h']).error === undefined) return name;
+  const path = join(debianDir, name);
+  if (spawnSync(path, ['-h']).error === undefined) return path;
+  throw new Error(`${name} is not installed (Debian: apt-get install mosquitto)`);
+}
+
 /** Starts mosquitto on a free port of 127.0.0.1; with `users`, anonymous access is off. */
 export async function startMosquitto(opts: { users?: Record<string, string>; port?: number } = {}): Promise<Mosquitto> {
-  if (spawnSync('mosquitto', ['-h']).error) throw new Error('mosquitto is not installed (Debian: apt-get install mosquitto)');
+  const mosquitto = binary('mosquitto', '/usr/sbin');
   const dir = mkdtempSync(join(tmpdir(), 'edgeld-mosquitto-'));
   const port = opts.port ?? await freePort();
   const lines = [
@@ -95,7 +103,7 @@ export async function startMosquitto(opts: { users?: Record<string, string>; por
     const pw = join(dir, 'passwd');
     writeFileSync(pw, '', { mode: 0o600 });
     for (const [user, pass] of Object.entries(opts.users)) {
-      const r = spawnSync('mosquitto_passwd', ['-b', pw, user, pass], { encoding: 'utf8' });
+      const r = spawnSync(binary('mosquitto_passwd', '/usr/bin'), ['-b', pw, user, pass], { encoding: 'utf8' });
       if (r.status !== 0) throw new Error(`mosquitto_passwd failed: ${r.stderr}`);
     }
     lines.push('allow_anonymous false', `password_file ${pw}`);
@@ -108,7 +116,7 @@ export async function startMosquitto(opts: { users?: Record<string, string>; por
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
   const start = async (): Promise<void> => {
-    const proc = spawn('mosquitto', ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const proc = spawn(mosquitto, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
     child = proc;
     exited = new Promise((resolve) => proc.once('exit', () => resolve()));
     let err = '';
