@@ -9,6 +9,7 @@ import {
   createMqttSender, parseMqttEndpoint, MqttEndpointError, MqttSendError, type MqttSender, type MqttSenderDeps,
 } from '../../src/subscriptions/mqtt-sender.js';
 import { connectClient, endClient, freePort, startMosquitto, subscribe, type Mosquitto } from '../helpers/mqtt.js';
+import { within } from '../helpers/process.js';
 
 const message = {
   metadata: { 'Content-Type': 'application/json', Link: '<https://example.org/ctx.jsonld>; rel="x"' },
@@ -232,6 +233,26 @@ describe('an outside broker that is down', () => {
       .rejects.toThrow(/timed out after 200 ms: no connection/);
     await sender.close();
     await silent.close();
+  });
+});
+
+describe('idle pooled clients', () => {
+  it('closes a pooled connection unused for idleTimeoutMs and opens a new one on the next send', async () => {
+    const mosquitto = await startMosquitto();
+    try {
+      const lines: string[] = [];
+      const log = { ...silentLogger, debug: (msg: string) => void lines.push(msg), child: () => log };
+      const sender = newSender({ idleTimeoutMs: 100, log });
+      await sender.send(`${mosquitto.url}/idle/t`, message, { qos: 1, version: 'mqtt3.1.1', timeoutMs: 5_000 });
+      await within((async () => {
+        while (!lines.includes('mqtt connection closed')) await new Promise((r) => setImmediate(r));
+      })(), 5_000, 'the idle connection to close');
+      expect(lines).toContain('closing idle mqtt connection');
+      await sender.send(`${mosquitto.url}/idle/t`, message, { qos: 1, version: 'mqtt3.1.1', timeoutMs: 5_000 });
+      expect(lines.filter((l) => l === 'mqtt connection up')).toHaveLength(2);
+    } finally {
+      await mosquitto.remove();
+    }
   });
 });
 
