@@ -25,6 +25,9 @@ export const LIBRARY_HOMES = {
   hono: ['http'],
   '@hono/node-server': ['http'],
   aedes: ['mqtt'],
+  ws: ['mqtt'],
+  // The mqtt client sends notifications to outside brokers; the embedded broker is Aedes.
+  mqtt: ['subscriptions'],
   'better-sqlite3': ['store'],
   jsonld: ['jsonld'],
   jose: ['auth'],

@@ -4,24 +4,26 @@
 import { ConfigError, loadConfig } from './config/index.js';
 import { createLogger, systemClock } from './lib/index.js';
 import { createBroker, type Broker } from './server.js';
+import { MqttListenError } from './mqtt/index.js';
 import { StoreLockedError } from './store/index.js';
 
 /** Exit codes besides 0 (stopped), 1 (unexpected failure) and 2 (bad configuration). */
 const EXIT_STORE_LOCKED = 3;
 const EXIT_LISTEN_FAILED = 4;
+const EXIT_MQTT_LISTEN_FAILED = 5;
 
 /** A listen error an operator can act on, in one line; undefined for anything else. */
-function listenProblem(err: unknown, host: string, port: number): string | undefined {
+function listenProblem(err: unknown, at: { host: string; port: number; portOption: string; hostOption: string }): string | undefined {
   const code = err instanceof Error && 'code' in err ? String(err.code) : '';
   switch (code) {
     case 'EADDRINUSE':
-      return `port ${port} on ${host} is already in use (server.port)`;
+      return `port ${at.port} on ${at.host} is already in use (${at.portOption})`;
     case 'EACCES':
-      return `not allowed to listen on port ${port} (server.port; ports below 1024 need privileges)`;
+      return `not allowed to listen on port ${at.port} (${at.portOption}; ports below 1024 need privileges)`;
     case 'EADDRNOTAVAIL':
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return `server.host '${host}' is not an address of this machine`;
+      return `${at.hostOption} '${at.host}' is not an address of this machine`;
     default:
       return undefined;
   }
@@ -53,14 +55,26 @@ async function main(): Promise<void> {
   try {
     port = await broker.listen();
   } catch (err) {
-    const problem = listenProblem(err, config.server.host, config.server.port);
+    if (err instanceof MqttListenError) {
+      const problem = listenProblem(err.cause, { host: err.host, port: err.port, portOption: err.option, hostOption: 'mqtt.host' });
+      log.error('cannot start: the MQTT port cannot be opened', { reason: problem ?? err.message });
+      await broker.close();
+      process.exitCode = EXIT_MQTT_LISTEN_FAILED;
+      return;
+    }
+    const problem = listenProblem(err, { host: config.server.host, port: config.server.port, portOption: 'server.port', hostOption: 'server.host' });
     if (problem === undefined) throw err;
     log.error('cannot start: the HTTP port cannot be opened', { reason: problem });
     broker.store.close();
     process.exitCode = EXIT_LISTEN_FAILED;
     return;
   }
-  log.info('edgeld started', { http: `${config.server.host}:${port}`, storage: config.storage.dir, pid: process.pid });
+  log.info('edgeld started', {
+    http: `${config.server.host}:${port}`,
+    mqtt: `${config.mqtt.host}:${broker.mqttPort}`,
+    ...(broker.mqttWsPort === undefined ? {} : { mqttWs: `${config.mqtt.host}:${broker.mqttWsPort}` }),
+    storage: config.storage.dir, pid: process.pid,
+  });
 
   let stopping = false;
   const stop = (signal: string): void => {

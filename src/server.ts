@@ -1,5 +1,5 @@
-// Composition root: builds every module with its narrow dependencies, starts the HTTP listener,
-// and disposes everything in reverse order on shutdown.
+// Composition root: builds every module with its narrow dependencies, starts the HTTP listener and
+// the embedded MQTT broker, and disposes everything in reverse order on shutdown.
 
 import { join } from 'node:path';
 import type { Config } from './config/index.js';
@@ -16,6 +16,8 @@ import { createJobScheduler } from './jobs/index.js';
 import {
   createSubscriptionRegistry, createSubscriptionService, loadSubscriptions, type SubscriptionRegistry, type SubscriptionService,
 } from './subscriptions/index.js';
+import { isEmbeddedBrokerUrl, startMqttBroker, type MqttBroker, type MqttQos } from './mqtt/index.js';
+import { createMqttSender, type MqttSender } from './subscriptions/index.js';
 
 export interface BrokerDeps {
   config: Config;
@@ -38,7 +40,18 @@ export interface Broker {
   /** The subscriptions in memory, for the notifier: candidates of a change. */
   subscriptionRegistry: SubscriptionRegistry;
   events: ChangeEmitter;
-  /** Starts listening; resolves with the bound port. */
+  /** The bound TCP port of the embedded MQTT broker; undefined until `listen()` has started it. */
+  readonly mqttPort: number | undefined;
+  /** The bound WebSocket port of the embedded MQTT broker; undefined when off or not started. */
+  readonly mqttWsPort: number | undefined;
+  /** Publishes on the embedded MQTT broker in-process; rejects before `listen()` and after `close()`. */
+  publishLocal(topic: string, payload: Buffer | string, qos: MqttQos): Promise<void>;
+  /** Sends notifications to MQTT endpoints: in-process when the URI names this gateway's broker. */
+  mqttSender: MqttSender;
+  /**
+   * Starts the HTTP listener, then the embedded MQTT broker; resolves with the HTTP port. Rejects with
+   * the listen error of either; `close()` then releases what was started.
+   */
   listen(): Promise<number>;
   /** Orderly shutdown: stop accepting, drain in-flight requests, flush writes, checkpoint, close. */
   close(): Promise<void>;
@@ -80,7 +93,16 @@ export function createBroker(deps: BrokerDeps): Broker {
   if (!journalMaxAge) throw new Error(`journal.max-age: '${config.journal.maxAge}' is too large a duration`);
   const horizon = (now: number): number => addDuration(now, journalMaxAge, -1);
   let listener: HttpListener | undefined;
+  let mqtt: MqttBroker | undefined;
   let closing = false;
+  const publishLocal = (topic: string, payload: Buffer | string, qos: MqttQos): Promise<void> =>
+    mqtt ? mqtt.publish(topic, payload, qos) : Promise.reject(new Error('the embedded MQTT broker is not running'));
+  const mqttSender = createMqttSender({
+    isLocal: (url) => mqtt !== undefined && isEmbeddedBrokerUrl(url, { port: mqtt.port, host: config.mqtt.host }),
+    publishLocal,
+    connectTimeoutMs: config.mqtt.connectTimeout,
+    log: log.child('mqtt-sender'),
+  });
   const app = createApp({
     config: {
       bodyLimit: config.http.bodyLimit, maxJsonDepth: config.http.maxJsonDepth, limitDefault: config.pagination.limitDefault, limitMax: config.pagination.limitMax,
@@ -97,12 +119,24 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
 
   return {
-    app, store, contexts, entities, temporal, subscriptions, subscriptionRegistry, events,
+    app, store, contexts, entities, temporal, subscriptions, subscriptionRegistry, events, publishLocal, mqttSender,
+    get mqttPort() {
+      return mqtt?.port;
+    },
+    get mqttWsPort() {
+      return mqtt?.wsPort;
+    },
     listen: async () => {
       jobs.schedule('journal-prune', config.journal.pruneSchedule, () => pruneJournal({ store, log: log.child('journal'), horizon }, clock.now()));
       if (retention) jobs.schedule('history-retention', config.history.retentionSchedule, () => temporal.applyRetention(clock.now()));
       try {
         listener = await listenHttp(app, { port: config.server.port, host: config.server.host, log: log.child('http') });
+        mqtt = await startMqttBroker({
+          port: config.mqtt.port,
+          host: config.mqtt.host,
+          wsPort: config.mqtt.wsPort < 0 ? undefined : config.mqtt.wsPort,
+          log: log.child('mqtt'),
+        });
       } catch (err) {
         // Nothing may keep the process alive when it cannot serve (a cron schedule would).
         await jobs.stop();
@@ -114,7 +148,10 @@ export function createBroker(deps: BrokerDeps): Broker {
       if (closing) return;
       closing = true;
       if (listener) await listener.close(config.server.shutdownTimeout);
+      if (mqtt) await mqtt.close();
       await jobs.stop();
+      // NOTE: outgoing MQTT connections close where the notifier flush goes, after the jobs stop.
+      await mqttSender.close();
       await store.flush();
       store.close();
     },

@@ -33,7 +33,12 @@ export const configSchema = z
       .prefault({}),
     mqtt: z
       .strictObject({
-        port: port(1883, 'Port for the embedded MQTT broker; nothing listens on it yet (no MQTT in this version)'),
+        port: port(1883, 'TCP port of the embedded MQTT broker (0 picks a free port)'),
+        host: z.string().min(1).default('0.0.0.0').describe('Listen address of the embedded MQTT broker (TCP and WebSocket)'),
+        wsPort: z.int().min(-1, 'expected a port from 0 to 65535, or -1 for off')
+          .max(65_535, 'expected a port from 0 to 65535, or -1 for off').default(-1)
+          .describe('WebSocket port of the embedded MQTT broker, for browser dashboards (-1: off; 0 picks a free port)'),
+        connectTimeout: positiveInt(5_000, 'Milliseconds allowed for connecting to an outside MQTT broker that receives notifications'),
       })
       .prefault({}),
     pagination: z
@@ -117,6 +122,13 @@ export const configSchema = z
         code: 'custom',
         path: ['pagination', 'limitDefault'],
         message: `must not exceed pagination.limit-max (${config.pagination.limitMax})`,
+      });
+    }
+    if (config.mqtt.wsPort > 0 && config.mqtt.wsPort === config.mqtt.port) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['mqtt', 'wsPort'],
+        message: `must differ from mqtt.port (${config.mqtt.port})`,
       });
     }
   });

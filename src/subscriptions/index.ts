@@ -29,3 +29,9 @@ export {
   createSubscriptionService, loadSubscriptions,
   type RequestContext, type SubscriptionPage, type SubscriptionService, type SubscriptionServiceDeps,
 } from './service.js';
+/** Notifications over MQTT: the embedded broker in-process, outside brokers through pooled clients. */
+export {
+  createMqttSender, parseMqttEndpoint, MqttEndpointError, MqttSendError,
+  type MqttSender, type MqttSenderDeps, type MqttSendOptions, type MqttNotificationMessage, type MqttEndpoint,
+  type MqttQos, type MqttVersion,
+} from './mqtt-sender.js';

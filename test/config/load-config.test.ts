@@ -37,7 +37,7 @@ describe('defaultConfig', () => {
     expect(defaultConfig()).toEqual({
       server: { port: 1026, host: '0.0.0.0', shutdownTimeout: 10_000 },
       storage: { dir: './data', busyTimeout: 5_000 },
-      mqtt: { port: 1883 },
+      mqtt: { port: 1883, host: '0.0.0.0', wsPort: -1, connectTimeout: 5_000 },
       pagination: { limitDefault: 20, limitMax: 1_000 },
       temporal: { limit: 10_000 },
       contexts: { allowRemote: true, fetchTimeout: 5_000, maxBytes: 1_048_576 },
@@ -64,6 +64,9 @@ describe('CONFIG_OPTIONS', () => {
       'storage.dir',
       'storage.busy-timeout',
       'mqtt.port',
+      'mqtt.host',
+      'mqtt.ws-port',
+      'mqtt.connect-timeout',
       'pagination.limit-default',
       'pagination.limit-max',
       'temporal.limit',
@@ -194,6 +197,21 @@ describe('loadConfig from the environment', () => {
 
   it('accepts port 0 for an ephemeral port', () => {
     expect(loadConfig({ argv: [], env: { SERVER_PORT: '0', MQTT_PORT: '0' } }).mqtt.port).toBe(0);
+  });
+
+  it('reads the MQTT options from the environment; ws-port -1 is off, 0 ephemeral', () => {
+    const config = loadConfig({ argv: [], env: { MQTT_HOST: '127.0.0.1', MQTT_WS_PORT: '9001', MQTT_CONNECT_TIMEOUT: '250' } });
+    expect(config.mqtt).toEqual({ port: 1883, host: '127.0.0.1', wsPort: 9001, connectTimeout: 250 });
+    expect(loadConfig({ argv: [], env: { MQTT_WS_PORT: '0' } }).mqtt.wsPort).toBe(0);
+  });
+
+  it('refuses a bad MQTT ws-port, connect-timeout or a ws-port equal to the TCP port, naming the option', () => {
+    const low = loadError(() => loadConfig({ argv: [], env: { MQTT_WS_PORT: '-2', MQTT_CONNECT_TIMEOUT: '0' } }));
+    const byOption = new Map(low.issues.map((i) => [i.option, i]));
+    expect(byOption.get('mqtt.ws-port')?.message).toBe('expected a port from 0 to 65535, or -1 for off');
+    expect(byOption.has('mqtt.connect-timeout')).toBe(true);
+    const same = loadError(() => loadConfig({ argv: [], env: { MQTT_PORT: '1884', MQTT_WS_PORT: '1884' } }));
+    expect(same.issues.map((i) => [i.option, i.message])).toEqual([['mqtt.ws-port', 'must differ from mqtt.port (1884)']]);
   });
 });
 

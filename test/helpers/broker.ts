@@ -40,7 +40,8 @@ export function testConfig(patch: ConfigPatch = {}): Config {
 
 export async function startTestBroker(opts: { config?: ConfigPatch; dbPath?: string } = {}): Promise<TestBroker> {
   const clock = createFixedClock(T0);
-  const config = testConfig({ ...opts.config, log: { level: 'silent' } });
+  // NOTE: an ephemeral MQTT port on loopback, so tests that call listen() never collide on 1883.
+  const config = testConfig({ mqtt: { port: 0, host: '127.0.0.1' }, ...opts.config, log: { level: 'silent' } });
   const broker = createBroker({ config, log: silentLogger, clock, dbPath: opts.dbPath ?? ':memory:' });
   return {
     broker,

@@ -9,6 +9,8 @@ const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 export interface BrokerProcess {
   child: ChildProcess;
   port: number;
+  /** The embedded MQTT broker's bound TCP port. */
+  mqttPort: number;
   base: string;
   stderr(): string;
   /** Resolves with the exit code (or signal name) when the process ends. */
@@ -17,24 +19,24 @@ export interface BrokerProcess {
 
 export async function startBrokerProcess(env: Record<string, string>, timeoutMs = 15_000): Promise<BrokerProcess> {
   const child = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env['PATH'] ?? '', SERVER_HOST: '127.0.0.1', SERVER_PORT: '0', MQTT_PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env['PATH'] ?? '', SERVER_HOST: '127.0.0.1', SERVER_PORT: '0', MQTT_HOST: '127.0.0.1', MQTT_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
   const exited = new Promise<number | string>((resolve) => {
     child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown'));
   });
-  const port = await new Promise<number>((resolve, reject) => {
+  const [port, mqttPort] = await new Promise<[number, number]>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`broker did not start in ${timeoutMs} ms:\n${err}`)), timeoutMs);
     let started = false;
     child.stderr!.on('data', (chunk: Buffer) => {
       err += chunk.toString();
       if (started) return;
-      const m = /"msg":"edgeld started","http":"[^"]*:(\d+)"/.exec(err);
+      const m = /"msg":"edgeld started","http":"[^"]*:(\d+)","mqtt":"[^"]*:(\d+)"/.exec(err);
       if (m) {
         started = true;
         clearTimeout(timer);
-        resolve(Number(m[1]));
+        resolve([Number(m[1]), Number(m[2])]);
       }
     });
     void exited.then((code) => {
@@ -42,7 +44,7 @@ export async function startBrokerProcess(env: Record<string, string>, timeoutMs 
       reject(new Error(`broker exited (${code}) before start:\n${err}`));
     });
   });
-  return { child, port, base: `http://127.0.0.1:${port}`, stderr: () => err, exited };
+  return { child, port, mqttPort, base: `http://127.0.0.1:${port}`, stderr: () => err, exited };
 }
 
 /** Awaits a promise for at most `ms`. */

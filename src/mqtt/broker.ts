@@ -1,0 +1,98 @@
+// The embedded MQTT broker: Aedes (MQTT 3.1.1) behind a TCP listener and an optional WebSocket
+// listener, an in-process publish for notifications, and a stop that leaves no socket open.
+
+import type { EventEmitter } from 'node:events';
+import { Aedes, type Client } from 'aedes';
+import type { Logger } from '../lib/index.js';
+import { createAnonymousHooks, type MqttAccessHooks } from './hooks.js';
+import { listenTcp, listenWebSocket, type Listener } from './listeners.js';
+
+export type MqttQos = 0 | 1 | 2;
+
+export interface MqttBrokerOptions {
+  /** TCP port; 0 picks a free one. */
+  port: number;
+  host: string;
+  /** WebSocket port; undefined leaves WebSocket off, 0 picks a free one. */
+  wsPort?: number | undefined;
+  log: Logger;
+  /** Access decisions; anonymous access when absent. */
+  hooks?: MqttAccessHooks;
+}
+
+export interface MqttBroker {
+  /** The bound TCP port. */
+  readonly port: number;
+  /** The bound WebSocket port, or undefined when WebSocket is off. */
+  readonly wsPort: number | undefined;
+  /** Publishes on behalf of the gateway; resolves once Aedes has taken the packet (stored for QoS 1/2). */
+  publish(topic: string, payload: Buffer | string, qos: MqttQos): Promise<void>;
+  /** Stops accepting, disconnects every client, closes the listeners; resolves when no socket is left. */
+  close(): Promise<void>;
+}
+
+/** A topic name a publish may use: not empty, no wildcard, no NUL [MQTT-4.7.3-1] [MQTT-3.3.2-2]. */
+export function isPublishTopic(topic: string): boolean {
+  return topic.length > 0 && !/[+#\u0000]/.test(topic) && Buffer.byteLength(topic) <= 65_535;
+}
+
+function watchClients(aedes: Aedes, log: Logger): void {
+  const who = (client: Client | null): Record<string, unknown> => ({ clientId: client?.id });
+  aedes.on('client', (client) => log.debug('mqtt client connected', who(client)));
+  aedes.on('clientDisconnect', (client) => log.debug('mqtt client disconnected', who(client)));
+  // A malformed packet or a broken socket ends that client only; Aedes reports it here.
+  aedes.on('clientError', (client, err) => log.debug('mqtt client error', { ...who(client), err: err.message }));
+  aedes.on('connectionError', (_client, err) => log.debug('mqtt connection error before CONNECT', { err: err.message }));
+  aedes.on('keepaliveTimeout', (client) => log.debug('mqtt client keepalive timeout', who(client)));
+  // NOTE: Aedes emits 'error' for persistence failures; without a listener that would throw.
+  const emitter: EventEmitter = aedes; // NOTE: Aedes' typed overloads omit 'error', which it does emit
+  emitter.on('error', (err: unknown) => log.warn('mqtt broker error', { err }));
+}
+
+/** Starts Aedes and its listeners; rejects with `MqttListenError` when a port cannot be opened. */
+export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBroker> {
+  const { log } = opts;
+  const hooks = opts.hooks ?? createAnonymousHooks(log);
+  const aedes = await Aedes.createBroker({
+    authenticate: hooks.authenticate,
+    authorizePublish: hooks.authorizePublish,
+    authorizeSubscribe: hooks.authorizeSubscribe,
+  });
+  watchClients(aedes, log);
+  const handle = (stream: Parameters<Aedes['handle']>[0], req?: Parameters<Aedes['handle']>[1]): void => {
+    aedes.handle(stream, req);
+  };
+  const listeners: Listener[] = [];
+  const closeAll = async (): Promise<void> => {
+    const closing = listeners.map((l) => l.close());
+    await new Promise<void>((resolve) => aedes.close(() => resolve()));
+    for (const l of listeners) l.destroySockets();
+    await Promise.all(closing);
+  };
+  try {
+    listeners.push(await listenTcp({ port: opts.port, host: opts.host, handle, log }));
+    if (opts.wsPort !== undefined) listeners.push(await listenWebSocket({ port: opts.wsPort, host: opts.host, handle, log }));
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+  const [tcp, ws] = listeners;
+  let closed: Promise<void> | undefined;
+  return {
+    port: tcp!.port, // NOTE: pushed first above, or startMqttBroker threw
+    wsPort: ws?.port,
+    publish: (topic, payload, qos) => new Promise<void>((resolve, reject) => {
+      if (closed || aedes.closed) {
+        reject(new Error('the embedded MQTT broker is stopped'));
+        return;
+      }
+      if (!isPublishTopic(topic)) {
+        reject(new Error(`not a topic name to publish on: '${topic}'`));
+        return;
+      }
+      const packet = { cmd: 'publish' as const, topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload, qos, retain: false, dup: false };
+      aedes.publish(packet, (err) => (err ? reject(new Error(`the embedded MQTT broker refused the publish: ${err.message}`, { cause: err })) : resolve()));
+    }),
+    close: () => (closed ??= closeAll()),
+  };
+}
