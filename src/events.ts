@@ -15,7 +15,12 @@ export type ChangeKind = 'entityCreated' | 'entityUpdated' | 'entityReplaced' | 
 
 export const CHANGE_KINDS: readonly ChangeKind[] = ['entityCreated', 'entityUpdated', 'entityReplaced', 'entityDeleted', 'historyChanged'];
 
-/** One entity's change by one write: exactly one per entity and write, with its journal sequence. */
+/**
+ * One entity's change by one write: exactly one per entity and write, with its journal sequence.
+ * The event emitted after commit carries the entity and instances as committed; a change read back
+ * from the journal later carries them as they are then (see ChangeJournal.readAfter): the journal
+ * keeps only references to them, not a second copy of every value.
+ */
 export interface ChangeEvent {
   /** Position in the change journal: increasing, never reused. */
   seq: number;

@@ -6,7 +6,7 @@ import type { Config } from './config/index.js';
 import { createChangeEmitter, type ChangeEmitter } from './events.js';
 import { uuid, type Clock, type IdGenerator, type Logger } from './lib/index.js';
 import { openStore, type Store } from './store/index.js';
-import { createContextService, type ContextService } from './jsonld/index.js';
+import { createContextService, type ContextInput, type ContextService } from './jsonld/index.js';
 import {
   createBatchService, createDiscoveryService, createEntityService, createWriteCore, pruneJournal, type EntityService,
 } from './entities/index.js';
@@ -14,7 +14,8 @@ import { createApp, listenHttp, type App, type HttpListener } from './http/index
 import { addDuration, createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
 import { createJobScheduler } from './jobs/index.js';
 import {
-  createSubscriptionRegistry, createSubscriptionService, loadSubscriptions, type SubscriptionRegistry, type SubscriptionService,
+  createNotifier, createSubscriptionRegistry, createSubscriptionService, loadSubscriptions, notificationContextInput, sendHttp,
+  toNotificationContext, type Notifier, type SubscriptionRegistry, type SubscriptionService,
 } from './subscriptions/index.js';
 import { isEmbeddedBrokerUrl, startMqttBroker, type MqttBroker, type MqttQos } from './mqtt/index.js';
 import { createMqttSender, type MqttSender } from './subscriptions/index.js';
@@ -39,6 +40,8 @@ export interface Broker {
   subscriptions: SubscriptionService;
   /** The subscriptions in memory, for the notifier: candidates of a change. */
   subscriptionRegistry: SubscriptionRegistry;
+  /** Matches committed changes against subscriptions and delivers their notifications. */
+  notifier: Notifier;
   events: ChangeEmitter;
   /** The bound TCP port of the embedded MQTT broker; undefined until `listen()` has started it. */
   readonly mqttPort: number | undefined;
@@ -103,6 +106,23 @@ export function createBroker(deps: BrokerDeps): Broker {
     connectTimeoutMs: config.mqtt.connectTimeout,
     log: log.child('mqtt-sender'),
   });
+  let httpPort: number | undefined;
+  const publicUrl = (): string => config.server.publicUrl || `http://127.0.0.1:${httpPort ?? config.server.port}`;
+  const notifier = createNotifier({
+    store, registry: subscriptionRegistry, clock, log: log.child('notifier'), newId: deps.newId ?? uuid,
+    // NOTE: a subscription's stored context was its creation request's ContextInput.
+    contextOf: async (sub) => toNotificationContext(await contexts.resolve(notificationContextInput(sub) as ContextInput | undefined), publicUrl()),
+    sendHttp,
+    sendMqtt: (uri, message, opts) => mqttSender.send(uri, message, opts),
+    options: {
+      timeoutMs: config.notifications.timeout, maxAttempts: config.notifications.maxAttempts, retryBaseMs: config.notifications.retryBase,
+      retryMaxMs: config.notifications.retryMax, maxPending: config.notifications.maxPending,
+      periodicMaxEntities: config.notifications.periodicMaxEntities,
+    },
+  });
+  // The emitter only wakes the notifier: what it reads is the journal, committed.
+  events.on((change) => notifier.wake(change.seq));
+  notifier.start();
   const app = createApp({
     config: {
       bodyLimit: config.http.bodyLimit, maxJsonDepth: config.http.maxJsonDepth, limitDefault: config.pagination.limitDefault, limitMax: config.pagination.limitMax,
@@ -119,7 +139,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
 
   return {
-    app, store, contexts, entities, temporal, subscriptions, subscriptionRegistry, events, publishLocal, mqttSender,
+    app, store, contexts, entities, temporal, subscriptions, subscriptionRegistry, notifier, events, publishLocal, mqttSender,
     get mqttPort() {
       return mqtt?.port;
     },
@@ -129,6 +149,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     listen: async () => {
       jobs.schedule('journal-prune', config.journal.pruneSchedule, () => pruneJournal({ store, log: log.child('journal'), horizon }, clock.now()));
       if (retention) jobs.schedule('history-retention', config.history.retentionSchedule, () => temporal.applyRetention(clock.now()));
+      jobs.schedule('subscriptions-periodic', config.notifications.periodicSchedule, () => notifier.runPeriodic(clock.now()));
       try {
         listener = await listenHttp(app, { port: config.server.port, host: config.server.host, log: log.child('http') });
         mqtt = await startMqttBroker({
@@ -142,6 +163,7 @@ export function createBroker(deps: BrokerDeps): Broker {
         await jobs.stop();
         throw err;
       }
+      httpPort = listener.port;
       return listener.port;
     },
     close: async () => {
@@ -150,7 +172,8 @@ export function createBroker(deps: BrokerDeps): Broker {
       if (listener) await listener.close(config.server.shutdownTimeout);
       if (mqtt) await mqtt.close();
       await jobs.stop();
-      // NOTE: outgoing MQTT connections close where the notifier flush goes, after the jobs stop.
+      // What is not delivered stays queued for the next start.
+      await notifier.stop();
       await mqttSender.close();
       await store.flush();
       store.close();

@@ -23,6 +23,8 @@ export const configSchema = z
         port: port(1026, 'HTTP listen port (0 picks a free port)'),
         host: z.string().min(1).default('0.0.0.0').describe('HTTP listen address'),
         shutdownTimeout: positiveInt(10_000, 'Milliseconds to drain in-flight work on SIGTERM before closing'),
+        publicUrl: z.string().regex(/^$|^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'expected an http(s) URL such as http://gateway.local:1026, or empty').default('')
+          .describe('The URL receivers reach this broker at, for links to contexts it serves (empty: http://127.0.0.1:<port>)'),
       })
       .prefault({}),
     storage: z
@@ -84,6 +86,18 @@ export const configSchema = z
           .default('').describe('How long attribute history is kept, as an ISO 8601 duration (P90D); empty keeps it for ever'),
         retentionSchedule: z.string().regex(CRON, 'expected a cron expression of 5 or 6 fields')
           .default('0 * * * *').describe('When the history retention job runs (cron, UTC)'),
+      })
+      .prefault({}),
+    notifications: z
+      .strictObject({
+        timeout: positiveInt(5_000, 'Milliseconds a notification endpoint that names no timeout has to answer'),
+        maxAttempts: positiveInt(10, 'Attempts to deliver one notification before it is given up (logged and counted)'),
+        retryBase: positiveInt(1_000, 'Milliseconds before the first retry of a failed notification, doubled at each further one'),
+        retryMax: positiveInt(60_000, 'Longest wait between two attempts of one notification, in milliseconds'),
+        maxPending: positiveInt(100_000, 'Most notifications waiting for delivery; beyond, the oldest are dropped (logged and counted)'),
+        periodicMaxEntities: positiveInt(1_000, 'Most entities one periodic (timeInterval) notification lists'),
+        periodicSchedule: z.string().regex(CRON, 'expected a cron expression of 5 or 6 fields')
+          .default('* * * * * *').describe('When periodic (timeInterval) subscriptions are checked for being due (cron with seconds, UTC)'),
       })
       .prefault({}),
     journal: z

@@ -22,7 +22,7 @@ export type {
 export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } from './discovery.js';
 
 export type { EntityArchive } from './entity-archive.js';
-export type { ChangeJournal, JournalEntry, PruneReport } from './journal.js';
+export type { ChangeJournal, JournalEntry, JournalSources, PruneReport, ReadOptions } from './journal.js';
 export type { NewNotification, NotificationQueue, QueuedNotification } from './notification-queue.js';
 export type {
   HistoryEditor, HistoryReadOptions, HistoryReader, HistoryRetention, HistorySeries, HistoryWindow, PeriodGrid, PeriodStats,

@@ -28,8 +28,13 @@ export interface JournalFollowerOptions {
 export interface JournalFollower {
   /** Registers the reader (a new one starts at the journal's end) and reads what is pending. */
   start(): void;
-  /** New changes were committed. */
-  wake(): void;
+  /** New changes were committed (up to `seq`, when known). */
+  wake(seq?: number): void;
+  /**
+   * Moves past every change committed so far without reading them (the reader knows none can
+   * concern it); only while no batch is being handled.
+   */
+  skipToEnd(seq?: number): void;
   /** The sequence up to which every change is handled. */
   position(): number;
   /** Resolves once every change committed so far is handled (or the follower stops). */
@@ -117,7 +122,13 @@ export function createJournalFollower(opts: JournalFollowerOptions): JournalFoll
       savedAt = performance.now();
       run();
     },
-    wake: run,
+    wake: () => run(),
+    skipToEnd(seq) {
+      if (stopped || running || retry) return run();
+      cursor = Math.max(cursor, seq ?? journal.lastSeq());
+      if (opts.saveEveryMs === undefined || performance.now() - savedAt >= opts.saveEveryMs) save();
+      settleIdle();
+    },
     position: () => cursor,
     idle() {
       if (stopped || (!running && !retry && journal.readAfter(cursor, 1).length === 0)) return Promise.resolve();

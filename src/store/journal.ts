@@ -3,7 +3,7 @@
 
 import type BetterSqlite3 from 'better-sqlite3';
 import { CHANGE_KINDS, type ChangeEvent, type ChangeKind } from '../events.js';
-import type { Entity, HistoryInstance, Iri } from '../ngsi/index.js';
+import type { Entity, EntityId, HistoryInstance, Iri } from '../ngsi/index.js';
 import type { RunInTx } from './transactions.js';
 
 /** A change as the write core records it; the journal gives it its sequence. */
@@ -19,9 +19,13 @@ export interface PruneReport {
 export interface ChangeJournal {
   /** Appends a change inside the open transaction (or its own); returns its sequence. */
   append(entry: JournalEntry): number;
-  /** Changes with a sequence above `after`, oldest first, at most `limit`. */
-  readAfter(after: number, limit: number): ChangeEvent[];
-  /** The highest sequence ever given (0 before the first change), pruned rows included. */
+  /**
+   * Changes with a sequence above `after`, oldest first, at most `limit`. Read back, a change shows
+   * its entity and instances as they are now: `entity` is the live entity (absent when no longer
+   * live), and `instances` (with `opts.instances`) the instances still stored, with any later edit.
+   */
+  readAfter(after: number, limit: number, opts?: ReadOptions): ChangeEvent[];
+  /** The highest sequence given so far (0 before the first change). */
   lastSeq(): number;
   /** A reader's position: every change up to it is handled. Undefined for a reader never seen. */
   cursor(reader: string): number | undefined;
@@ -31,77 +35,79 @@ export interface ChangeJournal {
   dropReader(reader: string): void;
   /** Rows not yet passed by `reader`. */
   backlog(reader: string): number;
-  /** Removes rows every reader has passed (all rows when no reader exists), and rows written before `horizon`. */
+  /**
+   * Removes rows every reader has passed (all rows when no reader exists), and rows written before
+   * `horizon`; the newest row always stays (it carries the sequence).
+   */
   prune(horizon: number): PruneReport;
 }
 
 /**
- * The JSON payload: what a row holds beyond its columns. An instance is stored without its entity
- * id (the row's), and without its attribute when that is the entity's current state (`c`), as it is
- * for every plain write: the payload then holds each value once.
+ * The JSON payload: what a row holds beyond its columns. It is kept lean (bytes written per change
+ * are bytes written to the SD card): the entity after the change is its row in `entities`, and each
+ * history instance its row in the history buckets, so the journal holds only the names, the
+ * instance ids (`i`: [attr, instanceId, datasetId?]) and the touched attributes before the change.
  */
 interface Payload {
   p?: Entity;
-  e?: Entity;
   w: Iri[];
   d: Iri[];
-  i: StoredInstance[];
+  i: Array<[Iri, string] | [Iri, string, string]>;
 }
-
-type StoredInstance = Omit<HistoryInstance, 'entityId'> & { c?: 1 };
 
 type Row = [seq: number, tenant: string, kind: number, entityId: string, at: number, subject: string | null, payload: string];
 
 const KIND_CODE = new Map<ChangeKind, number>(CHANGE_KINDS.map((k, i) => [k, i]));
 
-function encodeInstances(instances: readonly HistoryInstance[], entity: Entity | undefined): StoredInstance[] {
-  const current = new Set(entity === undefined ? [] : Object.values(entity.attrs).flat());
-  return instances.map(({ entityId: _id, ...rest }) => {
-    if (rest.attribute === undefined || !current.has(rest.attribute)) return rest;
-    const { attribute: _a, ...bare } = rest;
-    return { ...bare, c: 1 };
-  });
-}
-
-function decodeInstances(stored: readonly StoredInstance[], entityId: string, entity: Entity | undefined): HistoryInstance[] {
-  return stored.map(({ c, ...rest }) => {
-    const instance: HistoryInstance = { entityId, ...rest };
-    if (c === 1) {
-      const attribute = entity?.attrs[rest.attr]?.find((a) => a.datasetId === rest.datasetId);
-      if (attribute !== undefined) instance.attribute = attribute;
-    }
-    return instance;
-  });
-}
-
 function encodePayload(entry: JournalEntry): string {
-  const payload: Payload = { w: entry.written, d: entry.deleted, i: encodeInstances(entry.instances, entry.entity) };
+  const payload: Payload = {
+    w: entry.written, d: entry.deleted,
+    i: entry.instances.map((h) => (h.datasetId === undefined ? [h.attr, h.instanceId] : [h.attr, h.instanceId, h.datasetId])),
+  };
   if (entry.previous !== undefined) payload.p = entry.previous;
-  if (entry.entity !== undefined) payload.e = entry.entity;
   return JSON.stringify(payload);
 }
 
-function decodeRow([seq, tenant, kind, id, at, subject, json]: Row): ChangeEvent {
-  // The payload is only ever written by encodePayload above.
-  const payload = JSON.parse(json) as Payload;
-  const event: ChangeEvent = {
-    seq, tenant, kind: CHANGE_KINDS[kind] ?? 'historyChanged', id, at, written: payload.w, deleted: payload.d,
-    instances: decodeInstances(payload.i, id, payload.e),
-  };
-  if (subject !== null) event.subject = subject;
-  if (payload.p !== undefined) event.previous = payload.p;
-  if (payload.e !== undefined) event.entity = payload.e;
-  return event;
+/** Where the journal finds what its rows point to. */
+export interface JournalSources {
+  /** The live entity now. */
+  live(tenant: string, id: EntityId): Entity | undefined;
+  /** A history instance as stored now. */
+  instance(tenant: string, id: EntityId, attr: Iri, instanceId: string): HistoryInstance | undefined;
 }
 
-export function createChangeJournal(db: BetterSqlite3.Database, atomic: RunInTx): ChangeJournal {
+export interface ReadOptions {
+  /** Look the history instances up (default false: `instances` is left empty). */
+  instances?: boolean;
+}
+
+export function createChangeJournal(db: BetterSqlite3.Database, atomic: RunInTx, sources: JournalSources): ChangeJournal {
+  const decodeRow = ([seq, tenant, kind, id, at, subject, json]: Row, opts: ReadOptions): ChangeEvent => {
+    // The payload is only ever written by encodePayload above.
+    const payload = JSON.parse(json) as Payload;
+    const event: ChangeEvent = {
+      seq, tenant, kind: CHANGE_KINDS[kind] ?? 'historyChanged', id, at, written: payload.w, deleted: payload.d, instances: [],
+    };
+    if (subject !== null) event.subject = subject;
+    if (payload.p !== undefined) event.previous = payload.p;
+    const entity = sources.live(tenant, id);
+    if (entity !== undefined) event.entity = entity;
+    if (opts.instances === true) {
+      for (const [attr, instanceId] of payload.i) {
+        const found = sources.instance(tenant, id, attr, instanceId);
+        if (found !== undefined) event.instances.push(found);
+      }
+    }
+    return event;
+  };
+
   const insert = db.prepare<[string, number, string, number, string | null, string]>(
     'INSERT INTO journal (tenant, kind, entity_id, at, subject, payload) VALUES (?, ?, ?, ?, ?, ?)',
   );
   const after = db.prepare<[number, number], Row>(
     'SELECT seq, tenant, kind, entity_id, at, subject, payload FROM journal WHERE seq > ? ORDER BY seq LIMIT ?',
   ).raw(true);
-  const last = db.prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'journal'");
+  const last = db.prepare<[], { seq: number | null }>('SELECT max(seq) AS seq FROM journal');
   const cursorOf = db.prepare<[string], { seq: number }>('SELECT seq FROM journal_cursors WHERE reader = ?');
   const upsertCursor = db.prepare<[string, number]>(
     'INSERT INTO journal_cursors (reader, seq) VALUES (?, ?) ON CONFLICT (reader) DO UPDATE SET seq = max(seq, excluded.seq)',
@@ -109,16 +115,18 @@ export function createChangeJournal(db: BetterSqlite3.Database, atomic: RunInTx)
   const dropCursor = db.prepare<[string]>('DELETE FROM journal_cursors WHERE reader = ?');
   const minCursor = db.prepare<[], { seq: number | null; readers: number }>('SELECT min(seq) AS seq, count(*) AS readers FROM journal_cursors');
   const countAfter = db.prepare<[number], { n: number }>('SELECT count(*) AS n FROM journal WHERE seq > ?');
-  const deleteUpTo = db.prepare<[number]>('DELETE FROM journal WHERE seq <= ?');
-  const deleteAll = db.prepare('DELETE FROM journal');
+  // The newest row always stays: it carries the sequence the next row continues from.
+  const KEEP_NEWEST = 'seq < (SELECT max(seq) FROM journal)';
+  const deleteUpTo = db.prepare<[number]>(`DELETE FROM journal WHERE seq <= ? AND ${KEEP_NEWEST}`);
+  const deleteAll = db.prepare(`DELETE FROM journal WHERE ${KEEP_NEWEST}`);
   // NOTE: no index on `at`: the journal is short (pruned as readers pass), and this runs from a job.
-  const deleteBefore = db.prepare<[number]>('DELETE FROM journal WHERE at < ?');
+  const deleteBefore = db.prepare<[number]>(`DELETE FROM journal WHERE at < ? AND ${KEEP_NEWEST}`);
 
   return {
     append: (entry) => atomic(() => Number(insert.run(
       entry.tenant, KIND_CODE.get(entry.kind) ?? 0, entry.id, entry.at, entry.subject ?? null, encodePayload(entry),
     ).lastInsertRowid)),
-    readAfter: (seq, limit) => after.all(seq, limit).map(decodeRow),
+    readAfter: (seq, limit, opts = {}) => after.all(seq, limit).map((row) => decodeRow(row, opts)),
     lastSeq: () => last.get()?.seq ?? 0,
     cursor: (reader) => cursorOf.get(reader)?.seq,
     setCursor: (reader, seq) => {

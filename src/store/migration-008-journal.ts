@@ -5,10 +5,11 @@ import type BetterSqlite3 from 'better-sqlite3';
 
 export function up(db: BetterSqlite3.Database): void {
   db.exec(`
-    -- AUTOINCREMENT: a sequence is never reused, even once every row has been pruned, so a
-    -- reader's cursor can never skip a new row.
+    -- seq is the rowid: a new row gets max(seq) + 1. Pruning always keeps the newest row, so a
+    -- sequence is never given twice and a reader's cursor can never skip a new row. (AUTOINCREMENT
+    -- would do the same at the cost of a write to sqlite_sequence with every change.)
     CREATE TABLE journal (
-      seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+      seq       INTEGER PRIMARY KEY,
       tenant    TEXT    NOT NULL,
       kind      INTEGER NOT NULL,
       entity_id TEXT    NOT NULL,

@@ -92,15 +92,19 @@ export function openStore(opts: StoreOptions): Store {
   };
 
   const entities = createEntityRepository(db, iris, runner.atomic);
+  const history = createHistoryRepository({ db, iris, buckets, caches, transaction: runner.atomic });
   const store: Store = {
     transaction: runner.transaction,
     write: runner.write,
     entities,
     archive: createEntityArchive(db, iris, entities, runner.atomic),
-    history: createHistoryRepository({ db, iris, buckets, caches, transaction: runner.atomic }),
+    history,
     contexts: createContextPersistence(db),
     discovery: createDiscoveryRepository(db, iris),
-    journal: createChangeJournal(db, runner.atomic),
+    journal: createChangeJournal(db, runner.atomic, {
+      live: (tenant, id) => entities.get({ tenant }, id),
+      instance: (tenant, id, attr, instanceId) => history.findInstance({ tenant }, id, attr, instanceId),
+    }),
     notifications: createNotificationQueue(db, runner.atomic),
     subscriptions: createSubscriptionRepository(db),
     flush() {

@@ -58,6 +58,12 @@ function passesFilters(sub: Subscription, entity: Entity): boolean {
   return sub.geoQ === undefined || matchesGeo(sub.geoQ, entity);
 }
 
+/** Whether a live entity is one a subscription notifies about (its selectors, q, scopeQ, geoQ). */
+export function matchesEntity(sub: Subscription, entity: Entity): boolean {
+  if (sub.entities !== undefined && !sub.entities.some((sel) => selectsEntity(sel, entity))) return false;
+  return passesFilters(sub, entity);
+}
+
 /**
  * The match of a change for a subscription, or undefined when it does not notify. History-only
  * changes and periodic (timeInterval) subscriptions never match; paused and expired ones neither.

@@ -35,7 +35,7 @@ function loadError(fn: () => unknown): ConfigError {
 describe('defaultConfig', () => {
   it('holds every documented default', () => {
     expect(defaultConfig()).toEqual({
-      server: { port: 1026, host: '0.0.0.0', shutdownTimeout: 10_000 },
+      server: { port: 1026, host: '0.0.0.0', shutdownTimeout: 10_000, publicUrl: '' },
       storage: { dir: './data', busyTimeout: 5_000 },
       mqtt: { port: 1883, host: '0.0.0.0', wsPort: -1, connectTimeout: 5_000 },
       pagination: { limitDefault: 20, limitMax: 1_000 },
@@ -44,6 +44,10 @@ describe('defaultConfig', () => {
       http: { bodyLimit: 2_097_152, maxJsonDepth: 64 },
       log: { level: 'info' },
       history: { bucket: 'month', retention: '', retentionSchedule: '0 * * * *' },
+      notifications: {
+        timeout: 5_000, maxAttempts: 10, retryBase: 1_000, retryMax: 60_000, maxPending: 100_000, periodicMaxEntities: 1_000,
+        periodicSchedule: '* * * * * *',
+      },
       journal: { maxAge: 'P7D', pruneSchedule: '*/5 * * * *' },
       batch: { maxSize: 1_000 },
       application: { authentication: { enabled: false } },
@@ -61,6 +65,7 @@ describe('CONFIG_OPTIONS', () => {
       'server.port',
       'server.host',
       'server.shutdown-timeout',
+      'server.public-url',
       'storage.dir',
       'storage.busy-timeout',
       'mqtt.port',
@@ -79,6 +84,13 @@ describe('CONFIG_OPTIONS', () => {
       'history.bucket',
       'history.retention',
       'history.retention-schedule',
+      'notifications.timeout',
+      'notifications.max-attempts',
+      'notifications.retry-base',
+      'notifications.retry-max',
+      'notifications.max-pending',
+      'notifications.periodic-max-entities',
+      'notifications.periodic-schedule',
       'journal.max-age',
       'journal.prune-schedule',
       'batch.max-size',
@@ -101,7 +113,7 @@ describe('loadConfig from a file', () => {
   it('reads nested groups from the file named by --config', () => {
     const path = writeConfig({ server: { port: 8080, 'shutdown-timeout': 500 }, application: { authentication: { enabled: false } }, contexts: { 'allow-remote': false } });
     const config = loadConfig({ argv: ['--config', path], env: {} });
-    expect(config.server).toEqual({ port: 8080, host: '0.0.0.0', shutdownTimeout: 500 });
+    expect(config.server).toEqual({ port: 8080, host: '0.0.0.0', shutdownTimeout: 500, publicUrl: '' });
     expect(config.application.authentication.enabled).toBe(false);
     expect(config.contexts.allowRemote).toBe(false);
     expect(config.mqtt.port).toBe(1883);

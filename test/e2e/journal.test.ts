@@ -21,7 +21,7 @@ async function send(base: string, method: string, path: string, body: unknown): 
 function readJournal(storageDir: string): ChangeEvent[] {
   const store = openStore({ path: join(storageDir, 'edgeld.db'), historyBucket: 'month', log: silentLogger, clock: createFixedClock(0) });
   try {
-    return store.journal.readAfter(0, 100_000);
+    return store.journal.readAfter(0, 100_000, { instances: true });
   } finally {
     store.close();
   }

@@ -43,7 +43,7 @@ async function seed(): Promise<void> {
 }
 
 /** The journal rows written since `after`, decoded. */
-const journalSince = (after: number): ChangeEvent[] => b.broker.store.journal.readAfter(after, 1_000);
+const journalSince = (after: number): ChangeEvent[] => b.broker.store.journal.readAfter(after, 1_000, { instances: true });
 
 interface EntryPoint {
   name: string;

@@ -15,7 +15,7 @@ const open = (): Store => openStore({ path: join(dir, 'j.db'), historyBucket: 'm
 
 const entry = (n: number, at = 1_000 + n): JournalEntry => ({
   tenant: '', kind: 'entityUpdated', id: `urn:x:${n}`, at, written: ['urn:a'], deleted: [], instances: [],
-  entity: { id: `urn:x:${n}`, types: ['urn:T'], attrs: {}, createdAt: 0, modifiedAt: at },
+  previous: { id: `urn:x:${n}`, types: ['urn:T'], attrs: {}, createdAt: 0, modifiedAt: 0 },
 });
 const append = (s: Store, ...ns: number[]): number[] => ns.map((n) => s.transaction(() => s.journal.append(entry(n))));
 
@@ -48,14 +48,29 @@ describe('the change journal', () => {
     expect(store.journal.readAfter(0, 10).map((r) => r.id)).toEqual(['urn:x:1']);
   });
 
-  it('never reuses a sequence, even once every row is pruned and the database reopened', () => {
+  it('never reuses a sequence: pruning keeps the newest row, across a reopen too', () => {
     append(store, 1, 2);
-    expect(store.journal.prune(0)).toEqual({ passed: 2, aged: 0 });
-    expect(store.journal.readAfter(0, 10)).toEqual([]);
+    expect(store.journal.prune(Number.MAX_SAFE_INTEGER)).toEqual({ passed: 1, aged: 0 });
+    expect(store.journal.readAfter(0, 10).map((r) => r.seq)).toEqual([2]);
     store.close();
     store = open();
     expect(store.journal.lastSeq()).toBe(2);
     expect(append(store, 3)).toEqual([3]);
+  });
+
+  it('reads a change back with its entity and instances as they are now', () => {
+    const id = 'urn:x:live';
+    const entity = { id, types: ['urn:T'], attrs: { 'urn:a': [{ kind: 'Property' as const, value: 1, createdAt: 5, modifiedAt: 5, sub: {} }] }, createdAt: 5, modifiedAt: 5 };
+    const instance = { entityId: id, attr: 'urn:a', instanceId: 'urn:ngsi-ld:Instance:0000-1', createdAt: 5, modifiedAt: 5, attribute: entity.attrs['urn:a'][0]! };
+    store.transaction(() => {
+      store.entities.insert('', entity);
+      store.history.append('', [instance]);
+      store.journal.append({ ...entry(9), id, instances: [instance] });
+    });
+    const [row] = store.journal.readAfter(0, 10, { instances: true });
+    expect(row!.entity).toEqual(entity);
+    expect(row!.instances).toEqual([instance]);
+    expect(store.journal.readAfter(0, 10)[0]!.instances).toEqual([]);
   });
 
   it('keeps rows until every reader has passed them', () => {
@@ -89,7 +104,7 @@ describe('the change journal', () => {
   });
 
   it('a dropped reader no longer holds rows back', () => {
-    append(store, 1);
+    append(store, 1, 2);
     store.journal.setCursor('gone', 0);
     expect(store.journal.prune(0).passed).toBe(0);
     store.journal.dropReader('gone');

@@ -1,0 +1,193 @@
+// Delivery of queued notifications (behaviour §7): one sender loop per subscription, in queue
+// order; a failure is recorded and retried with exponential backoff and jitter, a bounded number of
+// times; a slow or dead receiver holds only its own subscription's queue.
+
+import type { Clock, Logger } from '../lib/index.js';
+import type { JsonObject } from '../ngsi/index.js';
+import type { QueuedNotification, Store } from '../store/index.js';
+import type { KeyValuePair } from './model.js';
+import type { SubscriptionRegistry } from './registry.js';
+import type { MqttNotificationMessage, MqttSendOptions } from './mqtt-sender.js';
+import type { HttpDelivery } from './http-sender.js';
+
+/** What is queued for one notification: where and how it goes, built when it was queued. */
+export interface QueuedMessage {
+  uri: string;
+  /** Milliseconds; absent: the default timeout. */
+  timeout?: number;
+  notifierInfo?: KeyValuePair[];
+  headers: Record<string, string>;
+  body: JsonObject;
+}
+
+export interface DeliveryOptions {
+  /** Attempts before a notification is given up (logged and counted). */
+  maxAttempts: number;
+  /** Delay before the first retry, doubled at each further one up to retryMaxMs, with jitter. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** Timeout of an endpoint that names none. */
+  timeoutMs: number;
+}
+
+export interface DeliveryDeps {
+  store: Pick<Store, 'notifications' | 'subscriptions' | 'write'>;
+  registry: SubscriptionRegistry;
+  sendHttp(delivery: HttpDelivery, timeoutMs: number): Promise<void>;
+  sendMqtt(uri: string, message: MqttNotificationMessage, opts: MqttSendOptions): Promise<void>;
+  clock: Clock;
+  log: Logger;
+  options: DeliveryOptions;
+  /** Random in [0, 1) for the backoff jitter. */
+  random?: () => number;
+}
+
+export interface DeliveryStats {
+  sent: number;
+  failed: number;
+  dropped: number;
+}
+
+export interface Dispatcher {
+  /** Something was queued for this subscription (or may be pending since a restart). */
+  kick(tenant: string, subscriptionId: string): void;
+  /** Kicks every subscription with something pending (at start). */
+  kickAll(): void;
+  /** Resolves when no loop is sending (retries waiting count as idle only once given up or done). */
+  idle(): Promise<void>;
+  stats(): DeliveryStats;
+  stop(): Promise<void>;
+}
+
+const keyOf = (tenant: string, id: string): string => `${tenant}\n${id}`;
+
+function mqttOptionsOf(message: QueuedMessage, timeoutMs: number): MqttSendOptions {
+  const info = new Map((message.notifierInfo ?? []).map((p) => [p.key, p.value]));
+  const qos = Number(info.get('MQTT-QoS') ?? '0');
+  const version = info.get('MQTT-Version') === 'mqtt5.0' ? 'mqtt5.0' : 'mqtt3.1.1';
+  return { qos: qos === 1 || qos === 2 ? qos : 0, version, timeoutMs };
+}
+
+export function createDispatcher(deps: DeliveryDeps): Dispatcher {
+  const { store, registry, clock, log, options } = deps;
+  const random = deps.random ?? Math.random;
+  const loops = new Map<string, Promise<void>>();
+  const timers = new Map<string, NodeJS.Timeout>();
+  const waiting = new Map<string, () => void>();
+  const stats: DeliveryStats = { sent: 0, failed: 0, dropped: 0 };
+  let stopped = false;
+  let idleWaiters: Array<() => void> = [];
+
+  const backoff = (attempts: number): number => {
+    const exp = Math.min(options.retryMaxMs, options.retryBaseMs * 2 ** Math.max(0, attempts - 1));
+    // Full jitter on half of the delay: receivers coming back are not hit by every gateway at once.
+    return Math.round(exp / 2 + (random() * exp) / 2);
+  };
+
+  const send = (message: QueuedMessage): Promise<void> => {
+    const timeoutMs = message.timeout ?? options.timeoutMs;
+    if (/^mqtts?:/i.test(message.uri)) {
+      return deps.sendMqtt(message.uri, { metadata: message.headers, body: message.body }, mqttOptionsOf(message, timeoutMs));
+    }
+    return deps.sendHttp({ uri: message.uri, headers: message.headers, body: message.body }, timeoutMs);
+  };
+
+  const record = async (row: QueuedNotification, ok: boolean, error?: string): Promise<void> => {
+    const at = clock.now();
+    const state = await store.write(() => {
+      if (ok) store.notifications.remove(row.id);
+      return store.subscriptions.recordDelivery(row.tenant, row.subscriptionId, ok ? { at, ok } : { at, ok, error: error ?? 'failed' });
+    });
+    if (state !== undefined) registry.setDelivery(row.tenant, row.subscriptionId, state);
+  };
+
+  /** Waits `ms`, or less when the dispatcher stops. */
+  const pause = (key: string, ms: number): Promise<void> => new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      timers.delete(key);
+      waiting.delete(key);
+      resolve();
+    }, ms);
+    timer.unref();
+    timers.set(key, timer);
+    waiting.set(key, resolve);
+  });
+
+  const loop = async (tenant: string, subscriptionId: string): Promise<void> => {
+    const key = keyOf(tenant, subscriptionId);
+    while (!stopped) {
+      const row = store.notifications.next(tenant, subscriptionId);
+      if (!row) return;
+      if (!registry.get(tenant, subscriptionId)) {
+        // Deleted meanwhile: what it had pending goes with it.
+        await store.write(() => store.notifications.removeForSubscription(tenant, subscriptionId));
+        return;
+      }
+      let failure: string | undefined;
+      try {
+        // The message was written by the notifier as a QueuedMessage.
+        await send(JSON.parse(row.message) as QueuedMessage);
+      } catch (err) {
+        failure = err instanceof Error ? err.message : String(err);
+      }
+      if (failure === undefined) {
+        stats.sent += 1;
+        await record(row, true);
+        continue;
+      }
+      stats.failed += 1;
+      const attempts = row.attempts + 1;
+      if (attempts >= options.maxAttempts) {
+        stats.dropped += 1;
+        log.warn('notification given up', { subscriptionId, tenant, attempts, error: failure });
+        await store.write(() => store.notifications.remove(row.id));
+        await record(row, false, failure);
+        continue;
+      }
+      await store.write(() => store.notifications.setAttempts(row.id, attempts));
+      await record(row, false, failure);
+      log.debug('notification failed; retrying', { subscriptionId, tenant, attempts, error: failure });
+      await pause(key, backoff(attempts));
+    }
+  };
+
+  const settleIdle = (): void => {
+    if (loops.size > 0) return;
+    const waiters = idleWaiters;
+    idleWaiters = [];
+    for (const w of waiters) w();
+  };
+
+  const kick = (tenant: string, subscriptionId: string): void => {
+    if (stopped) return;
+    const key = keyOf(tenant, subscriptionId);
+    if (loops.has(key)) return;
+    const run = loop(tenant, subscriptionId)
+      .catch((err: unknown) => log.error('notification delivery failed', { subscriptionId, tenant, err }))
+      .finally(() => {
+        loops.delete(key);
+        // Queued while the loop was finishing: go again.
+        if (!stopped && store.notifications.next(tenant, subscriptionId)) kick(tenant, subscriptionId);
+        else settleIdle();
+      });
+    loops.set(key, run);
+  };
+
+  return {
+    kick,
+    kickAll: () => {
+      for (const { tenant, subscriptionId } of store.notifications.subscriptionsWithPending()) kick(tenant, subscriptionId);
+    },
+    idle: () => (loops.size === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve))),
+    stats: () => ({ ...stats }),
+    async stop() {
+      stopped = true;
+      for (const t of timers.values()) clearTimeout(t);
+      for (const wake of waiting.values()) wake();
+      timers.clear();
+      waiting.clear();
+      await Promise.all(loops.values());
+      settleIdle();
+    },
+  };
+}

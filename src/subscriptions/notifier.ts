@@ -1,0 +1,164 @@
+// The notifier (NGSI-LD §5.11): follows the change journal with its own cursor, matches each change
+// against its candidate subscriptions, and queues one notification per change and matching
+// subscription in the same transaction that moves its cursor, so nothing committed is missed or
+// queued twice across a crash. Periodic (timeInterval) subscriptions are notified by a job.
+
+import type { ChangeEvent } from '../events.js';
+import type { Clock, Logger } from '../lib/index.js';
+import type { Entity } from '../ngsi/index.js';
+import { createJournalFollower, type NewNotification, type Store } from '../store/index.js';
+import { createDispatcher, type DeliveryDeps, type DeliveryOptions, type DeliveryStats, type QueuedMessage } from './delivery.js';
+import { matchesEntity, matchSubscription } from './matcher.js';
+import { statusOf, type Subscription } from './model.js';
+import { buildNotification, type NotificationContext, type NotifiedEntity } from './notification.js';
+import type { SubscriptionRegistry } from './registry.js';
+
+/** The journal reader name of the notifier. */
+export const NOTIFIER_READER = 'notifier';
+
+export interface NotifierOptions extends DeliveryOptions {
+  /** Most notifications pending at once; beyond, the oldest are dropped (logged and counted). */
+  maxPending: number;
+  /** Most entities a periodic notification lists. */
+  periodicMaxEntities: number;
+}
+
+export interface NotifierDeps extends Omit<DeliveryDeps, 'store' | 'options'> {
+  store: Pick<Store, 'journal' | 'notifications' | 'subscriptions' | 'write' | 'transaction' | 'entities'>;
+  registry: SubscriptionRegistry;
+  /** The context a subscription's notifications are compacted with. */
+  contextOf(sub: Subscription): Promise<NotificationContext>;
+  newId: () => string;
+  options: NotifierOptions;
+}
+
+export interface NotifierStats extends DeliveryStats {
+  queued: number;
+  /** Dropped because the queue was full. */
+  overflowed: number;
+  pending: number;
+}
+
+export interface Notifier {
+  /** Starts following the journal (from where it stopped) and delivering what is pending. */
+  start(): void;
+  /** New changes were committed, up to `seq`. */
+  wake(seq: number): void;
+  /** Queues the notifications of periodic subscriptions that are due at `now`; returns how many. */
+  runPeriodic(now: number): Promise<number>;
+  /** Resolves once every committed change is matched and no delivery loop is running. */
+  idle(): Promise<void>;
+  stats(): NotifierStats;
+  stop(): Promise<void>;
+}
+
+const keyOf = (tenant: string, id: string): string => `${tenant}\n${id}`;
+
+function notifiedOf(change: ChangeEvent, entity: Entity, deleted: boolean): NotifiedEntity {
+  if (deleted) return { entity, deletedAt: change.at };
+  const out: NotifiedEntity = { entity };
+  if (change.previous !== undefined) out.previous = change.previous;
+  if (change.deleted.length > 0) out.deletedAttributes = { attrs: change.deleted, at: change.at };
+  return out;
+}
+
+export function createNotifier(deps: NotifierDeps): Notifier {
+  const { store, registry, clock, log, options } = deps;
+  const dispatcher = createDispatcher({ ...deps, options });
+  /** When each subscription last had a notification queued (throttling and timeInterval). */
+  const lastQueued = new Map<string, number>();
+  let queued = 0;
+  let overflowed = 0;
+
+  const messageOf = async (tenant: string, sub: Subscription, entities: NotifiedEntity[], now: number): Promise<NewNotification> => {
+    const context = await deps.contextOf(sub);
+    const built = buildNotification({ subscription: sub, entities, context, now, newId: deps.newId, tenant });
+    const { endpoint } = sub.notification;
+    const message: QueuedMessage = { uri: endpoint.uri, headers: built.headers, body: built.body };
+    if (endpoint.timeout !== undefined) message.timeout = endpoint.timeout;
+    if (endpoint.notifierInfo !== undefined) message.notifierInfo = endpoint.notifierInfo;
+    return { tenant, subscriptionId: sub.id, queuedAt: now, message: JSON.stringify(message) };
+  };
+
+  /** Queues in one transaction, with the cursor when given; then starts their delivery. */
+  const enqueue = (items: NewNotification[], cursor?: number): void => {
+    store.transaction(() => {
+      store.notifications.enqueue(items);
+      if (cursor !== undefined) store.journal.setCursor(NOTIFIER_READER, cursor);
+      const trimmed = store.notifications.trimTo(options.maxPending);
+      if (trimmed > 0) {
+        overflowed += trimmed;
+        log.warn('notification queue full: oldest notifications dropped', { count: trimmed, max: options.maxPending });
+      }
+    });
+    queued += items.length;
+    for (const i of items) dispatcher.kick(i.tenant, i.subscriptionId);
+  };
+
+  const handle = async (changes: ChangeEvent[]): Promise<void> => {
+    const items: NewNotification[] = [];
+    for (const change of changes) {
+      const now = clock.now();
+      for (const sub of registry.candidates(change)) {
+        const key = keyOf(change.tenant, sub.id);
+        const match = matchSubscription(sub, change, { now, lastNotification: lastQueued.get(key) });
+        if (!match) continue;
+        lastQueued.set(key, now);
+        items.push(await messageOf(change.tenant, sub, [notifiedOf(change, match.entity, match.deleted)], now));
+      }
+    }
+    // With nothing to queue, the follower saves the cursor now and then by itself.
+    if (items.length > 0) enqueue(items, changes[changes.length - 1]!.seq);
+  };
+
+  const follower = createJournalFollower({ journal: store.journal, reader: NOTIFIER_READER, handle, log, saveEveryMs: 5_000 });
+
+  /** Live entities a periodic subscription notifies about, at most periodicMaxEntities. */
+  const entitiesOf = (tenant: string, sub: Subscription): Entity[] => {
+    const out: Entity[] = [];
+    const page = 500;
+    for (let offset = 0; out.length < options.periodicMaxEntities; offset += page) {
+      const found = store.entities.list({ tenant }, { limit: page, offset, count: false }).entities;
+      for (const e of found) if (out.length < options.periodicMaxEntities && matchesEntity(sub, e)) out.push(e);
+      if (found.length < page) break;
+    }
+    return out;
+  };
+
+  return {
+    start() {
+      follower.start();
+      dispatcher.kickAll();
+    },
+    // NOTE: with no subscription at all, no committed change can notify: the notifier moves past
+    // them without reading them (the common case of a gateway without subscriptions costs nothing).
+    wake: (seq) => (registry.size() === 0 ? follower.skipToEnd(seq) : follower.wake()),
+
+    async runPeriodic(now) {
+      const items: NewNotification[] = [];
+      for (const { tenant, sub } of registry.periodic()) {
+        if (sub.timeInterval === undefined || statusOf(sub, now) !== 'active') continue;
+        const key = keyOf(tenant, sub.id);
+        const last = lastQueued.get(key) ?? sub.delivery.lastNotification;
+        // NGSI-LD §5.2.12 timeInterval: every that many seconds.
+        if (last !== undefined && now - last < sub.timeInterval * 1000) continue;
+        const entities = entitiesOf(tenant, sub);
+        lastQueued.set(key, now);
+        if (entities.length === 0) continue;
+        items.push(await messageOf(tenant, sub, entities.map((entity) => ({ entity })), now));
+      }
+      if (items.length > 0) enqueue(items);
+      return items.length;
+    },
+
+    async idle() {
+      await follower.idle();
+      await dispatcher.idle();
+    },
+    stats: () => ({ ...dispatcher.stats(), queued, overflowed, pending: store.notifications.size() }),
+    async stop() {
+      await follower.stop();
+      await dispatcher.stop();
+    },
+  };
+}
