@@ -39,6 +39,7 @@ export interface Target {
 
 interface StartedTarget {
   readonly server: ServerProcess;
+  readonly mqttPort: number;
   /** Stops the server and removes its data directory; resolves with how the server ended. */
   readonly stop: () => Promise<string>;
 }
@@ -55,12 +56,13 @@ async function startTarget(target: Target, options: MeasureOptions, cleanup: Cle
     () => rmSync(dataDir, { recursive: true, force: true }),
   );
   const port = await findFreePort();
+  const mqttPort = await findFreePort();
   const env = {
     SERVER_PORT: String(port),
     SERVER_HOST: '127.0.0.1',
     STORAGE_DIR: dataDir,
     LOG_LEVEL: 'warn',
-    MQTT_PORT: String(await findFreePort()),
+    MQTT_PORT: String(mqttPort),
     NODE_ENV: 'production',
   };
   log(`[${target.name}] starting ${target.script} on 127.0.0.1:${port}, data in ${dataDir}`);
@@ -87,7 +89,18 @@ async function startTarget(target: Target, options: MeasureOptions, cleanup: Cle
     await removeDir();
     return stopped;
   };
-  return { server, stop };
+  return { server, mqttPort, stop };
+}
+
+/** Starts the target on a fresh data directory, runs `fn` against it, and stops it. */
+export async function withFreshTarget<T>(target: Target, options: MeasureOptions, cleanup: Cleanup,
+  fn: (server: ServerProcess, mqttPort: number) => Promise<T>): Promise<T> {
+  const { server, mqttPort, stop } = await startTarget(target, options, cleanup);
+  try {
+    return await fn(server, mqttPort);
+  } finally {
+    await stop();
+  }
 }
 
 /** One started target with its scenario state, between its first and its last scenario. */

@@ -7,9 +7,10 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Cleanup } from './cleanup.js';
-import { benchTargets, type MeasureOptions, type Target } from './measure.js';
+import { benchTargets, withFreshTarget, type MeasureOptions, type Target } from './measure.js';
+import { benchNotifications } from './notifications.js';
 import { fileSystemOf } from './proc.js';
-import { buildRows, describeSizes, describeTargets, formatJson, formatTable, isSequential, type TargetResult } from './report.js';
+import { buildRows, describeSizes, describeTargets, formatJson, formatTable, isSequential, type Row, type TargetResult } from './report.js';
 import { SCENARIOS } from './scenarios.js';
 
 interface RunOptions extends MeasureOptions {
@@ -101,6 +102,21 @@ function hasErrors(result: TargetResult | undefined): boolean {
   return result?.scenarios.some((s) => (s.load?.errors ?? 0) > 0 || s.missing?.isError === true) ?? false;
 }
 
+/** The notification targets: p99 < 25 ms at 1,000/s over HTTP, < 10 ms in-process MQTT, no loss, ≥ 0.7 with 10 subscriptions. */
+function describeNotificationTargets(rows: readonly Row[]): string[] {
+  const value = (key: string): number | null => rows.find((r) => r.key === key)?.value ?? null;
+  const ratio = rows.find((r) => r.key === 'update.subs-10')?.ratio ?? null;
+  const check = (name: string, v: number | null, ok: (x: number) => boolean, bound: string): string =>
+    `target ${name} ${bound}: ${v === null ? 'not measured' : `${v}, ${ok(v) ? 'met' : 'MISSED'}`}`;
+  return [
+    check('notify.http-1000.p99', value('notify.http-1000.p99'), (x) => x < 25, '< 25 ms'),
+    check('notify.mqtt-1000.p99', value('notify.mqtt-1000.p99'), (x) => x < 10, '< 10 ms'),
+    check('notifications lost', ['notify.http-100.lost', 'notify.http-1000.lost', 'notify.mqtt-1000.lost']
+      .reduce<number | null>((sum, k) => (sum === null || value(k) === null ? null : sum + (value(k) ?? 0)), 0), (x) => x === 0, '= 0'),
+    check('update.subs-10 ratio', ratio, (x) => x >= 0.7, '>= 0.7'),
+  ];
+}
+
 /** What each scenario sends and the data sets behind them. */
 function describeScenarios(): string[] {
   const datasets = new Map<string, string>();
@@ -147,9 +163,19 @@ async function main(): Promise<void> {
     if (!ceiling) throw new Error('the ceiling was not measured');
 
     const rows = buildRows(broker, ceiling);
+    const extraNotes: string[] = [];
+    const brokerTarget = targets.find((t) => t.name === 'broker');
+    if (brokerTarget) {
+      log('[broker] notifications, on a broker of their own');
+      const n = await withFreshTarget(brokerTarget, options, cleanup, (server, mqttPort) => benchNotifications({
+        httpPort: server.port, mqttPort, concurrency: options.concurrency, durationMs: options.durationMs,
+      }));
+      rows.push(...n.rows);
+      extraNotes.push(...n.notes, ...describeNotificationTargets(n.rows));
+    }
     const notes = [
       ...describeRun(options, ceiling), ...describeScenarios(), ...describeSizes(broker, ceiling),
-      ...(broker ? describeTargets(rows, SCENARIOS) : []), ...(broker?.notes ?? []), ...ceiling.notes,
+      ...(broker ? describeTargets(rows, SCENARIOS) : []), ...extraNotes, ...(broker?.notes ?? []), ...ceiling.notes,
     ];
     const noteLines = notes.map((n) => `note: ${n}`).join('\n');
     process.stdout.write(`${formatTable(rows)}\n\n${noteLines}\n${formatJson(rows)}\n`);

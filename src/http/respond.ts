@@ -65,8 +65,13 @@ export function created(location: string): Response {
 }
 
 /** `Link` rel=next/prev and `NGSILD-Results-Count` for a page of results. */
+/**
+ * NGSI-LD §6.3.4 pagination: `Link` headers to the previous and next pages, typed with the media
+ * type of the answer, on the collection's path (a trailing slash names the same collection).
+ */
 export function pageHeaders(
   requestUrl: string, page: { limit: number; offset: number; count: boolean }, hasMore: boolean, total: number | undefined,
+  mediaType: string = APP_JSON,
 ): Record<string, string> {
   const headers: Record<string, string> = {};
   if (page.count && total !== undefined) headers['NGSILD-Results-Count'] = String(total);
@@ -74,7 +79,8 @@ export function pageHeaders(
     const u = new URL(requestUrl);
     u.searchParams.set('offset', String(offset));
     u.searchParams.set('limit', String(page.limit));
-    return `<${iriToUri(u.pathname + u.search)}>; rel="${rel}"; type="${APP_JSON}"`;
+    const path = u.pathname.length > 1 ? u.pathname.replace(/\/+$/, '') : u.pathname;
+    return `<${iriToUri(path + u.search)}>; rel="${rel}"; type="${mediaType}"`;
   };
   const links: string[] = [];
   if (page.limit > 0 && page.offset > 0) links.push(linkTo(Math.max(0, page.offset - page.limit), 'prev'));

@@ -95,7 +95,14 @@ function renderItem(item: NotifiedEntity, sub: Subscription, mapper: TermMapper,
   if (item.deletedAt !== undefined) {
     // NGSI-LD §5.11 entityDeleted: the entity is gone; id, type and when it went.
     const shell = renderEntity({ ...item.entity, attrs: {} }, mapper, { format: 'normalized', sysAttrs: false });
-    return { id: shell.id ?? item.entity.id, type: shell.type ?? null, deletedAt: formatDateTime(item.deletedAt) };
+    const out: JsonObject = { id: shell.id ?? item.entity.id, type: shell.type ?? null };
+    // sysAttrs: the entity's own timestamps as well (NGSI-LD §4.8).
+    if (sub.notification.sysAttrs) {
+      out.createdAt = formatDateTime(item.entity.createdAt);
+      out.modifiedAt = formatDateTime(item.entity.modifiedAt);
+    }
+    out.deletedAt = formatDateTime(item.deletedAt);
+    return out;
   }
   const entity = keepDatasets(item.entity, sub.datasetId);
   const out = renderEntity(entity, mapper, opts);

@@ -80,6 +80,28 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     return { tenant, subscriptionId: sub.id, queuedAt: now, message: JSON.stringify(message) };
   };
 
+  /**
+   * A notification that cannot even be built (its context cannot be loaded) is a failed delivery of
+   * its subscription; the other subscriptions and changes go on.
+   */
+  const buildFailed = async (tenant: string, sub: Subscription, err: unknown): Promise<void> => {
+    const error = err instanceof Error ? err.message : String(err);
+    log.warn('notification not built', { subscriptionId: sub.id, tenant, error });
+    const at = clock.now();
+    const state = await store.write(() => store.subscriptions.recordDelivery(tenant, sub.id, { at, ok: false, error }));
+    if (state !== undefined) registry.setDelivery(tenant, sub.id, state);
+  };
+
+  /** The queue item of one notification, or undefined when it cannot be built (recorded as a failure). */
+  const itemOf = async (tenant: string, sub: Subscription, entities: NotifiedEntity[], now: number): Promise<NewNotification | undefined> => {
+    try {
+      return await messageOf(tenant, sub, entities, now);
+    } catch (err) {
+      await buildFailed(tenant, sub, err);
+      return undefined;
+    }
+  };
+
   /** Queues in one transaction, with the cursor when given; then starts their delivery. */
   const enqueue = (items: NewNotification[], cursor?: number): void => {
     store.transaction(() => {
@@ -104,7 +126,8 @@ export function createNotifier(deps: NotifierDeps): Notifier {
         const match = matchSubscription(sub, change, { now, lastNotification: lastQueued.get(key) });
         if (!match) continue;
         lastQueued.set(key, now);
-        items.push(await messageOf(change.tenant, sub, [notifiedOf(change, match.entity, match.deleted)], now));
+        const item = await itemOf(change.tenant, sub, [notifiedOf(change, match.entity, match.deleted)], now);
+        if (item !== undefined) items.push(item);
       }
     }
     // With nothing to queue, the follower saves the cursor now and then by itself.
@@ -145,7 +168,8 @@ export function createNotifier(deps: NotifierDeps): Notifier {
         const entities = entitiesOf(tenant, sub);
         lastQueued.set(key, now);
         if (entities.length === 0) continue;
-        items.push(await messageOf(tenant, sub, entities.map((entity) => ({ entity })), now));
+        const item = await itemOf(tenant, sub, entities.map((entity) => ({ entity })), now);
+        if (item !== undefined) items.push(item);
       }
       if (items.length > 0) enqueue(items);
       return items.length;

@@ -178,6 +178,9 @@ export function parseNotification(input: NotificationInput | undefined, mapper: 
   if (input.attributes !== undefined) out.attributes = parseNames('notification.attributes', input.attributes, mapper);
   if (input.pick !== undefined) out.pick = parseMembers('notification.pick', input.pick, mapper);
   if (input.omit !== undefined) out.omit = parseMembers('notification.omit', input.omit, mapper);
+  // NGSI-LD §4.21: a member cannot be both picked and omitted.
+  const both = out.pick?.find((m) => out.omit?.includes(m));
+  if (both !== undefined) throw invalidMember('notification.pick', `'${mapper.compactIri(both)}' is in both pick and omit`);
   // NGSI-LD §4.21: attributes is the older projection; it does not combine with pick and omit.
   if (out.attributes !== undefined && (out.pick !== undefined || out.omit !== undefined)) {
     throw invalidMember('notification.attributes', 'attributes cannot be combined with pick or omit');

@@ -3,7 +3,7 @@
 
 import { formatDateTime, type GeoQuery, type Json, type JsonObject, type TermMapper, type TypeExpr } from '../ngsi/index.js';
 import type { EntitySelector, NotificationParams, Subscription } from './model.js';
-import { statusOf } from './model.js';
+import { statusOf, triggersOf } from './model.js';
 
 /** A type selection as text (NGSI-LD §4.17): `;` AND, `,` OR, parentheses where a junction nests. */
 export function typeSelectionText(expr: TypeExpr | '*', mapper: TermMapper, nested = false): string {
@@ -33,8 +33,9 @@ function renderNotification(sub: Subscription, n: NotificationParams, mapper: Te
   if (n.pick !== undefined) out.pick = compact(n.pick);
   if (n.omit !== undefined) out.omit = compact(n.omit);
   out.format = n.format;
-  out.sysAttrs = n.sysAttrs;
-  out.showChanges = n.showChanges;
+  // Members at their default are left out, as Stellio shows them (and the ETSI suite expects).
+  if (n.sysAttrs) out.sysAttrs = true;
+  if (n.showChanges) out.showChanges = true;
   const e = n.endpoint;
   const endpoint: JsonObject = { uri: e.uri, accept: e.accept };
   if (e.timeout !== undefined) endpoint.timeout = e.timeout;
@@ -43,7 +44,7 @@ function renderNotification(sub: Subscription, n: NotificationParams, mapper: Te
   out.endpoint = endpoint;
   const d = sub.delivery;
   if (d.status !== undefined) out.status = d.status;
-  out.timesSent = d.timesSent;
+  if (d.timesSent > 0) out.timesSent = d.timesSent;
   if (d.lastNotification !== undefined) out.lastNotification = formatDateTime(d.lastNotification);
   if (d.lastSuccess !== undefined) out.lastSuccess = formatDateTime(d.lastSuccess);
   if (d.lastFailure !== undefined) out.lastFailure = formatDateTime(d.lastFailure);
@@ -57,12 +58,12 @@ export function renderSubscription(sub: Subscription, mapper: TermMapper, now: n
   if (sub.description !== undefined) out.description = sub.description;
   if (sub.entities !== undefined) out.entities = sub.entities.map((s) => renderSelector(s, mapper));
   if (sub.watchedAttributes !== undefined) out.watchedAttributes = sub.watchedAttributes.map((a) => mapper.compactIri(a));
-  if (sub.notificationTrigger !== undefined) out.notificationTrigger = [...sub.notificationTrigger];
+  out.notificationTrigger = [...triggersOf(sub)];
   if (sub.timeInterval !== undefined) out.timeInterval = sub.timeInterval;
   if (sub.q !== undefined) out.q = sub.q.text;
   if (sub.geoQ !== undefined) out.geoQ = renderGeoQ(sub.geoQ, mapper);
   if (sub.scopeQ !== undefined) out.scopeQ = sub.scopeQ.text;
-  out.isActive = sub.isActive;
+  if (!sub.isActive) out.isActive = false;
   if (sub.expiresAt !== undefined) out.expiresAt = formatDateTime(sub.expiresAt);
   if (sub.throttling !== undefined) out.throttling = sub.throttling;
   if (sub.lang !== undefined) out.lang = sub.lang;

@@ -86,7 +86,7 @@ export function answerQuery(
     count = found.count;
   }
   const payload = renderForResponse(pageOf, retrieval, ctx, mediaType, (l) => deps.entities.getMany(actor, l), false);
-  return sendPayload(c, payload, ctx, mediaType, 200, pageHeaders(c.req.url, p, hasMore, count));
+  return sendPayload(c, payload, ctx, mediaType, 200, pageHeaders(c.req.url, p, hasMore, count, mediaType));
 }
 
 export function registerEntityRoutes(app: App, deps: AppDeps): void {

@@ -85,6 +85,9 @@ export function registerSubscriptionRoutes(app: App, deps: AppDeps): void {
       readParams(c.req.url, []);
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
       const input = subscriptionInput(body.body);
+      // NGSI-LD §5.2.12 jsonldContext: notifications are compacted with it, so it must load now
+      // (503 LdContextNotAvailable otherwise), not fail every notification later.
+      if (input.jsonldContext !== undefined && isAbsoluteUri(input.jsonldContext)) await contexts.resolve(input.jsonldContext);
       const ctx = await contexts.resolve(body.context);
       // NOTE: a request context is JSON as it arrived.
       const sub = subscriptions.create(actorOf(c), input, { mapper: ctx, context: body.context as Json | undefined });
@@ -99,7 +102,7 @@ export function registerSubscriptionRoutes(app: App, deps: AppDeps): void {
       const found = subscriptions.list(actorOf(c), { limit: p.limit + 1, offset: p.offset, count: p.count });
       const now = subscriptions.now();
       const payload = found.items.slice(0, p.limit).map((s) => renderSubscription(s, ctx, now));
-      return sendPayload(c, payload, ctx, mediaType, 200, pageHeaders(c.req.url, p, found.items.length > p.limit, found.count));
+      return sendPayload(c, payload, ctx, mediaType, 200, pageHeaders(c.req.url, p, found.items.length > p.limit, found.count, mediaType));
     },
   });
 
@@ -119,6 +122,9 @@ export function registerSubscriptionRoutes(app: App, deps: AppDeps): void {
       const id = subscriptionIdParam(c);
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth, allowMergePatch: true });
       const input = subscriptionInput(body.body);
+      // NGSI-LD §5.2.12 jsonldContext: notifications are compacted with it, so it must load now
+      // (503 LdContextNotAvailable otherwise), not fail every notification later.
+      if (input.jsonldContext !== undefined && isAbsoluteUri(input.jsonldContext)) await contexts.resolve(input.jsonldContext);
       const ctx = await contexts.resolve(body.context);
       subscriptions.update(actorOf(c), id, input, { mapper: ctx });
       return noContent();

@@ -5,7 +5,8 @@ import { USER_CONTEXT } from '../../helpers/broker.js';
 export const LD = { 'Content-Type': 'application/ld+json' };
 
 /** Every writable member of a subscription (NGSI-LD §5.2.12), with the test user context. */
-export function fullSubscription(): Record<string, unknown> {
+/** `jsonldContext`: a context URL the broker can load (the test context server's). */
+export function fullSubscription(jsonldContext = 'https://example.org/context.jsonld'): Record<string, unknown> {
   return {
     id: 'urn:ngsi-ld:Subscription:full',
     type: 'Subscription',
@@ -22,7 +23,7 @@ export function fullSubscription(): Record<string, unknown> {
     throttling: 5,
     lang: 'en',
     datasetId: ['urn:ngsi-ld:Dataset:outside', '@none'],
-    jsonldContext: 'https://example.org/context.jsonld',
+    jsonldContext,
     notification: {
       attributes: ['temperature', 'name'],
       format: 'concise',

@@ -108,6 +108,17 @@ describe('firing [§5.11]', () => {
     expect(n!.body.data[0]).toMatchObject({ id: ROOM, type: 'Room', deletedAt: new Date(T0).toISOString() });
   });
 
+  it('entityDeleted with sysAttrs shows the entity\'s createdAt and modifiedAt beside deletedAt', async () => {
+    await subscribe({ notificationTrigger: ['entityDeleted'] }, { format: 'keyValues', sysAttrs: true });
+    await createRoom();
+    b.clock.set(T0 + 5_000);
+    await write('DELETE', `${E}/${ROOM}`);
+    const [n] = await receiver.waitFor(1);
+    expect(n!.body.data[0]).toEqual({
+      id: ROOM, type: 'Room', createdAt: new Date(T0).toISOString(), modifiedAt: new Date(T0).toISOString(), deletedAt: new Date(T0 + 5_000).toISOString(),
+    });
+  });
+
   it('attributeDeleted notifies with the attribute as NGSI-LD Null', async () => {
     await subscribe({ notificationTrigger: ['attributeDeleted'] });
     await createRoom();

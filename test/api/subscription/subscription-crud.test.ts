@@ -33,20 +33,17 @@ const retrieve = async (id: string, headers: Record<string, string> = {}) =>
 
 describe('create and retrieve a subscription [§5.8.1, §5.8.3]', () => {
   it('answers 201 with Location, and every member comes back compacted with the request context', async () => {
-    const res = await create(fullSubscription());
+    const res = await create(fullSubscription(ctxUrl));
     expect(res.status).toBe(201);
     expect(res.headers.get('location')).toBe(`${SUBS}/urn:ngsi-ld:Subscription:full`);
     const got = await retrieve('urn:ngsi-ld:Subscription:full');
     expect(got.status).toBe(200);
     expect(got.headers.get('content-type')).toBe('application/json');
     expect(got.headers.get('link')).toContain(ctxUrl);
-    const { '@context': _ctx, ...sent } = fullSubscription();
+    const { '@context': _ctx, ...sent } = fullSubscription(ctxUrl);
     const sentNotification = sent.notification as Record<string, unknown>;
-    expect(got.json).toEqual({
-      ...sent,
-      notification: { ...sentNotification, timesSent: 0 },
-      status: 'paused',
-    });
+    // Never sent: timesSent is left out, as members at their default are.
+    expect(got.json).toEqual({ ...sent, notification: sentNotification, status: 'paused' });
   });
 
   it('generates a urn:ngsi-ld:Subscription id when none is given, with the defaults filled in', async () => {
@@ -57,9 +54,14 @@ describe('create and retrieve a subscription [§5.8.1, §5.8.3]', () => {
     expect(location).toMatch(/^\/ngsi-ld\/v1\/subscriptions\/urn:ngsi-ld:Subscription:[0-9a-f-]{36}$/);
     const got = await b.request('GET', location, { headers: { Link: link(ctxUrl) } });
     expect(got.json).toMatchObject({
-      type: 'Subscription', entities: [{ type: 'Building' }], isActive: true, status: 'active',
-      notification: { format: 'normalized', sysAttrs: false, showChanges: false, timesSent: 0, endpoint: { accept: 'application/json' } },
+      type: 'Subscription', entities: [{ type: 'Building' }], status: 'active', notificationTrigger: ['attributeCreated', 'attributeUpdated'],
+      notification: { format: 'normalized', endpoint: { accept: 'application/json' } },
     });
+    // Members at their default are left out, as Stellio shows them.
+    expect(got.json.isActive).toBeUndefined();
+    expect(got.json.notification).not.toHaveProperty('sysAttrs');
+    expect(got.json.notification).not.toHaveProperty('showChanges');
+    expect(got.json.notification).not.toHaveProperty('timesSent');
   });
 
   it('compacts with the core context when the request names none (expanded names)', async () => {
@@ -137,6 +139,14 @@ describe('query subscriptions [§5.8.4]', () => {
     expect(last.headers.get('link')).not.toContain('rel="next"');
   });
 
+  it('links pages on the collection path, typed with the media type of the answer [§6.3.4]', async () => {
+    const res = await b.request('GET', `${SUBS}/?limit=1&offset=1`, { headers: { Accept: 'application/ld+json' } });
+    expect(res.headers.get('link')).toBe([
+      `<${SUBS}?limit=1&offset=0>; rel="prev"; type="application/ld+json"`,
+      `<${SUBS}?limit=1&offset=2>; rel="next"; type="application/ld+json"`,
+    ].join(', '));
+  });
+
   it('answers limit=0&count=true with the count alone, and 403 TooManyResults above the maximum', async () => {
     const counted = await b.request('GET', `${SUBS}?limit=0&count=true`);
     expect(counted.json).toEqual([]);
@@ -145,9 +155,19 @@ describe('query subscriptions [§5.8.4]', () => {
   });
 });
 
+describe('jsonldContext [§5.2.12]', () => {
+  it('a jsonldContext that cannot be loaded is 503 LdContextNotAvailable, and nothing is created', async () => {
+    ctxServer.set('/gone.jsonld', { error: 'gone' }, 404);
+    const res = await create({ ...minimalSubscription(), jsonldContext: ctxServer.url('/gone.jsonld') });
+    expect(res.status).toBe(503);
+    expect(res.json.type).toBe('https://uri.etsi.org/ngsi-ld/errors/LdContextNotAvailable');
+    expect((await b.request('GET', `${SUBS}/urn:ngsi-ld:Subscription:min`)).status).toBe(404);
+  });
+});
+
 describe('update a subscription [§5.8.2]', () => {
   beforeEach(async () => {
-    expect((await create(fullSubscription())).status).toBe(201);
+    expect((await create(fullSubscription(ctxUrl))).status).toBe(201);
   });
 
   it('answers 204 and replaces each member given whole, keeping the others and the counters', async () => {
@@ -164,14 +184,16 @@ describe('update a subscription [§5.8.2]', () => {
     expect(res.status).toBe(204);
     const got = (await retrieve('urn:ngsi-ld:Subscription:full')).json;
     expect(got).toMatchObject({
-      subscriptionName: 'Renamed', q: 'humidity>50', isActive: true, status: 'active', description: 'Tells when a building gets warm',
+      subscriptionName: 'Renamed', q: 'humidity>50', status: 'active', description: 'Tells when a building gets warm',
       watchedAttributes: ['temperature', 'humidity'],
       notification: {
         attributes: ['humidity'], format: 'normalized', endpoint: { uri: 'https://example.org/hook', accept: 'application/json' },
         status: 'ok', timesSent: 1, lastNotification: '2026-05-01T10:00:00.000Z', lastSuccess: '2026-05-01T10:00:00.000Z',
       },
     });
-    expect(got.notification.showChanges).toBe(false);
+    // isActive true and showChanges false are the defaults: left out.
+    expect(got.isActive).toBeUndefined();
+    expect(got.notification.showChanges).toBeUndefined();
   });
 
   it('checks the rules on the result: timeInterval with the stored watchedAttributes is 400', async () => {
@@ -210,7 +232,7 @@ describe('persistence', () => {
     try {
       const dbPath = join(dir.path, 'edgeld.db');
       const first = await startTestBroker({ dbPath });
-      expect((await first.request('POST', SUBS, { body: fullSubscription(), headers: LD })).status).toBe(201);
+      expect((await first.request('POST', SUBS, { body: fullSubscription(ctxUrl), headers: LD })).status).toBe(201);
       first.broker.subscriptions.recordDelivery('', 'urn:ngsi-ld:Subscription:full', { at: T0, ok: false, error: 'HTTP 500' });
       await first.close();
       const second = await startTestBroker({ dbPath });

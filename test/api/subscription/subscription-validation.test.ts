@@ -56,6 +56,7 @@ const CASES: Array<[string, Body, string]> = [
   ['format unknown', withNotification({ format: 'compact' }), 'notification.format'],
   ['attributes empty', withNotification({ attributes: [] }), 'notification.attributes'],
   ['attributes with pick', withNotification({ attributes: ['temperature'], pick: ['id'] }), 'notification.attributes'],
+  ['a member both picked and omitted', withNotification({ pick: ['temperature'], omit: ['temperature'] }), 'notification.pick'],
   ['showChanges with keyValues', withNotification({ format: 'keyValues', showChanges: true }), 'notification.showChanges'],
   ['unknown member', { ...base(), colour: 'red' }, 'colour'],
   ['unknown notification member', withNotification({ colour: 'red' }), 'notification'],

@@ -1,0 +1,94 @@
+// The notifier over a real store and write core, with the outside world (the receiver and the
+// loading of a subscription's context) replaced: a subscription whose notifications cannot be built
+// is a recorded failure that holds no other subscription, and the journal reader goes on.
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { createChangeEmitter } from '../../src/events.js';
+import { createEntityService, createWriteCore } from '../../src/entities/index.js';
+import { createFixedClock, silentLogger } from '../../src/lib/index.js';
+import { anonymousIn, type Entity } from '../../src/ngsi/index.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import {
+  createNotifier, createSubscriptionRegistry, createSubscriptionService, type HttpDelivery, type Notifier, type NotificationContext,
+} from '../../src/subscriptions/index.js';
+import { EX, mapper, T0 } from './support.js';
+
+let store: Store;
+let notifier: Notifier;
+
+afterEach(async () => {
+  await notifier.stop();
+  store.close();
+});
+
+const context: NotificationContext = { ...mapper, bodyContext: 'https://example.org/ctx.jsonld', linkUrl: 'https://example.org/ctx.jsonld' };
+const room = (n: number, value: number): Entity => ({
+  id: `urn:ngsi-ld:Room:${n}`, types: [EX + 'Building'], createdAt: T0, modifiedAt: T0,
+  attrs: { [EX + 'temperature']: [{ kind: 'Property', value, createdAt: T0, modifiedAt: T0, sub: {} }] },
+});
+
+function setUp(unloadable: string, send?: (d: HttpDelivery) => Promise<void>) {
+  const clock = createFixedClock(T0);
+  store = openStore({ path: ':memory:', historyBucket: 'month', log: silentLogger, clock });
+  const events = createChangeEmitter(() => undefined);
+  const core = createWriteCore({ store, events, clock });
+  const entities = createEntityService({ store, core, clock, newId: () => crypto.randomUUID() });
+  const registry = createSubscriptionRegistry([]);
+  const subscriptions = createSubscriptionService({ store, registry, clock, newId: () => crypto.randomUUID() });
+  const delivered: HttpDelivery[] = [];
+  notifier = createNotifier({
+    store, registry, clock, log: silentLogger, newId: () => crypto.randomUUID(),
+    contextOf: async (sub) => {
+      if (sub.id === unloadable) throw new Error('Unable to load the JSON-LD context');
+      return context;
+    },
+    sendHttp: send ?? (async (d) => {
+      delivered.push(d);
+    }),
+    sendMqtt: () => Promise.reject(new Error('no MQTT here')),
+    options: { timeoutMs: 1_000, maxAttempts: 3, retryBaseMs: 1, retryMaxMs: 2, maxPending: 100, periodicMaxEntities: 10 },
+  });
+  events.on((c) => notifier.wake(c.seq));
+  notifier.start();
+  const subscribe = (id: string) => subscriptions.create(anonymousIn(''), {
+    id, type: 'Subscription', entities: [{ type: 'Building' }], notification: { endpoint: { uri: `http://127.0.0.1:9/${id}` } },
+  }, { mapper });
+  return { entities, subscriptions, delivered, subscribe };
+}
+
+describe('the notifier', () => {
+  it('records a subscription whose notification cannot be built as failed, and goes on with the others', async () => {
+    const { entities, subscriptions, delivered, subscribe } = setUp('urn:ngsi-ld:Subscription:bad');
+    subscribe('urn:ngsi-ld:Subscription:bad');
+    subscribe('urn:ngsi-ld:Subscription:good');
+    await entities.create(anonymousIn(''), room(1, 20));
+    await entities.create(anonymousIn(''), room(2, 21));
+    await notifier.idle();
+    expect(delivered.map((d) => [d.uri, d.body['data']])).toEqual([
+      ['http://127.0.0.1:9/urn:ngsi-ld:Subscription:good', [expect.objectContaining({ id: 'urn:ngsi-ld:Room:1' })]],
+      ['http://127.0.0.1:9/urn:ngsi-ld:Subscription:good', [expect.objectContaining({ id: 'urn:ngsi-ld:Room:2' })]],
+    ]);
+    const bad = subscriptions.get(anonymousIn(''), 'urn:ngsi-ld:Subscription:bad');
+    expect(bad.delivery).toMatchObject({ status: 'failed', lastFailure: T0, timesSent: 2 });
+    expect(bad.delivery.lastError).toContain('JSON-LD context');
+    // The journal reader is not stuck: it is past both changes.
+    expect(store.journal.cursor('notifier')).toBe(store.journal.lastSeq());
+  });
+
+  it('gives a notification up after max-attempts failures and delivers the next one', async () => {
+    let calls = 0;
+    const delivered: number[] = [];
+    // The receiver refuses the first three attempts (all of the first notification), then takes all.
+    const { entities, subscribe } = setUp('none', async (d) => {
+      calls += 1;
+      if (calls <= 3) throw new Error('the endpoint answered 500');
+      delivered.push((d.body['data'] as Array<{ temperature: { value: number } }>)[0]!.temperature.value);
+    });
+    subscribe('urn:ngsi-ld:Subscription:s');
+    await entities.create(anonymousIn(''), room(1, 1));
+    await entities.create(anonymousIn(''), room(2, 2));
+    await notifier.idle();
+    expect(delivered).toEqual([2]);
+    expect(notifier.stats()).toMatchObject({ dropped: 1, sent: 1, failed: 3, pending: 0 });
+  });
+});
