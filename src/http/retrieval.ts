@@ -2,9 +2,9 @@
 // §4.15 lang, §4.5.17 GeoJSON, join): parsed once, expanded with the request context.
 
 import {
-  BadRequestDataError, ENTITY_CORE_MEMBERS, LOCATION, ResourceNotFoundError, isLanguagePreference, isProjected, nameProblem, linkedOptions, parseProjection, renderEntity,
-  renderFeatureCollection, renderGeoJson,
-  type Entity, type EntityId, type Iri, type Json, type ProjectionTree, type RenderOptions, type TermMapper,
+  BadRequestDataError, ENTITY_CORE_MEMBERS, LOCATION, ResourceNotFoundError, followLinks, isLanguagePreference, nameProblem, parseProjection,
+  renderEntity, renderFeatureCollection, renderGeoJson,
+  type Entity, type Iri, type Json, type LinkedLoader, type ProjectionTree, type Reached, type RenderOptions, type TermMapper,
 } from '../ngsi/index.js';
 import { bool, csv, int, oneOf, representation, type Params } from './params.js';
 import { APP_GEO_JSON, type ResponseMediaType } from './media.js';
@@ -86,7 +86,6 @@ function selectDatasets(entity: Entity, datasetIds: Set<string> | undefined): En
   return { ...entity, attrs };
 }
 
-export type LinkedLoader = (ids: EntityId[]) => Map<EntityId, Entity>;
 
 /**
  * The mapper with its compactions remembered for one response: a page compacts the same few type and
@@ -105,49 +104,6 @@ function withCompactionMemo(mapper: TermMapper): TermMapper {
       return compacted;
     },
   };
-}
-
-/** A linked entity reached through relationships, with the projection of the path that reached it. */
-export interface Reached {
-  entity: Entity;
-  opts: RenderOptions;
-}
-
-/**
- * NGSI-LD §4.5.23 linked entity retrieval: the entities the given ones link to, level by level up to
- * joinLevel, each with the projection of the relationship that reached it first.
- */
-export function followLinks(roots: Entity[], opts: RenderOptions, levels: number, load: LinkedLoader): { known: Map<EntityId, Entity>; reached: Reached[] } {
-  const known = new Map<EntityId, Entity>(roots.map((e) => [e.id, e]));
-  const reached: Reached[] = [];
-  let frontier: Reached[] = roots.map((entity) => ({ entity, opts }));
-  for (let level = 0; level < levels && frontier.length > 0; level++) {
-    const wanted = new Map<EntityId, RenderOptions>();
-    for (const { entity, opts: at } of frontier) {
-      for (const [attr, instances] of Object.entries(entity.attrs)) {
-        // A relationship the projection leaves out links nothing into the answer.
-        if (!isProjected(attr, at.pick, at.omit) || (at.attrs !== undefined && !at.attrs.has(attr))) continue;
-        for (const id of linkedIdsOf(instances)) if (!known.has(id) && !wanted.has(id)) wanted.set(id, linkedOptions(at, attr));
-      }
-    }
-    const found = wanted.size > 0 ? load([...wanted.keys()]) : new Map<EntityId, Entity>();
-    frontier = [];
-    for (const [id, e] of found) {
-      known.set(id, e);
-      frontier.push({ entity: e, opts: wanted.get(id) ?? opts });
-    }
-    reached.push(...frontier);
-  }
-  return { known, reached };
-}
-
-function linkedIdsOf(instances: readonly Entity['attrs'][string][number][]): EntityId[] {
-  const ids: EntityId[] = [];
-  for (const a of instances) {
-    if (a.kind === 'Relationship') ids.push(...(Array.isArray(a.object) ? a.object : [a.object]));
-    if (a.kind === 'ListRelationship') ids.push(...a.objectList);
-  }
-  return ids;
 }
 
 /** Renders entities for a response, following joins up to joinLevel. */

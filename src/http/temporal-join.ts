@@ -1,8 +1,7 @@
 // join=inline on temporal answers (interface 4.1; NGSI-LD §4.5.23): each Relationship instance of a
 // normalized temporal representation gains the `entity` it points to, as it is now, up to joinLevel.
 
-import { renderEntity, type Entity, type EntityId, type Json, type TermMapper } from '../ngsi/index.js';
-import { followLinks, type LinkedLoader } from './retrieval.js';
+import { followLinks, renderEntity, type Entity, type EntityId, type Json, type LinkedLoader, type TermMapper } from '../ngsi/index.js';
 
 type JsonRecord = { [key: string]: Json };
 

@@ -25,6 +25,7 @@ export {
 
 export { linkedOptions, renderEntity, type RenderOptions, type RepresentationFormat } from './render.js';
 export { isProjected, parseProjection, projectionBelow, type Member, type ProjectionTree } from './projection.js';
+export { followLinks, type LinkedLoader, type Reached } from './linked-entities.js';
 export {
   compareOrderValues, orderValue, ordersByIdOnly, parseOrderBy, type OrderKey, type OrderValue,
 } from './order-by.js';

@@ -27,6 +27,8 @@ export interface NotificationInput {
   format?: string | undefined;
   sysAttrs?: boolean | undefined;
   showChanges?: boolean | undefined;
+  join?: string | undefined;
+  joinLevel?: number | undefined;
   endpoint?: EndpointInput | undefined;
 }
 

@@ -57,6 +57,10 @@ export interface NotificationParams {
   format: NotificationFormat;
   sysAttrs: boolean;
   showChanges: boolean;
+  /** NGSI-LD §4.5.23 linked entities: inlined in their relationships, or listed beside (flat). */
+  join?: 'inline' | 'flat';
+  /** Levels of linked entities (default 1). */
+  joinLevel?: number;
   endpoint: Endpoint;
 }
 

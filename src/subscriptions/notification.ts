@@ -3,8 +3,9 @@
 // headers to deliver it with. Pure: the instant, the id source and the term maps come in.
 
 import {
-  JSONLD_CONTEXT_REL, LOCATION, NGSI_LD_NULL, formatDateTime, isProjected, renderEntity, renderFeatureCollection,
-  type Entity, type Iri, type Json, type JsonObject, type Member, type ProjectionTree, type RenderOptions, type TermMapper,
+  JSONLD_CONTEXT_REL, LOCATION, NGSI_LD_NULL, followLinks, formatDateTime, isProjected, renderEntity, renderFeatureCollection,
+  type Entity, type Iri, type Json, type JsonObject, type LinkedLoader, type Member, type ProjectionTree, type Reached,
+  type RenderOptions, type TermMapper,
 } from '../ngsi/index.js';
 import type { NotificationAccept, Subscription } from './model.js';
 import { addPreviousValues } from './show-changes.js';
@@ -34,6 +35,8 @@ export interface BuildNotificationInput {
   context: NotificationContext;
   now: number;
   newId: () => string;
+  /** Loads the entities relationships point to (join); without it, nothing is joined. */
+  load?: LinkedLoader | undefined;
   /** The tenant, echoed as NGSILD-Tenant when not the default one. */
   tenant?: string | undefined;
 }
@@ -124,6 +127,20 @@ function headersOf(sub: Subscription, context: NotificationContext, tenant: stri
 }
 
 /**
+ * NGSI-LD §4.5.23 join: the linked entities of the notified ones, up to joinLevel; inline puts them
+ * in their relationships, flat lists them after the notified entities (pushed into `flat`).
+ */
+function withJoin(input: BuildNotificationInput, opts: RenderOptions, flat: Reached[]): RenderOptions {
+  const { join, joinLevel = 1 } = input.subscription.notification;
+  if (join === undefined || input.load === undefined) return opts;
+  const roots = input.entities.filter((i) => i.deletedAt === undefined).map((i) => i.entity);
+  const { known, reached } = followLinks(roots, opts, joinLevel, input.load);
+  if (join === 'inline') return { ...opts, linked: (id) => known.get(id), joinLevel };
+  flat.push(...reached);
+  return opts;
+}
+
+/**
  * The Notification for one subscription and the entities it notifies about (NGSI-LD §5.2.19):
  * `{id, type, subscriptionId, notifiedAt, data, @context}`; with application/geo+json, `data` is a
  * FeatureCollection of the entities (geometry from `location`).
@@ -131,12 +148,17 @@ function headersOf(sub: Subscription, context: NotificationContext, tenant: stri
 export function buildNotification(input: BuildNotificationInput): BuiltNotification {
   const { subscription: sub, context } = input;
   const opts = renderOptionsOf(sub);
+  const flat: Reached[] = [];
   let data: Json;
   if (sub.notification.endpoint.accept === 'application/geo+json') {
     const live = input.entities.map((i) => (i.deletedAt === undefined ? keepDatasets(i.entity, sub.datasetId) : { ...i.entity, attrs: {} }));
     data = renderFeatureCollection(live, context, { ...opts, geometryProperty: LOCATION });
   } else {
-    data = input.entities.map((item) => renderItem(item, sub, context, opts));
+    const joined = withJoin(input, opts, flat);
+    data = [
+      ...input.entities.map((item) => renderItem(item, sub, context, joined)),
+      ...flat.map((f) => renderEntity(f.entity, context, f.opts)),
+    ];
   }
   const body: JsonObject = {
     id: `urn:ngsi-ld:Notification:${input.newId()}`,

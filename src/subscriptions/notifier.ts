@@ -72,7 +72,8 @@ export function createNotifier(deps: NotifierDeps): Notifier {
 
   const messageOf = async (tenant: string, sub: Subscription, entities: NotifiedEntity[], now: number): Promise<NewNotification> => {
     const context = await deps.contextOf(sub);
-    const built = buildNotification({ subscription: sub, entities, context, now, newId: deps.newId, tenant });
+    const load = (ids: string[]): Map<string, Entity> => store.entities.getMany({ tenant }, ids);
+    const built = buildNotification({ subscription: sub, entities, context, now, newId: deps.newId, tenant, load });
     const { endpoint } = sub.notification;
     const message: QueuedMessage = { uri: endpoint.uri, headers: built.headers, body: built.body };
     if (endpoint.timeout !== undefined) message.timeout = endpoint.timeout;

@@ -185,6 +185,18 @@ export function parseNotification(input: NotificationInput | undefined, mapper: 
   if (out.attributes !== undefined && (out.pick !== undefined || out.omit !== undefined)) {
     throw invalidMember('notification.attributes', 'attributes cannot be combined with pick or omit');
   }
+  // NGSI-LD §5.2.14 join, joinLevel (§4.5.23).
+  if (input.join !== undefined && input.join !== '@none') {
+    if (input.join !== 'inline' && input.join !== 'flat') throw invalidMember('notification.join', `'${input.join}' is not one of inline, flat, @none`);
+    out.join = input.join;
+  }
+  if (input.joinLevel !== undefined) {
+    if (!Number.isInteger(input.joinLevel) || input.joinLevel < 1 || input.joinLevel > 10) {
+      throw invalidMember('notification.joinLevel', 'must be an integer from 1 to 10');
+    }
+    if (out.join === undefined) throw invalidMember('notification.joinLevel', 'joinLevel needs join inline or flat');
+    out.joinLevel = input.joinLevel;
+  }
   // NGSI-LD §5.2.14: previous values have no place in the keyValues representation.
   if (out.showChanges && (out.format === 'keyValues' || out.format === 'simplified')) {
     throw invalidMember('notification.showChanges', `showChanges cannot be used with format ${out.format}`);

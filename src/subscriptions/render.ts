@@ -36,6 +36,8 @@ function renderNotification(sub: Subscription, n: NotificationParams, mapper: Te
   // Members at their default are left out, as Stellio shows them (and the ETSI suite expects).
   if (n.sysAttrs) out.sysAttrs = true;
   if (n.showChanges) out.showChanges = true;
+  if (n.join !== undefined) out.join = n.join;
+  if (n.joinLevel !== undefined) out.joinLevel = n.joinLevel;
   const e = n.endpoint;
   const endpoint: JsonObject = { uri: e.uri, accept: e.accept };
   if (e.timeout !== undefined) endpoint.timeout = e.timeout;

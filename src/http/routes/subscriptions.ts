@@ -31,7 +31,7 @@ const ENDPOINT = z.strictObject({
 
 const NOTIFICATION = z.strictObject({
   attributes: names, pick: projection, omit: projection, format: z.string(), sysAttrs: z.boolean(), showChanges: z.boolean(),
-  endpoint: ENDPOINT,
+  join: z.string(), joinLevel: z.number(), endpoint: ENDPOINT,
 }).partial();
 
 const SUBSCRIPTION = z.strictObject({

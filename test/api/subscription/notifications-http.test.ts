@@ -84,6 +84,39 @@ describe('notification payload and headers [§5.11, behaviour §7]', () => {
   });
 });
 
+describe('linked entities in notifications [§4.5.23]', () => {
+  const BUILDING = 'urn:ngsi-ld:Building:b1';
+  const withBuilding = async (): Promise<void> => {
+    await write('POST', E, { id: BUILDING, type: 'Building', name: { type: 'Property', value: 'Main' } });
+    await write('POST', E, { id: ROOM, type: 'Room', inBuilding: { type: 'Relationship', object: BUILDING } });
+  };
+
+  it('join=flat lists the linked entity after the notified one', async () => {
+    await subscribe({}, { join: 'flat', joinLevel: 1 });
+    await withBuilding();
+    const [n] = await receiver.waitFor(1);
+    expect(n!.body.data.map((e: { id: string }) => e.id)).toEqual([ROOM, BUILDING]);
+    expect(n!.body.data[1]).toMatchObject({ type: 'Building', name: { type: 'Property', value: 'Main' } });
+  });
+
+  it('join=inline puts the linked entity in its relationship', async () => {
+    await subscribe({}, { join: 'inline' });
+    await withBuilding();
+    const [n] = await receiver.waitFor(1);
+    expect(n!.body.data).toHaveLength(1);
+    expect(n!.body.data[0].inBuilding.entity).toMatchObject({ id: BUILDING, type: 'Building', name: { value: 'Main' } });
+  });
+
+  it('joinLevel without join is 400 naming the member', async () => {
+    const res = await b.request('POST', SUBS, {
+      headers: LD,
+      body: { type: 'Subscription', entities: [{ type: 'Room' }], notification: { joinLevel: 2, endpoint: { uri: receiver.url() } }, '@context': CORE },
+    });
+    expect(res.status).toBe(400);
+    expect(res.json.detail).toContain('notification.joinLevel');
+  });
+});
+
 describe('firing [§5.11]', () => {
   it('default triggers: attributes created and updated notify; q is evaluated on the state after the change', async () => {
     await subscribe({ q: 'temperature>20' });
