@@ -41,6 +41,7 @@ export type { HistoryInstance } from './history-instance.js';
 export { changesOfEntity, deletionsOfEntity, historyOfChanges } from './history-of-changes.js';
 export { anonymousIn, type Principal } from './principal.js';
 export { withNewest, type ObservedInstance } from './newest.js';
+export { nullPayloadOf } from './null-payload.js';
 export { compileIdPattern, type EntityFilter } from './filters.js';
 export { compilePattern, PatternSyntaxError, type Pattern } from './pattern.js';
 export {

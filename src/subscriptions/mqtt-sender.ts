@@ -116,6 +116,8 @@ interface Pooled {
   /** Every send in progress on this client, failed all at once on close. */
   readonly inProgress: Set<(err: Error) => void>;
   idleTimer: NodeJS.Timeout | undefined;
+  /** The connection was up and went down: the client waits for its next reconnection attempt. */
+  lost: boolean;
 }
 
 function poolKey(e: MqttEndpoint, version: MqttVersion): string {
@@ -177,7 +179,10 @@ export function createMqttSender(deps: MqttSenderDeps): MqttSender {
   const pooled = (e: MqttEndpoint, version: MqttVersion): Pooled => {
     const key = poolKey(e, version);
     const found = pool.get(key);
-    if (found) return found;
+    // NOTE: a client whose connection was lost waits up to a reconnect period before it tries again;
+    // a send does not wait for that: the lost client goes, and a new one connects at once.
+    if (found && !found.lost) return found;
+    if (found) void evict(found);
     const options: IClientOptions = {
       protocol: e.scheme, host: e.host, port: e.port, protocolVersion: version === 'mqtt5.0' ? 5 : 4,
       clientId: newClientId(), clean: true, reconnectPeriod, connectTimeout: deps.connectTimeoutMs,
@@ -187,8 +192,11 @@ export function createMqttSender(deps: MqttSenderDeps): MqttSender {
       ...(e.password === undefined ? {} : { password: e.password }),
     };
     const client = connect(options);
-    const entry: Pooled = { key, client, display: brokerDisplay(e), waiting: new Set(), inProgress: new Set(), idleTimer: undefined };
+    const entry: Pooled = {
+      key, client, display: brokerDisplay(e), waiting: new Set(), inProgress: new Set(), idleTimer: undefined, lost: false,
+    };
     client.on('connect', () => {
+      entry.lost = false;
       log.debug('mqtt connection up', { broker: entry.display });
       for (const w of entry.waiting) w();
     });
@@ -199,7 +207,10 @@ export function createMqttSender(deps: MqttSenderDeps): MqttSender {
       const failure = new MqttSendError(`cannot connect to MQTT broker ${entry.display}: ${err.message}`, { cause: err });
       for (const w of entry.waiting) w(failure);
     });
-    client.on('close', () => log.debug('mqtt connection closed', { broker: entry.display }));
+    client.on('close', () => {
+      if (client.connected === false && entry.waiting.size === 0) entry.lost = true;
+      log.debug('mqtt connection closed', { broker: entry.display });
+    });
     pool.set(key, entry);
     return entry;
   };

@@ -3,12 +3,12 @@
 // headers to deliver it with. Pure: the instant, the id source and the term maps come in.
 
 import {
-  JSONLD_CONTEXT_REL, LOCATION, NGSI_LD_NULL, followLinks, formatDateTime, isProjected, renderEntity, renderFeatureCollection,
+  JSONLD_CONTEXT_REL, LOCATION, NGSI_LD_NULL, followLinks, formatDateTime, isProjected, nullPayloadOf, renderEntity, renderFeatureCollection,
   type Entity, type Iri, type Json, type JsonObject, type LinkedLoader, type Member, type ProjectionTree, type Reached,
   type RenderOptions, type TermMapper,
 } from '../ngsi/index.js';
 import type { NotificationAccept, Subscription } from './model.js';
-import { addPreviousValues } from './show-changes.js';
+import { addPreviousValues, previousMembersOf } from './show-changes.js';
 
 /** The subscription's context made ready: term maps, the body @context, and a URL for a Link header. */
 export interface NotificationContext extends TermMapper {
@@ -25,7 +25,7 @@ export interface NotifiedEntity {
   previous?: Entity | undefined;
   /** When the entity was deleted: it is shown as id, type and deletedAt. */
   deletedAt?: number | undefined;
-  /** Attributes the change deleted: shown with the NGSI-LD Null value and deletedAt. */
+  /** Attributes the change deleted: shown as NGSI-LD Null in their kind's payload member. */
   deletedAttributes?: { attrs: Iri[]; at: number } | undefined;
 }
 
@@ -80,23 +80,32 @@ function isShown(attr: Iri, opts: RenderOptions): boolean {
   return isProjected(attr, opts.pick, opts.omit) && (opts.attrs === undefined || opts.attrs.has(attr));
 }
 
-/** Deleted attributes (NGSI-LD §5.11 attributeDeleted): NGSI-LD Null with deletedAt. */
-function addDeletedAttributes(out: JsonObject, item: NotifiedEntity, mapper: TermMapper, opts: RenderOptions): void {
-  const gone = item.deletedAttributes;
-  if (gone === undefined) return;
-  for (const attr of gone.attrs) {
-    if (item.entity.attrs[attr] !== undefined || !isShown(attr, opts)) continue;
-    const kind = item.previous?.attrs[attr]?.[0]?.kind;
-    const member = kind === 'Relationship' ? 'object' : 'value';
-    out[mapper.compactIri(attr)] = opts.format === 'keyValues'
-      ? NGSI_LD_NULL
-      : { type: kind === 'Relationship' ? 'Relationship' : 'Property', [member]: NGSI_LD_NULL, deletedAt: formatDateTime(gone.at) };
+/**
+ * A deleted attribute (NGSI-LD §5.11 attributeDeleted): its kind with NGSI-LD Null in its payload
+ * member and, with showChanges, what it held before.
+ */
+function deletedAttribute(entity: Entity, attr: Iri, before: Entity['attrs'][string] | undefined, sub: Subscription,
+  mapper: TermMapper, opts: RenderOptions): Json {
+  if (opts.format === 'keyValues') return NGSI_LD_NULL;
+  const kind = before?.[0]?.kind ?? 'Property';
+  const out: JsonObject = { type: kind, ...nullPayloadOf(kind) };
+  if (sub.notification.showChanges && before !== undefined) Object.assign(out, previousMembersOf(entity, attr, before, mapper));
+  return out;
+}
+
+/** Adds the attributes `attrs` as deleted to the rendered entity `out`, those the projection shows. */
+function addDeleted(out: JsonObject, entity: Entity, attrs: readonly Iri[], before: Entity | undefined, sub: Subscription,
+  mapper: TermMapper, opts: RenderOptions): void {
+  for (const attr of attrs) {
+    if (entity.attrs[attr] !== undefined || !isShown(attr, opts)) continue;
+    out[mapper.compactIri(attr)] = deletedAttribute(entity, attr, before?.attrs[attr], sub, mapper, opts);
   }
 }
 
 function renderItem(item: NotifiedEntity, sub: Subscription, mapper: TermMapper, opts: RenderOptions): JsonObject {
   if (item.deletedAt !== undefined) {
-    // NGSI-LD §5.11 entityDeleted: the entity is gone; id, type and when it went.
+    // NGSI-LD §5.11 entityDeleted: the entity is gone: id, type and when it went; its attributes as
+    // deleted ones when they matter (showChanges: all, with what they held; else those that fired).
     const shell = renderEntity({ ...item.entity, attrs: {} }, mapper, { format: 'normalized', sysAttrs: false });
     const out: JsonObject = { id: shell.id ?? item.entity.id, type: shell.type ?? null };
     // sysAttrs: the entity's own timestamps as well (NGSI-LD §4.8).
@@ -105,12 +114,14 @@ function renderItem(item: NotifiedEntity, sub: Subscription, mapper: TermMapper,
       out.modifiedAt = formatDateTime(item.entity.modifiedAt);
     }
     out.deletedAt = formatDateTime(item.deletedAt);
+    const attrs = sub.notification.showChanges ? Object.keys(item.entity.attrs) : item.deletedAttributes?.attrs ?? [];
+    addDeleted(out, { ...item.entity, attrs: {} }, attrs, item.entity, sub, mapper, opts);
     return out;
   }
   const entity = keepDatasets(item.entity, sub.datasetId);
   const out = renderEntity(entity, mapper, opts);
   if (sub.notification.showChanges && item.previous !== undefined) addPreviousValues(out, entity, item.previous, mapper, opts.format);
-  addDeletedAttributes(out, item, mapper, opts);
+  if (item.deletedAttributes !== undefined) addDeleted(out, item.entity, item.deletedAttributes.attrs, item.previous, sub, mapper, opts);
   return out;
 }
 
@@ -155,10 +166,12 @@ export function buildNotification(input: BuildNotificationInput): BuiltNotificat
     data = renderFeatureCollection(live, context, { ...opts, geometryProperty: LOCATION });
   } else {
     const joined = withJoin(input, opts, flat);
-    data = [
+    const items = [
       ...input.entities.map((item) => renderItem(item, sub, context, joined)),
       ...flat.map((f) => renderEntity(f.entity, context, f.opts)),
     ];
+    // A JSON-LD notification: each entity is a JSON-LD document of its own (Stellio, ETSI 046_14).
+    data = sub.notification.endpoint.accept === 'application/ld+json' ? items.map((e) => ({ ...e, '@context': context.bodyContext })) : items;
   }
   const body: JsonObject = {
     id: `urn:ngsi-ld:Notification:${input.newId()}`,

@@ -8,7 +8,7 @@ import type { Clock, Logger } from '../lib/index.js';
 import type { Entity } from '../ngsi/index.js';
 import { createJournalFollower, type NewNotification, type Store } from '../store/index.js';
 import { createDispatcher, type DeliveryDeps, type DeliveryOptions, type DeliveryStats, type QueuedMessage } from './delivery.js';
-import { matchesEntity, matchSubscription } from './matcher.js';
+import { matchesEntity, matchSubscription, type SubscriptionMatch } from './matcher.js';
 import { statusOf, type Subscription } from './model.js';
 import { buildNotification, type NotificationContext, type NotifiedEntity } from './notification.js';
 import type { SubscriptionRegistry } from './registry.js';
@@ -54,8 +54,12 @@ export interface Notifier {
 
 const keyOf = (tenant: string, id: string): string => `${tenant}\n${id}`;
 
-function notifiedOf(change: ChangeEvent, entity: Entity, deleted: boolean): NotifiedEntity {
-  if (deleted) return { entity, deletedAt: change.at };
+function notifiedOf(change: ChangeEvent, match: SubscriptionMatch): NotifiedEntity {
+  const { entity, deleted } = match;
+  if (deleted) {
+    const fired = match.attributes.filter((a) => a.trigger === 'attributeDeleted').map((a) => a.attr);
+    return { entity, deletedAt: change.at, deletedAttributes: { attrs: fired, at: change.at } };
+  }
   const out: NotifiedEntity = { entity };
   if (change.previous !== undefined) out.previous = change.previous;
   if (change.deleted.length > 0) out.deletedAttributes = { attrs: change.deleted, at: change.at };
@@ -127,7 +131,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
         const match = matchSubscription(sub, change, { now, lastNotification: lastQueued.get(key) });
         if (!match) continue;
         lastQueued.set(key, now);
-        const item = await itemOf(change.tenant, sub, [notifiedOf(change, match.entity, match.deleted)], now);
+        const item = await itemOf(change.tenant, sub, [notifiedOf(change, match)], now);
         if (item !== undefined) items.push(item);
       }
     }

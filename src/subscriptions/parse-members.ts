@@ -88,7 +88,22 @@ export function parseExpiresAt(text: string, now: number): number {
   return at;
 }
 
-export const parseQMember = (text: string, mapper: TermMapper): ReturnType<typeof parseQ> => withinMember('q', () => parseQ(text, mapper));
+/**
+ * A q as a query string carries it: percent-encoded characters are decoded first, as Stellio does
+ * with a subscription's q (`name=="Eiffel%20Tower"`); a q that is not valid percent-encoding is
+ * taken as written.
+ */
+function percentDecoded(text: string): string {
+  if (!text.includes('%')) return text;
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+export const parseQMember = (text: string, mapper: TermMapper): ReturnType<typeof parseQ> =>
+  withinMember('q', () => parseQ(percentDecoded(text), mapper));
 export const parseScopeQMember = (text: string): ReturnType<typeof parseScopeQ> => withinMember('scopeQ', () => parseScopeQ(text));
 export const parseGeoQMember = (input: GeoQInput, mapper: TermMapper): GeoQuery => withinMember('geoQ', () => parseGeoQuery(input, mapper));
 

@@ -15,6 +15,19 @@ const asList = (rendered: Json | undefined): Json[] => (rendered === undefined ?
 /** A rendered instance as an object: a bare concise value becomes `{value}` so it can carry previousValue. */
 const asObject = (rendered: Json): JsonObject => (isPlainObject(rendered) && !('coordinates' in rendered) ? rendered : { value: rendered });
 
+/** The previous* members of a deleted attribute: what its first instance held (normalized). */
+export function previousMembersOf(entity: Entity, attr: string, before: Entity['attrs'][string], mapper: TermMapper): JsonObject {
+  const old = renderEntity({ id: entity.id, types: [], attrs: { [attr]: before }, createdAt: 0, modifiedAt: 0 }, mapper, { format: 'normalized', sysAttrs: false });
+  const prior = asList(old[mapper.compactIri(attr)])[0];
+  const out: JsonObject = {};
+  if (!isPlainObject(prior)) return out;
+  for (const [member, previousMember] of PREVIOUS) {
+    const value = prior[member];
+    if (value !== undefined) out[previousMember] = value;
+  }
+  return out;
+}
+
 /**
  * Adds the previous content to the rendered entity `out` (normalized or concise), in place: `out`
  * was rendered from `entity` just before, so its attribute instances follow the entity's order.

@@ -60,8 +60,11 @@ export function changeTriggers(change: ChangeEvent): ChangeTriggers {
       const touched = attrsOf(change.entity);
       return { entity: 'entityCreated', attributes: touched.map((attr) => ({ attr, trigger: 'attributeCreated' })), touched };
     }
-    case 'entityDeleted':
-      return { entity: 'entityDeleted', attributes: [], touched: attrsOf(change.previous) };
+    case 'entityDeleted': {
+      // Its attributes go with it: each is deleted too (ETSI 046_22_12 notifies attributeDeleted).
+      const touched = attrsOf(change.previous);
+      return { entity: 'entityDeleted', attributes: touched.map((attr) => ({ attr, trigger: 'attributeDeleted' })), touched };
+    }
     case 'entityUpdated':
     case 'entityReplaced': {
       const attributes: AttributeEvent[] = [];

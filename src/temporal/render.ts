@@ -3,7 +3,7 @@
 // but for scalar Properties (most history), built here to the same result.
 
 import {
-  NGSI_LD_NULL, SUB, formatDateTime, renderEntity, type Attribute, type AttributeKind, type Entity, type Iri, type Json,
+  NGSI_LD_NULL, SUB, formatDateTime, nullPayloadOf, renderEntity, type Attribute, type AttributeKind, type Entity, type Iri, type Json,
   type JsonObject, type PropertyAttr, type TermMapper,
 } from '../ngsi/index.js';
 import type { HistoryInstance, TimedInstance, TimeProperty } from '../store/index.js';
@@ -32,18 +32,6 @@ export interface AggregatedSeries {
   periods: AggregatedPeriod[];
 }
 
-/** NGSI-LD Null in the payload member of each kind (a deletion instance). */
-const NULL_PAYLOAD: Record<AttributeKind, JsonObject> = {
-  Property: { value: NGSI_LD_NULL },
-  GeoProperty: { value: NGSI_LD_NULL },
-  Relationship: { object: NGSI_LD_NULL },
-  LanguageProperty: { languageMap: { '@none': NGSI_LD_NULL } },
-  VocabProperty: { vocab: NGSI_LD_NULL },
-  JsonProperty: { json: NGSI_LD_NULL },
-  ListProperty: { valueList: [NGSI_LD_NULL] },
-  ListRelationship: { objectList: [{ object: NGSI_LD_NULL }] },
-};
-
 /** The member holding [value, time] pairs in the simplified temporal representation (§4.5.9). */
 const VALUES_MEMBER: Record<AttributeKind, string> = {
   Property: 'values',
@@ -65,7 +53,7 @@ const WRAPPED: Partial<Record<AttributeKind, string>> = { ListProperty: 'valueLi
 
 /** The simplified value of a deletion instance: NGSI-LD Null, inside the member of the kinds that keep it. */
 const nullValueOf = (kind: AttributeKind): Json =>
-  (kind === 'LanguageProperty' || kind === 'VocabProperty' || kind === 'JsonProperty' ? { ...NULL_PAYLOAD[kind] } : NGSI_LD_NULL);
+  (kind === 'LanguageProperty' || kind === 'VocabProperty' || kind === 'JsonProperty' ? nullPayloadOf(kind) : NGSI_LD_NULL);
 
 const oneOrMany = (items: Json[]): Json => (items.length === 1 ? items[0]! : items);
 
@@ -141,7 +129,7 @@ export function renderNormalized(attr: Iri, instances: readonly TimedInstance[],
     else if (plain) rendered = renderScalarProperty(plain, view.sysAttrs, formatTime);
     else {
       const payload = payloads[next++];
-      rendered = isObject(payload) ? { ...payload } : { type: kind, ...NULL_PAYLOAD[kind] };
+      rendered = isObject(payload) ? { ...payload } : { type: kind, ...nullPayloadOf(kind) };
     }
     rendered.instanceId = instance.instanceId;
     if (timeproperty === 'createdAt') rendered.createdAt = formatTime(instance.createdAt);
@@ -158,7 +146,7 @@ export function renderNormalized(attr: Iri, instances: readonly TimedInstance[],
 
 /** A deletion instance: NGSI-LD Null in the payload member of the attribute's kind. */
 function deletionOf(instance: HistoryInstance, kind: AttributeKind, sysAttrs: boolean, formatTime: (ms: number) => string): JsonObject {
-  const out: JsonObject = { type: kind, ...NULL_PAYLOAD[kind] };
+  const out: JsonObject = { type: kind, ...nullPayloadOf(kind) };
   if (instance.datasetId !== undefined) out.datasetId = instance.datasetId;
   if (sysAttrs) {
     out.createdAt = formatTime(instance.createdAt);

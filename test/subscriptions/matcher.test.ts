@@ -75,7 +75,9 @@ describe('notificationTrigger [§5.2.12]', () => {
   it('attributeDeleted fires when an attribute goes, not otherwise', () => {
     const s = onlyTrigger('attributeDeleted');
     expect(matchSubscription(s, attrDeleted, now)?.triggers).toEqual(['attributeDeleted']);
-    expect([created, updated, attrAdded, deleted].some((c) => fires(s, c))).toBe(false);
+    expect([created, updated, attrAdded].some((c) => fires(s, c))).toBe(false);
+    // An entity deleted takes its attributes with it: each is deleted too.
+    expect(matchSubscription(s, deleted, now)?.triggers).toEqual(['attributeDeleted']);
   });
 
   it('tells a new datasetId instance (created) from a changed one (updated)', () => {

@@ -226,6 +226,24 @@ describe('an outside broker that is down', () => {
     }
   });
 
+  it('a send after the broker restarted connects again at once, not after the reconnect period', async () => {
+    const mosquitto = await startMosquitto();
+    const sender = newSender({ reconnectPeriodMs: 60_000 });
+    const uri = `mqtt://127.0.0.1:${mosquitto.port}/again/t`;
+    try {
+      await sender.send(uri, message, { qos: 0, version: 'mqtt3.1.1', timeoutMs: 2_000 });
+      await mosquitto.stop();
+      await mosquitto.start();
+      const client = await connectClient(mosquitto.url);
+      const next = await subscribe(client, 'again/t', 1);
+      await sender.send(uri, message, { qos: 1, version: 'mqtt3.1.1', timeoutMs: 2_000 });
+      expect(JSON.parse((await next()).payload.toString())).toEqual(message);
+      await endClient(client);
+    } finally {
+      await mosquitto.remove();
+    }
+  });
+
   it('times out a send when the broker accepts TCP but never answers CONNECT', async () => {
     const silent = await startSilentServer();
     const sender = newSender({ connectTimeoutMs: 10_000 });

@@ -130,11 +130,11 @@ describe('deletions', () => {
     expect(e).toEqual({ id: 'urn:ngsi-ld:Building:b1', type: 'Building', deletedAt: new Date(T1).toISOString() });
   });
 
-  it('shows a deleted attribute as NGSI-LD Null with deletedAt', () => {
+  it('shows a deleted attribute as NGSI-LD Null in its kind\'s payload member', () => {
     const { [EX + 'owner']: _owner, ...kept } = before.attrs;
     const without = { ...before, attrs: kept };
     const e = data(build({}, [{ entity: without, previous: before, deletedAttributes: { attrs: [EX + 'owner'], at: T1 } }]));
-    expect(e.owner).toEqual({ type: 'Relationship', object: 'urn:ngsi-ld:null', deletedAt: new Date(T1).toISOString() });
+    expect(e.owner).toEqual({ type: 'Relationship', object: 'urn:ngsi-ld:null' });
   });
 });
 

@@ -71,6 +71,8 @@ describe('notification payload and headers [§5.11, behaviour §7]', () => {
     expect(n!.headers['x-plant']).toBe('north');
     expect(n!.headers['link']).toBeUndefined();
     expect(n!.body['@context']).toEqual(CORE);
+    // Each entity is a JSON-LD document of its own.
+    expect(n!.body.data[0]['@context']).toEqual(CORE);
   });
 
   it('keyValues with showChanges is the simplified form; one notification per change, not per attribute', async () => {
@@ -150,6 +152,39 @@ describe('firing [§5.11]', () => {
     expect(n!.body.data[0]).toEqual({
       id: ROOM, type: 'Room', createdAt: new Date(T0).toISOString(), modifiedAt: new Date(T0).toISOString(), deletedAt: new Date(T0 + 5_000).toISOString(),
     });
+  });
+
+  it('entityDeleted with showChanges lists every attribute as NGSI-LD Null with what it held', async () => {
+    await subscribe({ notificationTrigger: ['entityDeleted'] }, { showChanges: true });
+    await write('POST', E, {
+      id: ROOM, type: 'Room', temperature: { type: 'Property', value: 20 },
+      label: { type: 'LanguageProperty', languageMap: { en: 'Hall' } }, inBuilding: { type: 'Relationship', object: 'urn:ngsi-ld:Building:b9' },
+    });
+    await write('DELETE', `${E}/${ROOM}`);
+    const [n] = await receiver.waitFor(1);
+    expect(n!.body.data[0]).toEqual({
+      id: ROOM, type: 'Room', deletedAt: new Date(T0).toISOString(),
+      temperature: { type: 'Property', value: 'urn:ngsi-ld:null', previousValue: 20 },
+      label: { type: 'LanguageProperty', languageMap: { '@none': 'urn:ngsi-ld:null' }, previousLanguageMap: { en: 'Hall' } },
+      inBuilding: { type: 'Relationship', object: 'urn:ngsi-ld:null', previousObject: 'urn:ngsi-ld:Building:b9' },
+    });
+  });
+
+  it('deleting an entity fires attributeDeleted for a watched attribute, shown alone as NGSI-LD Null', async () => {
+    await subscribe({ notificationTrigger: ['attributeDeleted'], watchedAttributes: ['humidity'] });
+    await createRoom();
+    await write('DELETE', `${E}/${ROOM}`);
+    const [n] = await receiver.waitFor(1);
+    expect(n!.body.data[0]).toEqual({
+      id: ROOM, type: 'Room', deletedAt: new Date(T0).toISOString(), humidity: { type: 'Property', value: 'urn:ngsi-ld:null' },
+    });
+  });
+
+  it('a q percent-encoded as in a query string is decoded', async () => {
+    await subscribe({ q: 'name=="Main%20hall"' });
+    await write('POST', E, { id: ROOM, type: 'Room', name: { type: 'Property', value: 'Main hall' } });
+    const [n] = await receiver.waitFor(1);
+    expect(n!.body.data[0].name.value).toBe('Main hall');
   });
 
   it('attributeDeleted notifies with the attribute as NGSI-LD Null', async () => {
