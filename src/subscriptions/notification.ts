@@ -82,23 +82,31 @@ function isShown(attr: Iri, opts: RenderOptions): boolean {
 
 /**
  * A deleted attribute (NGSI-LD §5.11 attributeDeleted): its kind with NGSI-LD Null in its payload
- * member and, with showChanges, what it held before.
+ * member; with showChanges, what it held before; with sysAttrs, its timestamps and when it went.
  */
-function deletedAttribute(entity: Entity, attr: Iri, before: Entity['attrs'][string] | undefined, sub: Subscription,
+function deletedAttribute(entity: Entity, attr: Iri, before: Entity['attrs'][string] | undefined, at: number, sub: Subscription,
   mapper: TermMapper, opts: RenderOptions): Json {
   if (opts.format === 'keyValues') return NGSI_LD_NULL;
-  const kind = before?.[0]?.kind ?? 'Property';
+  const first = before?.[0];
+  const kind = first?.kind ?? 'Property';
   const out: JsonObject = { type: kind, ...nullPayloadOf(kind) };
   if (sub.notification.showChanges && before !== undefined) Object.assign(out, previousMembersOf(entity, attr, before, mapper));
+  if (sub.notification.sysAttrs) {
+    if (first !== undefined) {
+      out.createdAt = formatDateTime(first.createdAt);
+      out.modifiedAt = formatDateTime(first.modifiedAt);
+    }
+    out.deletedAt = formatDateTime(at);
+  }
   return out;
 }
 
 /** Adds the attributes `attrs` as deleted to the rendered entity `out`, those the projection shows. */
-function addDeleted(out: JsonObject, entity: Entity, attrs: readonly Iri[], before: Entity | undefined, sub: Subscription,
-  mapper: TermMapper, opts: RenderOptions): void {
+function addDeleted(out: JsonObject, entity: Entity, attrs: readonly Iri[], before: Entity | undefined, at: number,
+  sub: Subscription, mapper: TermMapper, opts: RenderOptions): void {
   for (const attr of attrs) {
     if (entity.attrs[attr] !== undefined || !isShown(attr, opts)) continue;
-    out[mapper.compactIri(attr)] = deletedAttribute(entity, attr, before?.attrs[attr], sub, mapper, opts);
+    out[mapper.compactIri(attr)] = deletedAttribute(entity, attr, before?.attrs[attr], at, sub, mapper, opts);
   }
 }
 
@@ -115,13 +123,14 @@ function renderItem(item: NotifiedEntity, sub: Subscription, mapper: TermMapper,
     }
     out.deletedAt = formatDateTime(item.deletedAt);
     const attrs = sub.notification.showChanges ? Object.keys(item.entity.attrs) : item.deletedAttributes?.attrs ?? [];
-    addDeleted(out, { ...item.entity, attrs: {} }, attrs, item.entity, sub, mapper, opts);
+    addDeleted(out, { ...item.entity, attrs: {} }, attrs, item.entity, item.deletedAt, sub, mapper, opts);
     return out;
   }
   const entity = keepDatasets(item.entity, sub.datasetId);
   const out = renderEntity(entity, mapper, opts);
   if (sub.notification.showChanges && item.previous !== undefined) addPreviousValues(out, entity, item.previous, mapper, opts.format);
-  if (item.deletedAttributes !== undefined) addDeleted(out, item.entity, item.deletedAttributes.attrs, item.previous, sub, mapper, opts);
+  const gone = item.deletedAttributes;
+  if (gone !== undefined) addDeleted(out, item.entity, gone.attrs, item.previous, gone.at, sub, mapper, opts);
   return out;
 }
 

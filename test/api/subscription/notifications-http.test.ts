@@ -180,6 +180,18 @@ describe('firing [§5.11]', () => {
     });
   });
 
+  it('with sysAttrs a deleted attribute carries its timestamps and when it went', async () => {
+    await subscribe({ notificationTrigger: ['attributeDeleted'] }, { sysAttrs: true });
+    await createRoom();
+    b.clock.set(T0 + 7_000);
+    await write('DELETE', `${E}/${ROOM}/attrs/humidity`);
+    const [n] = await receiver.waitFor(1);
+    expect(n!.body.data[0].humidity).toEqual({
+      type: 'Property', value: 'urn:ngsi-ld:null', createdAt: new Date(T0).toISOString(), modifiedAt: new Date(T0).toISOString(),
+      deletedAt: new Date(T0 + 7_000).toISOString(),
+    });
+  });
+
   it('a q percent-encoded as in a query string is decoded', async () => {
     await subscribe({ q: 'name=="Main%20hall"' });
     await write('POST', E, { id: ROOM, type: 'Room', name: { type: 'Property', value: 'Main hall' } });
