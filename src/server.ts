@@ -121,7 +121,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     },
   });
   // The emitter only wakes the notifier: what it reads is the journal, committed.
-  events.on((change) => notifier.wake(change.seq));
+  events.on((change) => notifier.wake(change));
   notifier.start();
   const app = createApp({
     config: {

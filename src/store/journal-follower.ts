@@ -4,7 +4,7 @@
 
 import type { ChangeEvent } from '../events.js';
 import type { Logger } from '../lib/index.js';
-import type { ChangeJournal } from './journal.js';
+import type { ChangeJournal, ReadOptions } from './journal.js';
 
 export interface JournalFollowerOptions {
   journal: ChangeJournal;
@@ -23,6 +23,8 @@ export interface JournalFollowerOptions {
    * nothing. After a crash it reads again from the last save; it must then be idempotent.
    */
   saveEveryMs?: number;
+  /** What each change read back carries (see ChangeJournal.readAfter). */
+  read?: ReadOptions;
 }
 
 export interface JournalFollower {
@@ -72,7 +74,7 @@ export function createJournalFollower(opts: JournalFollowerOptions): JournalFoll
   const drain = async (): Promise<void> => {
     for (;;) {
       again = false;
-      const changes = journal.readAfter(cursor, batch);
+      const changes = journal.readAfter(cursor, batch, opts.read);
       if (changes.length === 0) {
         if (again && !stopped) continue;
         return;

@@ -79,6 +79,8 @@ export interface JournalSources {
 export interface ReadOptions {
   /** Look the history instances up (default false: `instances` is left empty). */
   instances?: boolean;
+  /** Look the live entity up (default true; false: `entity` is left out). */
+  entities?: boolean;
 }
 
 export function createChangeJournal(db: BetterSqlite3.Database, atomic: RunInTx, sources: JournalSources): ChangeJournal {
@@ -90,7 +92,7 @@ export function createChangeJournal(db: BetterSqlite3.Database, atomic: RunInTx,
     };
     if (subject !== null) event.subject = subject;
     if (payload.p !== undefined) event.previous = payload.p;
-    const entity = sources.live(tenant, id);
+    const entity = opts.entities === false ? undefined : sources.live(tenant, id);
     if (entity !== undefined) event.entity = entity;
     if (opts.instances === true) {
       for (const [attr, instanceId] of payload.i) {

@@ -6,8 +6,10 @@ import type BetterSqlite3 from 'better-sqlite3';
 
 export function up(db: BetterSqlite3.Database): void {
   db.exec(`
+    -- AUTOINCREMENT: an id is never given twice, even once the queue has emptied, so the sender
+    -- can read past the last one it handed over while its removal is still being committed.
     CREATE TABLE notification_queue (
-      id              INTEGER PRIMARY KEY,
+      id              INTEGER PRIMARY KEY AUTOINCREMENT,
       tenant          TEXT    NOT NULL,
       subscription_id TEXT    NOT NULL,
       queued_at       INTEGER NOT NULL,

@@ -19,8 +19,8 @@ export type NewNotification = Omit<QueuedNotification, 'id' | 'attempts'>;
 export interface NotificationQueue {
   /** Appends in order (joins the open transaction, or opens one). */
   enqueue(items: readonly NewNotification[]): void;
-  /** The oldest pending notification of a subscription. */
-  next(tenant: string, subscriptionId: string): QueuedNotification | undefined;
+  /** The oldest pending notification of a subscription queued after `afterId` (0: the oldest of all). */
+  next(tenant: string, subscriptionId: string, afterId?: number): QueuedNotification | undefined;
   /** Subscriptions with something pending, each once. */
   subscriptionsWithPending(): Array<{ tenant: string; subscriptionId: string }>;
   remove(id: number): void;
@@ -41,9 +41,9 @@ export function createNotificationQueue(db: BetterSqlite3.Database, atomic: RunI
   const insert = db.prepare<[string, string, number, string]>(
     'INSERT INTO notification_queue (tenant, subscription_id, queued_at, message) VALUES (?, ?, ?, ?)',
   );
-  const next = db.prepare<[string, string], Row>(
+  const next = db.prepare<[string, string, number], Row>(
     `SELECT id, tenant, subscription_id, queued_at, attempts, message FROM notification_queue
-     WHERE tenant = ? AND subscription_id = ? ORDER BY id LIMIT 1`,
+     WHERE tenant = ? AND subscription_id = ? AND id > ? ORDER BY id LIMIT 1`,
   ).raw(true);
   const pendingSubs = db.prepare<[], { tenant: string; subscription_id: string }>(
     'SELECT DISTINCT tenant, subscription_id FROM notification_queue',
@@ -63,8 +63,8 @@ export function createNotificationQueue(db: BetterSqlite3.Database, atomic: RunI
         for (const i of items) insert.run(i.tenant, i.subscriptionId, i.queuedAt, i.message);
       });
     },
-    next: (tenant, subscriptionId) => {
-      const row = next.get(tenant, subscriptionId);
+    next: (tenant, subscriptionId, afterId = 0) => {
+      const row = next.get(tenant, subscriptionId, afterId);
       return row && toQueued(row);
     },
     subscriptionsWithPending: () => pendingSubs.all().map((r) => ({ tenant: r.tenant, subscriptionId: r.subscription_id })),

@@ -92,13 +92,30 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
     return deps.sendHttp({ uri: message.uri, headers: message.headers, body: message.body }, timeoutMs);
   };
 
-  const record = async (row: QueuedNotification, ok: boolean, error?: string): Promise<void> => {
+  /** Per subscription, the last notification handed over whose removal may not be committed yet. */
+  const lastDone = new Map<string, number>();
+  /** Removals and counters being committed, awaited on stop. */
+  const writes = new Set<Promise<void>>();
+
+  /**
+   * Records an attempt: the counters and, when `done` (delivered, or given up), the removal from the
+   * queue. NOTE: not awaited by the sender loop, so a notification does not wait for the commit of
+   * the one before; the loop reads past `lastDone` meanwhile. A crash before that commit sends the
+   * notification again after the restart (at least once).
+   */
+  const record = (row: QueuedNotification, ok: boolean, done: boolean, error?: string): Promise<void> => {
     const at = clock.now();
-    const state = await store.write(() => {
-      if (ok) store.notifications.remove(row.id);
+    const write = store.write(() => {
+      if (done) store.notifications.remove(row.id);
       return store.subscriptions.recordDelivery(row.tenant, row.subscriptionId, ok ? { at, ok } : { at, ok, error: error ?? 'failed' });
-    });
-    if (state !== undefined) registry.setDelivery(row.tenant, row.subscriptionId, state);
+    }).then(
+      (state) => {
+        if (state !== undefined) registry.setDelivery(row.tenant, row.subscriptionId, state);
+      },
+      (err: unknown) => log.warn('notification outcome not recorded', { subscriptionId: row.subscriptionId, err }),
+    ).finally(() => writes.delete(write));
+    writes.add(write);
+    return write;
   };
 
   /** Waits `ms`, or less when the dispatcher stops. */
@@ -116,11 +133,12 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
   const loop = async (tenant: string, subscriptionId: string): Promise<void> => {
     const key = keyOf(tenant, subscriptionId);
     while (!stopped) {
-      const row = store.notifications.next(tenant, subscriptionId);
+      const row = store.notifications.next(tenant, subscriptionId, lastDone.get(key) ?? 0);
       if (!row) return;
       if (!registry.get(tenant, subscriptionId)) {
         // Deleted meanwhile: what it had pending goes with it.
         await store.write(() => store.notifications.removeForSubscription(tenant, subscriptionId));
+        lastDone.delete(key);
         return;
       }
       let failure: string | undefined;
@@ -132,7 +150,8 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
       }
       if (failure === undefined) {
         stats.sent += 1;
-        await record(row, true);
+        lastDone.set(key, row.id);
+        void record(row, true, true);
         continue;
       }
       stats.failed += 1;
@@ -140,12 +159,12 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
       if (attempts >= options.maxAttempts) {
         stats.dropped += 1;
         log.warn('notification given up', { subscriptionId, tenant, attempts, error: failure });
-        await store.write(() => store.notifications.remove(row.id));
-        await record(row, false, failure);
+        lastDone.set(key, row.id);
+        void record(row, false, true, failure);
         continue;
       }
       await store.write(() => store.notifications.setAttempts(row.id, attempts));
-      await record(row, false, failure);
+      await record(row, false, false, failure);
       log.debug('notification failed; retrying', { subscriptionId, tenant, attempts, error: failure });
       await pause(key, backoff(attempts));
     }
@@ -167,7 +186,7 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
       .finally(() => {
         loops.delete(key);
         // Queued while the loop was finishing: go again.
-        if (!stopped && store.notifications.next(tenant, subscriptionId)) kick(tenant, subscriptionId);
+        if (!stopped && store.notifications.next(tenant, subscriptionId, lastDone.get(key) ?? 0)) kick(tenant, subscriptionId);
         else settleIdle();
       });
     loops.set(key, run);
@@ -178,7 +197,10 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
     kickAll: () => {
       for (const { tenant, subscriptionId } of store.notifications.subscriptionsWithPending()) kick(tenant, subscriptionId);
     },
-    idle: () => (loops.size === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve))),
+    idle: async () => {
+      if (loops.size > 0) await new Promise<void>((resolve) => idleWaiters.push(resolve));
+      await Promise.all(writes);
+    },
     stats: () => ({ ...stats }),
     async stop() {
       stopped = true;
@@ -187,6 +209,7 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
       timers.clear();
       waiting.clear();
       await Promise.all(loops.values());
+      await Promise.all(writes);
       settleIdle();
     },
   };

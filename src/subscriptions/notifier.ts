@@ -13,6 +13,9 @@ import { statusOf, type Subscription } from './model.js';
 import { buildNotification, type NotificationContext, type NotifiedEntity } from './notification.js';
 import type { SubscriptionRegistry } from './registry.js';
 
+/** Most events of committed changes kept until the notifier reads them (beyond: read back). */
+const RECENT_MAX = 50_000;
+
 /** The journal reader name of the notifier. */
 export const NOTIFIER_READER = 'notifier';
 
@@ -42,8 +45,8 @@ export interface NotifierStats extends DeliveryStats {
 export interface Notifier {
   /** Starts following the journal (from where it stopped) and delivering what is pending. */
   start(): void;
-  /** New changes were committed, up to `seq`. */
-  wake(seq: number): void;
+  /** A change was committed (the event emitted after commit). */
+  wake(change: ChangeEvent): void;
   /** Queues the notifications of periodic subscriptions that are due at `now`; returns how many. */
   runPeriodic(now: number): Promise<number>;
   /** Resolves once every committed change is matched and no delivery loop is running. */
@@ -122,16 +125,21 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     for (const i of items) dispatcher.kick(i.tenant, i.subscriptionId);
   };
 
+  /** Events of committed changes not read yet, by sequence (bounded: the oldest go first). */
+  const recent = new Map<number, ChangeEvent>();
+  let wakeScheduled = false;
+
   const handle = async (changes: ChangeEvent[]): Promise<void> => {
     const items: NewNotification[] = [];
     for (const change of changes) {
-      const now = clock.now();
+      // A change is matched as of when it was committed (expiry, throttling), whenever it is read.
+      const at = change.at;
       for (const sub of registry.candidates(change)) {
         const key = keyOf(change.tenant, sub.id);
-        const match = matchSubscription(sub, change, { now, lastNotification: lastQueued.get(key) });
+        const match = matchSubscription(sub, change, { now: at, lastNotification: lastQueued.get(key) });
         if (!match) continue;
-        lastQueued.set(key, now);
-        const item = await itemOf(change.tenant, sub, [notifiedOf(change, match)], now);
+        lastQueued.set(key, at);
+        const item = await itemOf(change.tenant, sub, [notifiedOf(change, match)], clock.now());
         if (item !== undefined) items.push(item);
       }
     }
@@ -139,7 +147,21 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     if (items.length > 0) enqueue(items, changes[changes.length - 1]!.seq);
   };
 
-  const follower = createJournalFollower({ journal: store.journal, reader: NOTIFIER_READER, handle, log, saveEveryMs: 5_000 });
+  const follower = createJournalFollower({
+    journal: store.journal, reader: NOTIFIER_READER, log, saveEveryMs: 5_000, read: { entities: false },
+    // NOTE: a change read back from the journal has only references; the event emitted after its
+    // commit has the entity as that change left it. Each notification must show that state, even
+    // when later writes are committed before it is read (a burst, one group commit): the recent
+    // events are kept until read, and only a change without its event (read again after a restart)
+    // shows the entity as it is now.
+    handle: (changes) => handle(changes.map((c) => {
+      const event = recent.get(c.seq);
+      recent.delete(c.seq);
+      if (event !== undefined) return event;
+      const entity = c.kind === 'entityDeleted' ? undefined : store.entities.get({ tenant: c.tenant }, c.id);
+      return entity === undefined ? c : { ...c, entity };
+    })),
+  });
 
   /** Live entities a periodic subscription notifies about, at most periodicMaxEntities. */
   const entitiesOf = (tenant: string, sub: Subscription): Entity[] => {
@@ -160,7 +182,20 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     },
     // NOTE: with no subscription at all, no committed change can notify: the notifier moves past
     // them without reading them (the common case of a gateway without subscriptions costs nothing).
-    wake: (seq) => (registry.size() === 0 ? follower.skipToEnd(seq) : follower.wake()),
+    wake: (change) => {
+      if (registry.size() === 0) return follower.skipToEnd(change.seq);
+      recent.set(change.seq, change);
+      if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value ?? change.seq);
+      // NOTE: the events of one commit are emitted one after the other: the journal is read once
+      // all of them are here (a microtask runs after the commit's hooks).
+      if (wakeScheduled) return undefined;
+      wakeScheduled = true;
+      queueMicrotask(() => {
+        wakeScheduled = false;
+        follower.wake();
+      });
+      return undefined;
+    },
 
     async runPeriodic(now) {
       const items: NewNotification[] = [];

@@ -48,7 +48,7 @@ function setUp(unloadable: string, send?: (d: HttpDelivery) => Promise<void>) {
     sendMqtt: () => Promise.reject(new Error('no MQTT here')),
     options: { timeoutMs: 1_000, maxAttempts: 3, retryBaseMs: 1, retryMaxMs: 2, maxPending: 100, periodicMaxEntities: 10 },
   });
-  events.on((c) => notifier.wake(c.seq));
+  events.on((c) => notifier.wake(c));
   notifier.start();
   const subscribe = (id: string) => subscriptions.create(anonymousIn(''), {
     id, type: 'Subscription', entities: [{ type: 'Building' }], notification: { endpoint: { uri: `http://127.0.0.1:9/${id}` } },

@@ -11,6 +11,7 @@ const E = '/ngsi-ld/v1/entities';
 const CORE = 'https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.9.jsonld';
 const LD = { 'Content-Type': 'application/ld+json' };
 const ROOM = 'urn:ngsi-ld:Room:n1';
+const VOCAB = 'https://uri.etsi.org/ngsi-ld/default-context/';
 
 let b: TestBroker;
 let receiver: Receiver;
@@ -73,6 +74,20 @@ describe('notification payload and headers [§5.11, behaviour §7]', () => {
     expect(n!.body['@context']).toEqual(CORE);
     // Each entity is a JSON-LD document of its own.
     expect(n!.body.data[0]['@context']).toEqual(CORE);
+  });
+
+  it('each notification shows the entity as that change left it, also for writes committed together', async () => {
+    await subscribe({}, { format: 'keyValues', attributes: ['temperature'] });
+    await createRoom(0);
+    // Twenty updates issued in one turn: one group commit, read by the notifier in one batch.
+    await Promise.all(Array.from({ length: 20 }, (_, i) => b.broker.entities.update({ tenant: '', roles: [], groups: [] }, ROOM,
+      (current, now) => ({
+        entity: { ...current, modifiedAt: now, attrs: { ...current.attrs, [VOCAB + 'temperature']: [{ kind: 'Property', value: i + 1, createdAt: T0, modifiedAt: now, sub: {} }] } },
+        changes: [{ attr: VOCAB + 'temperature', instance: { kind: 'Property', value: i + 1, createdAt: T0, modifiedAt: now, sub: {} } }],
+        updated: [VOCAB + 'temperature'], notUpdated: [],
+      }))));
+    await receiver.waitFor(21);
+    expect(receiver.received.map((r) => r.body.data[0].temperature)).toEqual(Array.from({ length: 21 }, (_, i) => i));
   });
 
   it('keyValues with showChanges is the simplified form; one notification per change, not per attribute', async () => {
