@@ -7,7 +7,7 @@ import {
   compileIdPattern, evaluateQ, evaluateScopeQ, evaluateTypeSelection, matchesGeo, type Entity, type Iri,
 } from '../ngsi/index.js';
 import { statusOf, triggersOf, type EntitySelector, type NotificationTrigger, type Subscription } from './model.js';
-import { changeTriggers, type AttributeEvent } from './triggers.js';
+import { changeTriggers, type AttributeEvent, type ChangeTriggers } from './triggers.js';
 
 export interface MatchOptions {
   now: number;
@@ -16,6 +16,8 @@ export interface MatchOptions {
    * lastNotification. A notifier that queues notifications passes the instant of the last one queued.
    */
   lastNotification?: number | undefined;
+  /** changeTriggers(change), when the caller matches one change against many subscriptions. */
+  fired?: ChangeTriggers | undefined;
 }
 
 export interface SubscriptionMatch {
@@ -40,9 +42,8 @@ function isWatched(watched: readonly Iri[] | undefined, attrs: readonly Iri[]): 
 }
 
 /** The subscription's triggers this change fires, honouring watchedAttributes. */
-function firedTriggers(sub: Subscription, change: ChangeEvent): { triggers: NotificationTrigger[]; attributes: AttributeEvent[] } {
+function firedTriggers(sub: Subscription, fired: ChangeTriggers): { triggers: NotificationTrigger[]; attributes: AttributeEvent[] } {
   const wanted = triggersOf(sub);
-  const fired = changeTriggers(change);
   const watched = sub.watchedAttributes;
   const triggers: NotificationTrigger[] = [];
   if (fired.entity !== undefined && wanted.includes(fired.entity) && isWatched(watched, fired.touched)) triggers.push(fired.entity);
@@ -75,7 +76,7 @@ export function matchSubscription(sub: Subscription, change: ChangeEvent, opts: 
   const entity = deleted ? change.previous : change.entity;
   if (entity === undefined) return undefined;
   if (sub.entities !== undefined && !sub.entities.some((sel) => selectsEntity(sel, entity))) return undefined;
-  const { triggers, attributes } = firedTriggers(sub, change);
+  const { triggers, attributes } = firedTriggers(sub, opts.fired ?? changeTriggers(change));
   if (triggers.length === 0) return undefined;
   if (!passesFilters(sub, entity)) return undefined;
   // NGSI-LD §5.2.12 throttling: at least that many seconds between two notifications.

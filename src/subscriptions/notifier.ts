@@ -9,6 +9,7 @@ import type { Entity } from '../ngsi/index.js';
 import { createJournalFollower, type NewNotification, type Store } from '../store/index.js';
 import { createDispatcher, type DeliveryDeps, type DeliveryOptions, type DeliveryStats, type QueuedMessage } from './delivery.js';
 import { matchesEntity, matchSubscription, type SubscriptionMatch } from './matcher.js';
+import { changeTriggers } from './triggers.js';
 import { statusOf, type Subscription } from './model.js';
 import { buildNotification, type NotificationContext, type NotifiedEntity } from './notification.js';
 import type { SubscriptionRegistry } from './registry.js';
@@ -134,9 +135,11 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     for (const change of changes) {
       // A change is matched as of when it was committed (expiry, throttling), whenever it is read.
       const at = change.at;
-      for (const sub of registry.candidates(change)) {
+      const candidates = registry.candidates(change);
+      const fired = candidates.length > 0 ? changeTriggers(change) : undefined;
+      for (const sub of candidates) {
         const key = keyOf(change.tenant, sub.id);
-        const match = matchSubscription(sub, change, { now: at, lastNotification: lastQueued.get(key) });
+        const match = matchSubscription(sub, change, { now: at, lastNotification: lastQueued.get(key), fired });
         if (!match) continue;
         lastQueued.set(key, at);
         const item = await itemOf(change.tenant, sub, [notifiedOf(change, match)], clock.now());

@@ -3,10 +3,12 @@
 
 import { z } from 'zod';
 import {
-  BadRequestDataError, NotImplementedError, isAbsoluteUri, isPlainObject, type Json,
+  BadRequestDataError, NotImplementedError, isAbsoluteUri, isPlainObject, type Json, type JsonObject, type TermMapper,
 } from '../../ngsi/index.js';
+import type { ContextInput } from '../../jsonld/index.js';
 import {
-  READ_ONLY_MEMBERS, READ_ONLY_NOTIFICATION_MEMBERS, renderSubscription, type SubscriptionInput,
+  READ_ONLY_MEMBERS, READ_ONLY_NOTIFICATION_MEMBERS, notificationContextInput, renderSubscription, toNotificationContext,
+  type Subscription, type SubscriptionInput,
 } from '../../subscriptions/index.js';
 import { resource, type App, type AppContext, type AppDeps } from '../app-env.js';
 import { readJsonBody } from '../body.js';
@@ -79,6 +81,21 @@ function subscriptionIdParam(c: AppContext): string {
 export function registerSubscriptionRoutes(app: App, deps: AppDeps): void {
   const { subscriptions, contexts, config } = deps;
 
+  /**
+   * NGSI-LD §5.2.12 jsonldContext, as Stellio shows it for a subscription that names none: the
+   * context its notifications are compacted with, by URL (a context made of several parts or given
+   * inline is served by this broker as ImplicitlyCreated, at a URL on the origin the request used).
+   */
+  const shown = async (c: AppContext, sub: Subscription, mapper: TermMapper): Promise<JsonObject> => {
+    const out = renderSubscription(sub, mapper, subscriptions.now());
+    if (sub.jsonldContext === undefined) {
+      // NOTE: a subscription's stored context was its creation request's ContextInput.
+      const resolved = await contexts.resolve(notificationContextInput(sub) as ContextInput | undefined);
+      out.jsonldContext = toNotificationContext(resolved, new URL(c.req.url).origin).linkUrl;
+    }
+    return out;
+  };
+
   resource(app, `${BASE}/subscriptions`, {
     // NGSI-LD §6.10.3.1 Create Subscription
     POST: async (c) => {
@@ -100,8 +117,8 @@ export function registerSubscriptionRoutes(app: App, deps: AppDeps): void {
       const ctx = await linkContext(c, deps);
       const p = page(params, config);
       const found = subscriptions.list(actorOf(c), { limit: p.limit + 1, offset: p.offset, count: p.count });
-      const now = subscriptions.now();
-      const payload = found.items.slice(0, p.limit).map((s) => renderSubscription(s, ctx, now));
+      const payload: JsonObject[] = [];
+      for (const s of found.items.slice(0, p.limit)) payload.push(await shown(c, s, ctx));
       return sendPayload(c, payload, ctx, mediaType, 200, pageHeaders(c.req.url, p, found.items.length > p.limit, found.count, mediaType));
     },
   });
@@ -114,7 +131,7 @@ export function registerSubscriptionRoutes(app: App, deps: AppDeps): void {
       const id = subscriptionIdParam(c);
       const ctx = await linkContext(c, deps);
       const sub = subscriptions.get(actorOf(c), id);
-      return sendPayload(c, renderSubscription(sub, ctx, subscriptions.now()), ctx, mediaType);
+      return sendPayload(c, await shown(c, sub, ctx), ctx, mediaType);
     },
     // NGSI-LD §6.11.3.2 Update Subscription
     PATCH: async (c) => {

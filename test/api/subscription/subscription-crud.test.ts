@@ -156,6 +156,23 @@ describe('query subscriptions [§5.8.4]', () => {
 });
 
 describe('jsonldContext [§5.2.12]', () => {
+  it('without one, shows the context notifications are compacted with: an inline context is served by the broker', async () => {
+    const inline = { '@context': { Building: 'https://example.org/ns#Building' } };
+    const res = await create({ ...minimalSubscription(), '@context': inline['@context'] });
+    expect(res.status).toBe(201);
+    const got = (await b.request('GET', `${SUBS}/urn:ngsi-ld:Subscription:min`)).json;
+    expect(got.jsonldContext).toMatch(/^http:\/\/127\.0\.0\.1\/ngsi-ld\/v1\/jsonldContexts\/[^/]+$/);
+    const served = await b.request('GET', new URL(got.jsonldContext as string).pathname);
+    expect(served.status).toBe(200);
+    expect(JSON.stringify(served.json)).toContain('https://example.org/ns#Building');
+  });
+
+  it('without one, a subscription created with a context URL shows that URL', async () => {
+    const { '@context': _c, ...body } = minimalSubscription();
+    expect((await create(body, { Link: link(ctxUrl) })).status).toBe(201);
+    expect((await b.request('GET', `${SUBS}/urn:ngsi-ld:Subscription:min`)).json.jsonldContext).toBe(ctxUrl);
+  });
+
   it('a jsonldContext that cannot be loaded is 503 LdContextNotAvailable, and nothing is created', async () => {
     ctxServer.set('/gone.jsonld', { error: 'gone' }, 404);
     const res = await create({ ...minimalSubscription(), jsonldContext: ctxServer.url('/gone.jsonld') });
