@@ -53,7 +53,9 @@ function closeServer(server: TcpServer | HttpServer, sockets: Set<Socket>): Prom
 
 /** Listens for MQTT over TCP; every accepted socket goes to `handle`. */
 export async function listenTcp(opts: { port: number; host: string; handle: HandleConnection; log: Logger }): Promise<Listener> {
-  const server = createTcpServer((socket) => opts.handle(socket));
+  // NOTE: noDelay: MQTT packets are small; Nagle's algorithm would hold a notification back until
+  // the client's delayed ACK (tens of milliseconds).
+  const server = createTcpServer({ noDelay: true }, (socket) => opts.handle(socket));
   const sockets = trackSockets(server);
   const port = await bind(server, 'mqtt.port', opts.host, opts.port);
   server.on('error', (err) => opts.log.warn('mqtt tcp listener error', { err }));

@@ -1,6 +1,7 @@
 // Sends notifications to MQTT endpoints (behaviour §7): `mqtt[s]://[user:pass@]host[:port]/topic`.
 // The gateway's own broker is published to in-process; any other broker through a pooled mqtt.js client.
 
+import { Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { connect, type IClientOptions, type IClientPublishOptions, type MqttClient } from 'mqtt';
 import type { Logger } from '../lib/index.js';
@@ -197,6 +198,9 @@ export function createMqttSender(deps: MqttSenderDeps): MqttSender {
     };
     client.on('connect', () => {
       entry.lost = false;
+      // NOTE: notifications are small packets sent one by one; Nagle's algorithm would hold them back.
+      const stream: unknown = client.stream;
+      if (stream instanceof Socket) stream.setNoDelay(true);
       log.debug('mqtt connection up', { broker: entry.display });
       for (const w of entry.waiting) w();
     });

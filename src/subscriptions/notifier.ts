@@ -28,7 +28,7 @@ export interface NotifierOptions extends DeliveryOptions {
 }
 
 export interface NotifierDeps extends Omit<DeliveryDeps, 'store' | 'options'> {
-  store: Pick<Store, 'journal' | 'notifications' | 'subscriptions' | 'write' | 'transaction' | 'entities'>;
+  store: Pick<Store, 'journal' | 'notifications' | 'subscriptions' | 'write' | 'entities'>;
   registry: SubscriptionRegistry;
   /** The context a subscription's notifications are compacted with. */
   contextOf(sub: Subscription): Promise<NotificationContext>;
@@ -111,17 +111,18 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     }
   };
 
-  /** Queues in one transaction, with the cursor when given; then starts their delivery. */
-  const enqueue = (items: NewNotification[], cursor?: number): void => {
-    store.transaction(() => {
+  /** Queues in one write, with the cursor when given; then starts their delivery. */
+  const enqueue = async (items: NewNotification[], cursor?: number): Promise<void> => {
+    // Group-committed with the writes of the same turn: no commit of its own.
+    const trimmed = await store.write(() => {
       store.notifications.enqueue(items);
       if (cursor !== undefined) store.journal.setCursor(NOTIFIER_READER, cursor);
-      const trimmed = store.notifications.trimTo(options.maxPending);
-      if (trimmed > 0) {
-        overflowed += trimmed;
-        log.warn('notification queue full: oldest notifications dropped', { count: trimmed, max: options.maxPending });
-      }
+      return store.notifications.trimTo(options.maxPending);
     });
+    if (trimmed > 0) {
+      overflowed += trimmed;
+      log.warn('notification queue full: oldest notifications dropped', { count: trimmed, max: options.maxPending });
+    }
     queued += items.length;
     for (const i of items) dispatcher.kick(i.tenant, i.subscriptionId);
   };
@@ -147,7 +148,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
       }
     }
     // With nothing to queue, the follower saves the cursor now and then by itself.
-    if (items.length > 0) enqueue(items, changes[changes.length - 1]!.seq);
+    if (items.length > 0) await enqueue(items, changes[changes.length - 1]!.seq);
   };
 
   const follower = createJournalFollower({
@@ -214,7 +215,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
         const item = await itemOf(tenant, sub, entities.map((entity) => ({ entity })), now);
         if (item !== undefined) items.push(item);
       }
-      if (items.length > 0) enqueue(items);
+      if (items.length > 0) await enqueue(items);
       return items.length;
     },
 
