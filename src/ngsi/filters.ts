@@ -4,7 +4,9 @@
 import type { GeoQuery } from './geo/query.js';
 import type { Iri } from './model.js';
 import { compilePattern, type Pattern } from './pattern.js';
-import type { QExpr, ScopeExpr, TypeExpr } from './query/index.js';
+import type { QExpr } from './query/q-ast.js';
+import type { ScopeExpr } from './query/scope-q.js';
+import type { TypeExpr } from './query/type-selection.js';
 
 /** One filter of an entity query; all filters of a query must hold (AND). */
 export type EntityFilter =

@@ -2,7 +2,7 @@
 // of each attribute and their instance counts, written as a diff so an unchanged shape writes nothing.
 
 import { ATTRIBUTE_KINDS, type AttributeKind, type Entity } from '../ngsi/index.js';
-import type { EntityIndexerFactory } from './entity-indexes.js';
+import type { EntityIndexerFactory } from './entity-indexer.js';
 import { changedAttributes, withAttributes } from './entity-diff.js';
 import { KIND_CODES } from './migration-004-attribute-kinds.js';
 

@@ -7,20 +7,9 @@ import { ROW, decodeEntity, typesOfDoc, type EntityRow } from './entity-doc.js';
 import { createEntitySelect, type SelectScope } from './entity-select.js';
 import type { IriDictionary } from './iris.js';
 import type { RunInTx } from './transactions.js';
-import type { EntityListQuery, EntityRepository } from './types.js';
+import type { EntityArchive, EntityListQuery, EntityRepository } from './types.js';
 import type { ReadScope } from './read-scope.js';
 
-export interface EntityArchive {
-  /** The latest document stored for the id: the live entity, else the most recently deleted one. */
-  latest(scope: ReadScope, id: EntityId): Entity | undefined;
-  /**
-   * The latest document of every id matching the query, in order of that document's creation. Unlike
-   * the live listing, `attrs` matches entities having history of one of the attributes.
-   */
-  list(scope: ReadScope, q: EntityListQuery): { entities: Entity[]; count?: number };
-  /** Removes every row of the id, live or deleted; false when there was none. */
-  purge(tenant: string, id: EntityId, at: number): boolean;
-}
 
 
 export function createEntityArchive(

@@ -4,32 +4,12 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { compileIdPattern, type EntityFilter } from '../ngsi/index.js';
 import type { IriDictionary } from './iris.js';
+import { MATCH_NOTHING, type FilterContext, type FilterTranslator, type SqlFragment } from './sql-fragment.js';
 import { registerRegexpFunction } from './sql-regexp.js';
 import { translateGeoFilter } from './geo-sql.js';
 import { QUERY_FILTER_TRANSLATORS } from './q-sql.js';
 
-export interface SqlFragment {
-  /** A boolean SQL expression over `e` (the entities row); parameters as `@name`. */
-  sql: string;
-  params: Record<string, unknown>;
-  /**
-   * The expression is `e.rowid IN (<index search>)` AND-ed with further checks: a list of candidates
-   * the planner can start from (the q values index, the attribute index, the R*Tree).
-   */
-  isRowidList?: boolean;
-}
-
-/** A filter that cannot match anything (e.g. an attribute never stored). */
-export const MATCH_NOTHING: SqlFragment = { sql: '0', params: {} };
-
-export interface FilterContext {
-  db: BetterSqlite3.Database;
-  iris: IriDictionary;
-  /** A fresh parameter name, unique within the statement. */
-  param(prefix: string): string;
-}
-
-export type FilterTranslator = (filter: EntityFilter, ctx: FilterContext) => SqlFragment | undefined;
+export type { FilterContext, FilterTranslator, SqlFragment } from './sql-fragment.js';
 
 /** SQL functions the translators rely on, registered once per connection. */
 export function registerSqlFunctions(db: BetterSqlite3.Database): void {

@@ -6,7 +6,8 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { createLru } from '../lib/index.js';
 import type { Entity } from '../ngsi/index.js';
 import { ROW, createTupleDecoder, type EntityTuple } from './entity-doc.js';
-import { MATCH_NOTHING, translateFilter, type FilterContext } from './entity-filters.js';
+import { translateFilter } from './entity-filters.js';
+import { MATCH_NOTHING, type FilterContext } from './sql-fragment.js';
 import type { IriDictionary } from './iris.js';
 import type { EntityListQuery } from './types.js';
 

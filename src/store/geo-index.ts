@@ -3,7 +3,7 @@
 // insert; a trigger of migration 2 removes the R*Tree row on delete).
 
 import { shapeBounds, toShape, type Bounds, type Entity, type Iri } from '../ngsi/index.js';
-import type { EntityIndexerFactory } from './entity-indexes.js';
+import type { EntityIndexerFactory } from './entity-indexer.js';
 import { changedAttributes } from './entity-diff.js';
 
 export interface GeoShapeRow {

@@ -6,7 +6,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import {
   compileGeoQuery, nearBounds, shapeBounds, type Bounds, type EntityFilter, type GeoMatcher, type GeoQuery,
 } from '../ngsi/index.js';
-import { MATCH_NOTHING, type FilterContext, type SqlFragment } from './entity-filters.js';
+import { MATCH_NOTHING, type FilterContext, type SqlFragment } from './sql-fragment.js';
 
 /**
  * Slack in degrees around every search box: the R*Tree keeps 32-bit floats (a step of ~1.5e-5° at

@@ -2,7 +2,7 @@
 // time windows on a time property, ordered reads, per-period statistics, instance edits and retention.
 
 import type { EntityId, Iri } from '../ngsi/index.js';
-import type { HistoryInstance } from './types.js';
+import type { HistoryInstance } from '../ngsi/index.js';
 import type { ReadScope } from './read-scope.js';
 
 /** The instant a temporal query filters and orders on (NGSI-LD §4.11 `timeproperty`). */

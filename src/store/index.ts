@@ -7,6 +7,7 @@ export type {
   DeliveryState,
   DiskStats,
   EntityListQuery,
+  EntityArchive,
   EntityRepository,
   HistoryInstance,
   HistoryRepository,
@@ -21,7 +22,7 @@ export type {
 } from './types.js';
 export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } from './discovery.js';
 
-export type { EntityArchive } from './entity-archive.js';
+
 export type { ChangeJournal, JournalEntry, JournalSources, PruneReport, ReadOptions } from './journal.js';
 export type { NewNotification, NotificationQueue, QueuedNotification } from './notification-queue.js';
 export type {

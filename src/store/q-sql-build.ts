@@ -1,7 +1,7 @@
 // Building blocks of the query translations: SQL text with constant folding, bound parameters
 // and JSON path labels. Values never enter the SQL text; only placeholders do.
 
-import type { FilterContext, SqlFragment } from './entity-filters.js';
+import type { FilterContext, SqlFragment } from './sql-fragment.js';
 
 /** SQL text, or a constant when the outcome is known without looking at the data. */
 export type Sql = string | boolean;

@@ -2,7 +2,7 @@
 // e.doc, types from the entity_types index; values are always bound.
 
 import { assertNever, scopeTermTest, type ScopeExpr, type TypeExpr } from '../ngsi/index.js';
-import type { FilterContext } from './entity-filters.js';
+import type { FilterContext } from './sql-fragment.js';
 import { and, or, type Bind, type Sql } from './q-sql-build.js';
 
 /** Each term tests the entity's scopes on its own: under AND, different scopes may satisfy each term. */

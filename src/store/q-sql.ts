@@ -5,7 +5,7 @@ import {
   DATE_SHAPE, TIME_SHAPE, assertNever, isInstantMember, isPlainPath, splitOp,
   type QExpr, type QPath, type QPositiveOp, type QScalar, type QValue,
 } from '../ngsi/index.js';
-import type { FilterContext, FilterTranslator } from './entity-filters.js';
+import type { FilterContext, FilterTranslator } from './sql-fragment.js';
 import { and, label, not, or, translation, where, type Bind, type Sql } from './q-sql-build.js';
 import { scopeSql, typeSql } from './q-sql-selections.js';
 import { VALUE_TYPE as T } from './query-values.js';

@@ -3,7 +3,7 @@
 
 import type BetterSqlite3 from 'better-sqlite3';
 import { compileQPattern, instantOf, valueElements, type Attribute, type Entity, type QElement } from '../ngsi/index.js';
-import type { EntityIndexerFactory } from './entity-indexes.js';
+import type { EntityIndexerFactory } from './entity-indexer.js';
 import { registerRegexpFunction } from './sql-regexp.js';
 import { changedAttributes, withAttributes } from './entity-diff.js';
 

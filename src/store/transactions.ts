@@ -4,7 +4,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Logger } from '../lib/index.js';
 import type { TxAware } from './tx-cache.js';
-import type { TxContext } from './types.js';
+import type { TxContext } from './tx-context.js';
 
 /**
  * Largest number of queued writes committed together: a batch operation of the default maximum size

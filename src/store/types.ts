@@ -2,7 +2,6 @@
 // Row shapes and SQL stay private to this module; only domain types cross this boundary.
 
 import type { Clock, Logger } from '../lib/index.js';
-import type { EntityArchive } from './entity-archive.js';
 import type { HistoryEditor, HistoryReader, HistoryRetention } from './history-types.js';
 import type { Entity, EntityFilter, EntityId, HistoryInstance, Iri } from '../ngsi/index.js';
 
@@ -11,6 +10,9 @@ import type { DiscoveryRepository } from './discovery.js';
 import type { ChangeJournal } from './journal.js';
 import type { NotificationQueue } from './notification-queue.js';
 import type { ReadScope } from './read-scope.js';
+import type { TxContext } from './tx-context.js';
+
+export type { TxContext };
 
 export type { ReadScope };
 
@@ -23,10 +25,6 @@ export interface StoreOptions {
   clock: Clock;
 }
 
-export interface TxContext {
-  /** Registers a side effect that runs after COMMIT, in registration order; never on rollback. */
-  onCommit(fn: () => void): void;
-}
 
 export interface DiskStats {
   /** page_count * page_size of the main database. */
@@ -99,6 +97,19 @@ export interface EntityListQuery {
   limit: number;
   offset: number;
   count: boolean;
+}
+
+/** Entities as temporal reads see them: latest documents, live or soft-deleted; permanent removal. */
+export interface EntityArchive {
+  /** The latest document stored for the id: the live entity, else the most recently deleted one. */
+  latest(scope: ReadScope, id: EntityId): Entity | undefined;
+  /**
+   * The latest document of every id matching the query, in order of that document's creation. Unlike
+   * the live listing, `attrs` matches entities having history of one of the attributes.
+   */
+  list(scope: ReadScope, q: EntityListQuery): { entities: Entity[]; count?: number };
+  /** Removes every row of the id, live or deleted; false when there was none. */
+  purge(tenant: string, id: EntityId, at: number): boolean;
 }
 
 export interface EntityRepository {
