@@ -24,6 +24,8 @@ export interface NotificationQueue {
   /** Subscriptions with something pending, each once. */
   subscriptionsWithPending(): Array<{ tenant: string; subscriptionId: string }>;
   remove(id: number): void;
+  /** Removes these notifications (delivered, or given up). */
+  removeMany(ids: readonly number[]): void;
   setAttempts(id: number, attempts: number): void;
   /** Drops whatever a subscription had pending; returns how many. */
   removeForSubscription(tenant: string, subscriptionId: string): number;
@@ -49,6 +51,7 @@ export function createNotificationQueue(db: BetterSqlite3.Database, atomic: RunI
     'SELECT DISTINCT tenant, subscription_id FROM notification_queue',
   );
   const remove = db.prepare<[number]>('DELETE FROM notification_queue WHERE id = ?');
+  const removeMany = db.prepare<[string]>('DELETE FROM notification_queue WHERE id IN (SELECT value FROM json_each(?))');
   const setAttempts = db.prepare<[number, number]>('UPDATE notification_queue SET attempts = ? WHERE id = ?');
   const removeSub = db.prepare<[string, string]>('DELETE FROM notification_queue WHERE tenant = ? AND subscription_id = ?');
   const count = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM notification_queue');
@@ -70,6 +73,9 @@ export function createNotificationQueue(db: BetterSqlite3.Database, atomic: RunI
     subscriptionsWithPending: () => pendingSubs.all().map((r) => ({ tenant: r.tenant, subscriptionId: r.subscription_id })),
     remove: (id) => {
       atomic(() => remove.run(id));
+    },
+    removeMany: (ids) => {
+      if (ids.length > 0) atomic(() => removeMany.run(JSON.stringify(ids)));
     },
     setAttempts: (id, attempts) => {
       atomic(() => setAttempts.run(attempts, id));

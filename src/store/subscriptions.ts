@@ -52,8 +52,8 @@ export function createSubscriptionRepository(db: BetterSqlite3.Database): Subscr
   );
   const replace = db.prepare<[string, number, string, string]>('UPDATE subscriptions SET doc = ?, modified_at = ? WHERE tenant = ? AND id = ?');
   const remove = db.prepare<[string, string]>('DELETE FROM subscriptions WHERE tenant = ? AND id = ?');
-  const record = db.prepare<[number, number | null, number | null, string, string | null, string, string, string]>(
-    `UPDATE subscriptions SET times_sent = times_sent + 1, last_notification = ?,
+  const record = db.prepare<[number, number, number | null, number | null, string, string | null, string, string, string]>(
+    `UPDATE subscriptions SET times_sent = times_sent + ?, last_notification = ?,
        last_success = coalesce(?, last_success), last_failure = coalesce(?, last_failure), status = ?,
        last_error = CASE WHEN ? IS NULL THEN last_error ELSE ? END
      WHERE tenant = ? AND id = ?`,
@@ -88,7 +88,7 @@ export function createSubscriptionRepository(db: BetterSqlite3.Database): Subscr
     recordDelivery(tenant, id, outcome) {
       const error = outcome.ok ? null : (outcome.error ?? 'delivery failed').slice(0, MAX_ERROR_LENGTH);
       const changed = record.run(
-        outcome.at, outcome.ok ? outcome.at : null, outcome.ok ? null : outcome.at, outcome.ok ? 'ok' : 'failed', error, error ?? '', tenant, id,
+        outcome.count ?? 1, outcome.at, outcome.ok ? outcome.at : null, outcome.ok ? null : outcome.at, outcome.ok ? 'ok' : 'failed', error, error ?? '', tenant, id,
       ).changes;
       if (changed === 0) return undefined;
       const row = byId.get(tenant, id);

@@ -183,6 +183,8 @@ export interface DeliveryOutcome {
   at: number;
   ok: boolean;
   error?: string;
+  /** Notifications this outcome stands for (successes recorded together); default 1. */
+  count?: number;
 }
 
 /**

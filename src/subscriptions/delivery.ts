@@ -96,26 +96,64 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
   const lastDone = new Map<string, number>();
   /** Removals and counters being committed, awaited on stop. */
   const writes = new Set<Promise<void>>();
+  /** Deliveries not recorded yet, per subscription: recorded together, once per loop turn. */
+  const delivered = new Map<string, { tenant: string; subscriptionId: string; ids: number[]; at: number }>();
+  let flushScheduled = false;
+
+  const track = (write: Promise<void>): Promise<void> => {
+    const tracked = write.finally(() => writes.delete(tracked));
+    writes.add(tracked);
+    return tracked;
+  };
+
+  /** Records every delivery since the last flush: one removal and one counter update per subscription. */
+  const flushDelivered = (): void => {
+    flushScheduled = false;
+    const batch = [...delivered.values()];
+    delivered.clear();
+    if (batch.length === 0) return;
+    void track(store.write(() => batch.map((d) => {
+      store.notifications.removeMany(d.ids);
+      return store.subscriptions.recordDelivery(d.tenant, d.subscriptionId, { at: d.at, ok: true, count: d.ids.length });
+    })).then(
+      (states) => batch.forEach((d, i) => {
+        const state = states[i];
+        if (state !== undefined) registry.setDelivery(d.tenant, d.subscriptionId, state);
+      }),
+      (err: unknown) => log.warn('notification deliveries not recorded', { err }),
+    ));
+  };
 
   /**
-   * Records an attempt: the counters and, when `done` (delivered, or given up), the removal from the
-   * queue. NOTE: not awaited by the sender loop, so a notification does not wait for the commit of
-   * the one before; the loop reads past `lastDone` meanwhile. A crash before that commit sends the
+   * A delivered notification: its removal and the counters go with the others of this loop turn.
+   * NOTE: not awaited by the sender loop, so a notification does not wait for the commit of the one
+   * before; the loop reads past `lastDone` meanwhile. A crash before that commit sends the
    * notification again after the restart (at least once).
    */
-  const record = (row: QueuedNotification, ok: boolean, done: boolean, error?: string): Promise<void> => {
+  const recordDelivered = (row: QueuedNotification): void => {
+    const key = keyOf(row.tenant, row.subscriptionId);
+    const d = delivered.get(key) ?? { tenant: row.tenant, subscriptionId: row.subscriptionId, ids: [], at: 0 };
+    d.ids.push(row.id);
+    d.at = clock.now();
+    delivered.set(key, d);
+    if (!flushScheduled) {
+      flushScheduled = true;
+      setImmediate(flushDelivered);
+    }
+  };
+
+  /** Records a failed attempt, and when `done` (given up) the removal from the queue. */
+  const recordFailure = (row: QueuedNotification, done: boolean, error: string): Promise<void> => {
     const at = clock.now();
-    const write = store.write(() => {
+    return track(store.write(() => {
       if (done) store.notifications.remove(row.id);
-      return store.subscriptions.recordDelivery(row.tenant, row.subscriptionId, ok ? { at, ok } : { at, ok, error: error ?? 'failed' });
+      return store.subscriptions.recordDelivery(row.tenant, row.subscriptionId, { at, ok: false, error });
     }).then(
       (state) => {
         if (state !== undefined) registry.setDelivery(row.tenant, row.subscriptionId, state);
       },
       (err: unknown) => log.warn('notification outcome not recorded', { subscriptionId: row.subscriptionId, err }),
-    ).finally(() => writes.delete(write));
-    writes.add(write);
-    return write;
+    ));
   };
 
   /** Waits `ms`, or less when the dispatcher stops. */
@@ -151,7 +189,7 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
       if (failure === undefined) {
         stats.sent += 1;
         lastDone.set(key, row.id);
-        void record(row, true, true);
+        recordDelivered(row);
         continue;
       }
       stats.failed += 1;
@@ -160,11 +198,11 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
         stats.dropped += 1;
         log.warn('notification given up', { subscriptionId, tenant, attempts, error: failure });
         lastDone.set(key, row.id);
-        void record(row, false, true, failure);
+        void recordFailure(row, true, failure);
         continue;
       }
       await store.write(() => store.notifications.setAttempts(row.id, attempts));
-      await record(row, false, false, failure);
+      await recordFailure(row, false, failure);
       log.debug('notification failed; retrying', { subscriptionId, tenant, attempts, error: failure });
       await pause(key, backoff(attempts));
     }
@@ -199,6 +237,7 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
     },
     idle: async () => {
       if (loops.size > 0) await new Promise<void>((resolve) => idleWaiters.push(resolve));
+      flushDelivered();
       await Promise.all(writes);
     },
     stats: () => ({ ...stats }),
@@ -209,6 +248,7 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
       timers.clear();
       waiting.clear();
       await Promise.all(loops.values());
+      flushDelivered();
       await Promise.all(writes);
       settleIdle();
     },
