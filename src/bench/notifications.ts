@@ -95,7 +95,8 @@ async function pacedLatency(agent: Agent, port: number, entity: string, rate: nu
   arrivals: Map<number, number>): Promise<Latency> {
   const total = Math.round((rate * durationMs) / 1000);
   const sentAt = new Map<number, number>();
-  const tickMs = 10;
+  // Each update at its own instant (n / rate): a steady rate, not bursts.
+  const tickMs = 1;
   const perTick = Math.max(1, Math.round((rate * tickMs) / 1000));
   const start = performance.now();
   const pending: Array<Promise<unknown>> = [];
