@@ -14,7 +14,8 @@ export function up(db: BetterSqlite3.Database): void {
       subscription_id TEXT    NOT NULL,
       queued_at       INTEGER NOT NULL,
       attempts        INTEGER NOT NULL DEFAULT 0,
-      message         TEXT    NOT NULL
+      message         TEXT    NOT NULL,
+      body            TEXT    NOT NULL
     );
     -- Delivery order per subscription.
     CREATE INDEX notification_queue_subscription ON notification_queue (tenant, subscription_id, id);

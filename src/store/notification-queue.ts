@@ -10,8 +10,10 @@ export interface QueuedNotification {
   subscriptionId: string;
   queuedAt: number;
   attempts: number;
-  /** JSON text, as enqueued. */
+  /** JSON text, as enqueued: how and where the notification goes. */
   message: string;
+  /** The notification's body, JSON text sent as it is. */
+  body: string;
 }
 
 export type NewNotification = Omit<QueuedNotification, 'id' | 'attempts'>;
@@ -34,17 +36,17 @@ export interface NotificationQueue {
   size(): number;
 }
 
-type Row = [id: number, tenant: string, subscriptionId: string, queuedAt: number, attempts: number, message: string];
+type Row = [id: number, tenant: string, subscriptionId: string, queuedAt: number, attempts: number, message: string, body: string];
 
-const toQueued = ([id, tenant, subscriptionId, queuedAt, attempts, message]: Row): QueuedNotification =>
-  ({ id, tenant, subscriptionId, queuedAt, attempts, message });
+const toQueued = ([id, tenant, subscriptionId, queuedAt, attempts, message, body]: Row): QueuedNotification =>
+  ({ id, tenant, subscriptionId, queuedAt, attempts, message, body });
 
 export function createNotificationQueue(db: BetterSqlite3.Database, atomic: RunInTx): NotificationQueue {
-  const insert = db.prepare<[string, string, number, string]>(
-    'INSERT INTO notification_queue (tenant, subscription_id, queued_at, message) VALUES (?, ?, ?, ?)',
+  const insert = db.prepare<[string, string, number, string, string]>(
+    'INSERT INTO notification_queue (tenant, subscription_id, queued_at, message, body) VALUES (?, ?, ?, ?, ?)',
   );
   const next = db.prepare<[string, string, number], Row>(
-    `SELECT id, tenant, subscription_id, queued_at, attempts, message FROM notification_queue
+    `SELECT id, tenant, subscription_id, queued_at, attempts, message, body FROM notification_queue
      WHERE tenant = ? AND subscription_id = ? AND id > ? ORDER BY id LIMIT 1`,
   ).raw(true);
   const pendingSubs = db.prepare<[], { tenant: string; subscription_id: string }>(
@@ -63,7 +65,7 @@ export function createNotificationQueue(db: BetterSqlite3.Database, atomic: RunI
     enqueue: (items) => {
       if (items.length === 0) return;
       atomic(() => {
-        for (const i of items) insert.run(i.tenant, i.subscriptionId, i.queuedAt, i.message);
+        for (const i of items) insert.run(i.tenant, i.subscriptionId, i.queuedAt, i.message, i.body);
       });
     },
     next: (tenant, subscriptionId, afterId = 0) => {

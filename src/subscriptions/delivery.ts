@@ -10,14 +10,13 @@ import type { SubscriptionRegistry } from './registry.js';
 import type { MqttNotificationMessage, MqttSendOptions } from './mqtt-sender.js';
 import type { HttpDelivery } from './http-sender.js';
 
-/** What is queued for one notification: where and how it goes, built when it was queued. */
+/** What is queued for one notification beside its body: where and how it goes. */
 export interface QueuedMessage {
   uri: string;
   /** Milliseconds; absent: the default timeout. */
   timeout?: number;
   notifierInfo?: KeyValuePair[];
   headers: Record<string, string>;
-  body: JsonObject;
 }
 
 export interface DeliveryOptions {
@@ -84,12 +83,15 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
     return Math.round(exp / 2 + (random() * exp) / 2);
   };
 
-  const send = (message: QueuedMessage): Promise<void> => {
+  /** Sends a queued notification; its body is the JSON text it was queued with. */
+  const send = (message: QueuedMessage, body: string): Promise<void> => {
     const timeoutMs = message.timeout ?? options.timeoutMs;
     if (/^mqtts?:/i.test(message.uri)) {
-      return deps.sendMqtt(message.uri, { metadata: message.headers, body: message.body }, mqttOptionsOf(message, timeoutMs));
+      // The body was written by the notifier: a Notification object.
+      const notification: unknown = JSON.parse(body);
+      return deps.sendMqtt(message.uri, { metadata: message.headers, body: notification }, mqttOptionsOf(message, timeoutMs));
     }
-    return deps.sendHttp({ uri: message.uri, headers: message.headers, body: message.body }, timeoutMs);
+    return deps.sendHttp({ uri: message.uri, headers: message.headers, body }, timeoutMs);
   };
 
   /** Per subscription, the last notification handed over whose removal may not be committed yet. */
@@ -182,7 +184,7 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
       let failure: string | undefined;
       try {
         // The message was written by the notifier as a QueuedMessage.
-        await send(JSON.parse(row.message) as QueuedMessage);
+        await send(JSON.parse(row.message) as QueuedMessage, row.body);
       } catch (err) {
         failure = err instanceof Error ? err.message : String(err);
       }

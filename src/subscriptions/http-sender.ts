@@ -4,12 +4,12 @@
 
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { JsonObject } from '../ngsi/index.js';
 
 export interface HttpDelivery {
   uri: string;
   headers: Record<string, string>;
-  body: JsonObject;
+  /** JSON text. */
+  body: string;
 }
 
 /** Connections per receiver; notifications of one subscription go one at a time anyway. */
@@ -27,7 +27,7 @@ export function sendHttp(delivery: HttpDelivery, timeoutMs: number): Promise<voi
       reject(new Error(`not a URL: ${delivery.uri}`, { cause: err }));
       return;
     }
-    const body = Buffer.from(JSON.stringify(delivery.body));
+    const body = Buffer.from(delivery.body);
     const secure = url.protocol === 'https:';
     const options = {
       method: 'POST', agent: secure ? httpsAgent : httpAgent,

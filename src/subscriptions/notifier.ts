@@ -83,10 +83,10 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     const load = (ids: string[]): Map<string, Entity> => store.entities.getMany({ tenant }, ids);
     const built = buildNotification({ subscription: sub, entities, context, now, newId: deps.newId, tenant, load });
     const { endpoint } = sub.notification;
-    const message: QueuedMessage = { uri: endpoint.uri, headers: built.headers, body: built.body };
+    const message: QueuedMessage = { uri: endpoint.uri, headers: built.headers };
     if (endpoint.timeout !== undefined) message.timeout = endpoint.timeout;
     if (endpoint.notifierInfo !== undefined) message.notifierInfo = endpoint.notifierInfo;
-    return { tenant, subscriptionId: sub.id, queuedAt: now, message: JSON.stringify(message) };
+    return { tenant, subscriptionId: sub.id, queuedAt: now, message: JSON.stringify(message), body: JSON.stringify(built.body) };
   };
 
   /**

@@ -11,7 +11,7 @@ beforeEach(() => {
 });
 afterEach(() => store.close());
 
-const item = (sub: string, n: number) => ({ tenant: '', subscriptionId: sub, queuedAt: n, message: `{"n":${n}}` });
+const item = (sub: string, n: number) => ({ tenant: '', subscriptionId: sub, queuedAt: n, message: `{"n":${n}}`, body: '{}' });
 
 describe('the notification queue', () => {
   it('gives the oldest pending notification of a subscription, or the next after an id', () => {

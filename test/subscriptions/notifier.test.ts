@@ -64,7 +64,7 @@ describe('the notifier', () => {
     await entities.create(anonymousIn(''), room(1, 20));
     await entities.create(anonymousIn(''), room(2, 21));
     await notifier.idle();
-    expect(delivered.map((d) => [d.uri, d.body['data']])).toEqual([
+    expect(delivered.map((d) => [d.uri, (JSON.parse(d.body) as { data: unknown }).data])).toEqual([
       ['http://127.0.0.1:9/urn:ngsi-ld:Subscription:good', [expect.objectContaining({ id: 'urn:ngsi-ld:Room:1' })]],
       ['http://127.0.0.1:9/urn:ngsi-ld:Subscription:good', [expect.objectContaining({ id: 'urn:ngsi-ld:Room:2' })]],
     ]);
@@ -82,7 +82,7 @@ describe('the notifier', () => {
     const { entities, subscribe } = setUp('none', async (d) => {
       calls += 1;
       if (calls <= 3) throw new Error('the endpoint answered 500');
-      delivered.push((d.body['data'] as Array<{ temperature: { value: number } }>)[0]!.temperature.value);
+      delivered.push((JSON.parse(d.body) as { data: Array<{ temperature: { value: number } }> }).data[0]!.temperature.value);
     });
     subscribe('urn:ngsi-ld:Subscription:s');
     await entities.create(anonymousIn(''), room(1, 1));
