@@ -55,3 +55,6 @@ export {
   valueElements, type QCompareOp, type QElement, type QExpr, type QKey, type QMember, type QPath, type QPositiveOp,
   type QScalar, type QValue, type ScopeExpr, type ScopeTerm, type TypeExpr,
 } from './query/index.js';
+
+/** The temporal domain and its representations. */
+export * from './temporal/index.js';

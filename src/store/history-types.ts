@@ -2,11 +2,11 @@
 // time windows on a time property, ordered reads, per-period statistics, instance edits and retention.
 
 import type { EntityId, Iri } from '../ngsi/index.js';
-import type { HistoryInstance } from '../ngsi/index.js';
+import type { HistoryInstance, TimedInstance, TimeProperty } from '../ngsi/index.js';
+
+export type { TimedInstance, TimeProperty };
 import type { ReadScope } from './read-scope.js';
 
-/** The instant a temporal query filters and orders on (NGSI-LD §4.11 `timeproperty`). */
-export type TimeProperty = 'observedAt' | 'createdAt' | 'modifiedAt' | 'deletedAt';
 
 /** Instances whose time property lies in [from, to); an absent bound is open. */
 export interface HistoryWindow {
@@ -23,11 +23,6 @@ export interface HistorySeries {
   datasetId?: string;
 }
 
-/** An instance with the value of the window's time property. */
-export interface TimedInstance {
-  time: number;
-  instance: HistoryInstance;
-}
 
 export type TimeOrder = 'asc' | 'desc';
 

@@ -1,11 +1,10 @@
 // Aggregated temporal reads (NGSI-LD §4.5.19): per series statistics computed in SQL per period,
 // turned into method values, with temporal pagination on periods (a period is cut whole).
 
-import type { AttributeKind, TermMapper } from '../ngsi/index.js';
+import type { AggregatedPeriod, AggregatedSeries, AttributeKind, TermMapper } from '../ngsi/index.js';
 import type { HistoryReader, HistorySeries, HistoryWindow, PeriodStats } from '../store/index.js';
 import { aggregateValue, checkAggregable, statisticsOf } from './aggregation.js';
 import { periodsOf, type Periods } from './periods.js';
-import type { AggregatedPeriod, AggregatedSeries } from './render.js';
 import type { Slice } from './selection.js';
 import type { TemporalRange, TemporalView } from './types.js';
 

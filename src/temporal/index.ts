@@ -17,5 +17,4 @@ export type {
   TemporalSelection, TemporalView, TimeProperty, Timerel,
 } from './types.js';
 export { AGGR_METHODS } from './types.js';
-/** The text of an instant the broker computed (aggregation period bounds, Content-Range). */
-export { formatComputedInstant } from './date-time.js';
+

@@ -2,16 +2,11 @@
 // included) with their history in the requested window and representation, cut alike at the cap.
 
 import {
-  ResourceNotFoundError, formatDateTime, type AttributeKind, type Entity, type EntityId, type Iri, type Json, type JsonObject, type Principal,
-  type TermMapper,
+  ResourceNotFoundError, isShown, type AggregatedSeries, type AttributeKind, type Entity, type EntityId, type Iri, type Principal,
+  type TemporalAttribute, type TemporalEntity, type TermMapper,
 } from '../ngsi/index.js';
 import { readScopeOf, type HistorySeries, type HistoryWindow, type ReadScope, type StoreReader } from '../store/index.js';
 import { selectAggregates } from './aggregate-read.js';
-import {
-  isShown, renderAggregated, renderNormalized, renderTemporalEntity, renderTemporalValues, type AggregatedSeries,
-  type TemporalRenderContext,
-} from './render.js';
-import { createDateTimeFormatter, formatComputedInstant } from './date-time.js';
 import { selectInstances, sliceOf, type AttributeGroup } from './selection.js';
 import type { TemporalQuery, TemporalReadResult, TemporalRequest, TemporalSelection } from './types.js';
 
@@ -38,7 +33,10 @@ const RECENT_FOR_KIND = 16;
 const groupKey = (entityId: EntityId, attr: Iri): string => `${entityId}\n${attr}`;
 
 export interface TemporalReader {
-  /** One entity; 404 when no document of it exists, or it is deleted and has no history left. */
+  /**
+   * One entity; 404 when no document of it exists, or it is deleted and has no history left. Reads
+   * hand back domain values (the edge renders them); `mapper` names attributes in error details.
+   */
   retrieve(actor: Principal, id: EntityId, req: TemporalRequest, mapper: TermMapper): TemporalReadResult;
   /** A page of entities (latest documents, live or deleted) with their temporal evolution. */
   query(actor: Principal, selection: TemporalSelection, page: TemporalPage, req: TemporalRequest, mapper: TermMapper):
@@ -69,17 +67,19 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
     return entities.map((e) => reader.count(all.filter((s) => s.entityId === e.id), window) > 0);
   };
 
-  /** Attribute values per entity, in series order (entity, attribute). */
+  /**
+   * The attributes of each entity, in series order (entity, attribute): instances in the window, or
+   * aggregated periods. `mapper` names attributes in errors only.
+   */
   const attributesOf = (series: HistorySeries[], entities: Entity[], req: TemporalRequest, mapper: TermMapper):
-    { perEntity: Map<EntityId, Array<[Iri, Json]>>; range?: TemporalReadResult['range'] } => {
+    { perEntity: Map<EntityId, TemporalAttribute[]>; range?: TemporalReadResult['range'] } => {
     const { query, view } = req;
     const window = windowOf(query);
-    const formatTime = createDateTimeFormatter();
     const docs = new Map(entities.map((e) => [e.id, e]));
-    const perEntity = new Map<EntityId, Array<[Iri, Json]>>();
-    const add = (entityId: EntityId, attr: Iri, value: Json): void => {
+    const perEntity = new Map<EntityId, TemporalAttribute[]>();
+    const add = (entityId: EntityId, attribute: TemporalAttribute): void => {
       const list = perEntity.get(entityId) ?? [];
-      list.push([attr, value]);
+      list.push(attribute);
       perEntity.set(entityId, list);
     };
     const groups = new Map<string, AttributeGroup & { entityId: EntityId; attr: Iri }>();
@@ -96,7 +96,7 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
       });
       for (const g of groups.values()) {
         const list = g.series.map((s) => aggregated.get(s.id)).filter((a): a is AggregatedSeries => a !== undefined);
-        if (list.length > 0) add(g.entityId, g.attr, renderAggregated(list, view.aggrMethods, formatComputedInstant));
+        if (list.length > 0) add(g.entityId, { attr: g.attr, aggregated: list });
       }
       return range ? { perEntity, range } : { perEntity };
     }
@@ -105,28 +105,32 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
       // Absent: nothing in the window; empty: all cut off by the cap, shown empty (NGSI-LD §6.3.10).
       const list = instances.get(g.key);
       if (list === undefined) continue;
+      const attribute: TemporalAttribute = { attr: g.attr, instances: list };
       // Deletion instances carry no kind: that of the entity's latest document stands in, else the
       // kind the attribute last had in its history (a deleted attribute keeps its kind, NGSI-LD §4.5.7).
-      const ctx: TemporalRenderContext = {
-        mapper, view, timeproperty: query.timeproperty, formatTime,
-        kindOf: (attr) => docs.get(g.entityId)?.attrs[attr]?.[0]?.kind ?? recordedKind(g.series),
-      };
-      add(g.entityId, g.attr, view.format === 'temporalValues' ? renderTemporalValues(g.attr, list, ctx) : renderNormalized(g.attr, list, ctx));
+      if (list.some((t) => t.instance.attribute === undefined)) {
+        const kind = docs.get(g.entityId)?.attrs[g.attr]?.[0]?.kind ?? recordedKind(g.series);
+        if (kind !== undefined) attribute.kind = kind;
+      }
+      add(g.entityId, attribute);
     }
     return range ? { perEntity, range } : { perEntity };
   };
 
   /** The temporal entities, and whether each has an attribute with instances in the window. */
-  const render = (scope: ReadScope, entities: Entity[], req: TemporalRequest, mapper: TermMapper):
+  const collect = (scope: ReadScope, entities: Entity[], req: TemporalRequest, mapper: TermMapper):
     TemporalReadResult & { hasInstances: boolean[] } => {
     const series = seriesOf(scope, entities.map((e) => e.id), req);
     const { perEntity, range } = attributesOf(series, entities, req, mapper);
-    const ctx: TemporalRenderContext = { mapper, view: req.view, timeproperty: req.query.timeproperty, formatTime: formatDateTime };
-    const out: JsonObject[] = entities.map((e) => renderTemporalEntity(e, perEntity.get(e.id) ?? [], ctx));
+    const out: TemporalEntity[] = entities.map((entity) => ({ entity, attributes: perEntity.get(entity.id) ?? [] }));
     const hasInstances = req.view.pick || req.view.omit ? inWindow(scope, entities, req)
       : entities.map((e) => (perEntity.get(e.id)?.length ?? 0) > 0);
     return range ? { entities: out, range, hasInstances } : { entities: out, hasInstances };
   };
+
+  /** Whether a temporal entity would show no member at all (pick and omit leave nothing). */
+  const isEmpty = (e: TemporalEntity, view: TemporalRequest['view']): boolean =>
+    e.attributes.length === 0 && !view.sysAttrs && !isShown(view, 'id') && !isShown(view, 'type');
 
   return {
     retrieve(actor, id, req, mapper) {
@@ -135,12 +139,12 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
       if (!entity || (entity.deletedAt !== undefined && reader.series(scope, [id]).length === 0)) {
         throw new ResourceNotFoundError('Entity not found', id);
       }
-      const { hasInstances, ...result } = render(scope, [entity], req, mapper);
+      const { hasInstances, ...result } = collect(scope, [entity], req, mapper);
       // NGSI-LD §5.7.3: none of the attributes asked for has a history, or pick/omit leave nothing to show.
       if (req.view.attrs && !hasInstances[0] && reader.series(scope, [id], [...req.view.attrs]).length === 0) {
         throw new ResourceNotFoundError('None of the requested attributes has a temporal evolution', id);
       }
-      if (result.entities.every((e) => Object.keys(e).length === 0)) {
+      if (result.entities.every((e) => isEmpty(e, req.view))) {
         throw new ResourceNotFoundError('pick and omit leave no member of the entity', id);
       }
       return result;
@@ -153,7 +157,7 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
         limit: page.limit === 0 ? 0 : page.limit + 1, offset: page.offset, count: page.count,
       });
       const entities = found.entities.slice(0, page.limit);
-      const { hasInstances, ...result } = render(scope, entities, req, mapper);
+      const { hasInstances, ...result } = collect(scope, entities, req, mapper);
       // NGSI-LD §5.7.4: the temporal evolution of the matching entities within the window; an entity
       // with no instance there is left out (behaviour §6).
       result.entities = result.entities.filter((_, i) => hasInstances[i]);

@@ -2,25 +2,16 @@
 // representations (§4.5.7-4.5.9), aggregation methods (§4.5.19) and what a read hands back.
 
 import type { EntityFilter, EntityId, Iri, JsonObject } from '../ngsi/index.js';
-import type { TimeProperty } from '../store/index.js';
+import type { AggrMethod, Duration, TemporalEntity, TemporalFormat, TemporalView, TimeProperty } from '../ngsi/index.js';
 
-export type { TimeProperty };
+export { AGGR_METHODS } from '../ngsi/index.js';
+export type { AggrMethod, Duration, TemporalFormat, TemporalView, TimeProperty };
 
 /** NGSI-LD §4.11 timerel: before (t < timeAt), after (t >= timeAt), between (timeAt <= t < endTimeAt). */
 export type Timerel = 'before' | 'after' | 'between';
 
-export type TemporalFormat = 'normalized' | 'temporalValues' | 'aggregatedValues';
 
-export const AGGR_METHODS = ['totalCount', 'distinctCount', 'sum', 'avg', 'min', 'max', 'stddev', 'sumsq'] as const;
-export type AggrMethod = (typeof AGGR_METHODS)[number];
 
-/** An ISO 8601 duration; calendar parts (years, months) have no fixed length. */
-export interface Duration {
-  years: number;
-  months: number;
-  /** Days, hours, minutes and seconds (weeks as 7 days), in milliseconds. */
-  fixedMs: number;
-}
 
 /** The time filter and slicing of a temporal request. */
 export interface TemporalQuery {
@@ -36,23 +27,6 @@ export interface TemporalQuery {
   offsetN: number;
 }
 
-/** How the result is shown. */
-export interface TemporalView {
-  format: TemporalFormat;
-  sysAttrs: boolean;
-  /** options=audit: `sub` on normalized instances read on createdAt/modifiedAt/deletedAt. */
-  audit: boolean;
-  aggrMethods: AggrMethod[];
-  /** Aggregation period; undefined: the whole requested range. */
-  aggrPeriod?: Duration;
-  /** `attrs`: only these attributes. */
-  attrs?: Set<Iri>;
-  /** `pick` / `omit` of top-level members: 'id', 'type' or attribute IRIs. */
-  pick?: Set<string>;
-  omit?: Set<string>;
-  /** `datasetId`: only these instances ('@none' is the default instance). */
-  datasetIds?: Set<string>;
-}
 
 export interface TemporalRequest {
   query: TemporalQuery;
@@ -88,7 +62,7 @@ export interface TemporalRange {
 }
 
 export interface TemporalReadResult {
-  entities: JsonObject[];
+  entities: TemporalEntity[];
   range?: TemporalRange;
 }
 

@@ -3,12 +3,13 @@
 
 import { z } from 'zod';
 import {
-  BadRequestDataError, NotImplementedError, isAbsoluteUri, nameProblem, ordersByIdOnly, parseAttributeFragment, parseOrderBy,
+  BadRequestDataError, NotImplementedError, formatComputedInstant, isAbsoluteUri, nameProblem, ordersByIdOnly, parseAttributeFragment,
+  parseOrderBy, renderTemporalEntities,
   type Json,
   type TermMapper,
 } from '../../ngsi/index.js';
 import {
-  formatComputedInstant, parseAggregation, parseTemporalAttributes, parseTemporalEntity, parseTemporalFormat, parseTemporalQuery,
+  parseAggregation, parseTemporalAttributes, parseTemporalEntity, parseTemporalFormat, parseTemporalQuery,
   type RawTemporalParams, type TemporalRange, type TemporalRequest, type TemporalSelection, type TemporalView,
 } from '../../temporal/index.js';
 import type { ResolvedContext } from '../../jsonld/index.js';
@@ -144,8 +145,9 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
     const p = page(params, config);
     const joinLevel = joinLevelOf(params, req);
     const found = temporal.query(actorOf(c), selection, p, req, ctx);
-    if (joinLevel !== undefined) inlineTemporalLinks(found.entities, joinLevel, ctx, (ids) => deps.entities.getMany(actorOf(c), ids));
-    return answer(c, found.entities, ctx, found.range, pageHeaders(c.req.url, p, found.hasMore, found.count));
+    const rendered = renderTemporalEntities(found.entities, { mapper: ctx, view: req.view, timeproperty: req.query.timeproperty });
+    if (joinLevel !== undefined) inlineTemporalLinks(rendered, joinLevel, ctx, (ids) => deps.entities.getMany(actorOf(c), ids));
+    return answer(c, rendered, ctx, found.range, pageHeaders(c.req.url, p, found.hasMore, found.count));
   };
 
   resource(app, `${BASE}/temporal/entities`, {
@@ -204,8 +206,9 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
       const req = fromParams(params, ctx);
       const joinLevel = joinLevelOf(params, req);
       const found = temporal.retrieve(actorOf(c), id, req, ctx);
-      if (joinLevel !== undefined) inlineTemporalLinks(found.entities, joinLevel, ctx, (ids) => deps.entities.getMany(actorOf(c), ids));
-      return answer(c, found.entities[0] ?? {}, ctx, found.range);
+      const rendered = renderTemporalEntities(found.entities, { mapper: ctx, view: req.view, timeproperty: req.query.timeproperty });
+      if (joinLevel !== undefined) inlineTemporalLinks(rendered, joinLevel, ctx, (ids) => deps.entities.getMany(actorOf(c), ids));
+      return answer(c, rendered[0] ?? {}, ctx, found.range);
     },
     // NGSI-LD §6.19.3.2 Delete the temporal representation of an entity (entity and history, for good)
     DELETE: async (c) => {

@@ -1,7 +1,7 @@
 // Date-times of temporal answers, many to an answer and mostly a few per day apart: formatted as
 // ngsi's formatDateTime does (`toISOString`), the date part reused while instants stay in one day.
 
-import { formatDateTime } from '../ngsi/index.js';
+import { formatDateTime } from '../time.js';
 
 const DAY_MS = 86_400_000;
 const DIGIT_0 = 48;

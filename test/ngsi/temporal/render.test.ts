@@ -3,12 +3,12 @@
 // and deletions keep going through it.
 
 import { describe, expect, it } from 'vitest';
-import { formatDateTime, renderEntity, type Attribute, type Json, type JsonObject } from '../../src/ngsi/index.js';
-import type { HistoryInstance, TimedInstance, TimeProperty } from '../../src/store/index.js';
-import { renderNormalized, renderTemporalValues, type TemporalRenderContext } from '../../src/temporal/render.js';
-import type { TemporalView } from '../../src/temporal/types.js';
-import { createDateTimeFormatter } from '../../src/temporal/date-time.js';
-import { EX, mapper } from '../ngsi/fake-mapper.js';
+import { formatDateTime, renderEntity, type Attribute, type Json, type JsonObject } from '../../../src/ngsi/index.js';
+import type { HistoryInstance, TimedInstance, TimeProperty } from '../../../src/store/index.js';
+import { renderNormalized, renderTemporalValues, type TemporalRenderContext } from '../../../src/ngsi/temporal/render.js';
+import type { TemporalView } from '../../../src/temporal/types.js';
+import { createDateTimeFormatter } from '../../../src/ngsi/temporal/date-time.js';
+import { EX, mapper } from '../fake-mapper.js';
 
 const ATTR = EX + 'temperature';
 const T = Date.UTC(2024, 4, 1, 8, 30);

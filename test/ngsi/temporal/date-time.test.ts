@@ -2,8 +2,8 @@
 // order, across days and years, and the ones it leaves to formatDateTime (odd years, fractions).
 
 import { describe, expect, it } from 'vitest';
-import { formatDateTime } from '../../src/ngsi/index.js';
-import { createDateTimeFormatter } from '../../src/temporal/date-time.js';
+import { formatDateTime } from '../../../src/ngsi/index.js';
+import { createDateTimeFormatter } from '../../../src/ngsi/temporal/date-time.js';
 
 const DAY = 86_400_000;
 

@@ -2,12 +2,16 @@
 // aggregated), compacted with the request's term mapper; instance payloads reuse ngsi's renderers,
 // but for scalar Properties (most history), built here to the same result.
 
-import {
-  NGSI_LD_NULL, SUB, formatDateTime, nullPayloadOf, renderEntity, type Attribute, type AttributeKind, type Entity, type Iri, type Json,
-  type JsonObject, type PropertyAttr, type TermMapper,
-} from '../ngsi/index.js';
-import type { HistoryInstance, TimedInstance, TimeProperty } from '../store/index.js';
-import type { AggrMethod, TemporalView } from './types.js';
+import type { HistoryInstance } from '../history-instance.js';
+import type { JsonObject } from '../json.js';
+import type { Attribute, Entity, Iri, Json, PropertyAttr } from '../model.js';
+import { nullPayloadOf } from '../null-payload.js';
+import { renderEntity } from '../render.js';
+import type { TermMapper } from '../terms.js';
+import { formatDateTime } from '../time.js';
+import { NGSI_LD_NULL, SUB, type AttributeKind } from '../vocab.js';
+import type { AggregatedSeries, AggrMethod, TemporalEntity, TemporalView, TimedInstance, TimeProperty } from './model.js';
+import { createDateTimeFormatter, formatComputedInstant } from './date-time.js';
 
 export interface TemporalRenderContext {
   mapper: TermMapper;
@@ -19,18 +23,7 @@ export interface TemporalRenderContext {
   kindOf?: (attr: Iri) => AttributeKind | undefined;
 }
 
-/** One period of one series, with the value of each requested method. */
-export interface AggregatedPeriod {
-  start: number;
-  end: number;
-  values: Record<string, Json>;
-}
 
-export interface AggregatedSeries {
-  datasetId?: string;
-  kind: AttributeKind;
-  periods: AggregatedPeriod[];
-}
 
 /** The member holding [value, time] pairs in the simplified temporal representation (§4.5.9). */
 const VALUES_MEMBER: Record<AttributeKind, string> = {
@@ -237,4 +230,25 @@ export function renderTemporalEntity(entity: Entity, attrs: ReadonlyArray<[Iri, 
   }
   for (const [attr, value] of attrs) out[mapper.compactIri(attr)] = value;
   return out;
+}
+
+/** What a temporal answer is rendered with: the request's term mapper, the view, the time property. */
+export interface TemporalAnswerContext {
+  mapper: TermMapper;
+  view: TemporalView;
+  timeproperty: TimeProperty;
+}
+
+/** The temporal entities of one answer, rendered in the requested representation. */
+export function renderTemporalEntities(entities: readonly TemporalEntity[], answer: TemporalAnswerContext): JsonObject[] {
+  const { mapper, view, timeproperty } = answer;
+  const formatTime = createDateTimeFormatter();
+  return entities.map(({ entity, attributes }) => {
+    const values: Array<[Iri, Json]> = attributes.map((a) => {
+      if ('aggregated' in a) return [a.attr, renderAggregated(a.aggregated, view.aggrMethods, formatComputedInstant)];
+      const ctx: TemporalRenderContext = { mapper, view, timeproperty, formatTime, kindOf: () => a.kind };
+      return [a.attr, view.format === 'temporalValues' ? renderTemporalValues(a.attr, a.instances, ctx) : renderNormalized(a.attr, a.instances, ctx)];
+    });
+    return renderTemporalEntity(entity, values, { mapper, view, timeproperty, formatTime: formatDateTime });
+  });
 }
