@@ -2,7 +2,7 @@
 // included) with their history in the requested window and representation, cut alike at the cap.
 
 import {
-  ResourceNotFoundError, isShown, type AggregatedSeries, type AttributeKind, type Entity, type EntityId, type Iri, type Principal,
+  ResourceNotFoundError, isShown, matchesFilter, matchesGeo, type AggregatedSeries, type EntityFilter, type AttributeKind, type Entity, type EntityId, type Iri, type Principal,
   type TemporalAttribute, type TemporalEntity, type TermMapper,
 } from '../ngsi/index.js';
 import { readScopeOf, type HistorySeries, type HistoryWindow, type ReadScope, type StoreReader } from '../store/index.js';
@@ -26,6 +26,9 @@ export function windowOf(q: TemporalQuery): HistoryWindow {
   if (q.timerel === 'between' && q.endTimeAt !== undefined) w.to = q.endTimeAt;
   return w;
 }
+
+/** Entities selected per round when the values filter runs over instances. */
+const CANDIDATES_PER_ROUND = 200;
 
 /** How many of the newest instances are looked at for an attribute's kind (deletions have none). */
 const RECENT_FOR_KIND = 16;
@@ -128,6 +131,49 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
     return range ? { entities: out, range, hasInstances } : { entities: out, hasInstances };
   };
 
+  /**
+   * NGSI-LD v1.9 §5.7.4.4: the values filter (q) and the geo-query are checked against the attribute
+   * instances the temporal query selects (those in its window), not against the current state: an
+   * entity matches when instances in the window satisfy them (each attribute: any of its instances).
+   */
+  const matchesInWindow = (scope: ReadScope, entity: Entity, filters: readonly EntityFilter[], window: HistoryWindow): boolean => {
+    const instances = reader.read(reader.series(scope, [entity.id]), window, { order: 'asc', skip: 0, limit: Infinity });
+    const attrs: Entity['attrs'] = {};
+    for (const { instance } of instances) {
+      if (instance.attribute === undefined) continue;
+      (attrs[instance.attr] ??= []).push(instance.attribute);
+    }
+    const asObserved: Entity = { ...entity, attrs };
+    return filters.every((f) => (f.kind === 'geo' ? matchesGeo(f.query, asObserved) : matchesFilter(f, asObserved) === true));
+  };
+
+  /**
+   * The entities of a query page: the selection in SQL, and the values filter and geo-query over each
+   * candidate's instances in the window (the page is then counted after that filter).
+   */
+  const selectEntities = (scope: ReadScope, selection: TemporalSelection, page: TemporalPage, req: TemporalRequest):
+    { entities: Entity[]; count?: number } => {
+    const base = { ...selection, ...(req.view.attrs ? { attrs: [...req.view.attrs] } : {}) };
+    const byInstances = (selection.filters ?? []).filter((f) => f.kind === 'q' || f.kind === 'geo');
+    if (byInstances.length === 0) {
+      return store.archive.list(scope, { ...base, limit: page.limit === 0 ? 0 : page.limit + 1, offset: page.offset, count: page.count });
+    }
+    const rest = (selection.filters ?? []).filter((f) => f.kind !== 'q' && f.kind !== 'geo');
+    const window = windowOf(req.query);
+    const kept: Entity[] = [];
+    let matched = 0;
+    for (let offset = 0; ; offset += CANDIDATES_PER_ROUND) {
+      const candidates = store.archive.list(scope, { ...base, filters: rest, limit: CANDIDATES_PER_ROUND, offset, count: false }).entities;
+      for (const e of candidates) {
+        if (!matchesInWindow(scope, e, byInstances, window)) continue;
+        matched += 1;
+        if (matched > page.offset && kept.length <= page.limit) kept.push(e);
+      }
+      if (candidates.length < CANDIDATES_PER_ROUND || (!page.count && kept.length > page.limit)) break;
+    }
+    return page.count ? { entities: kept, count: matched } : { entities: kept };
+  };
+
   /** Whether a temporal entity would show no member at all (pick and omit leave nothing). */
   const isEmpty = (e: TemporalEntity, view: TemporalRequest['view']): boolean =>
     e.attributes.length === 0 && !view.sysAttrs && !isShown(view, 'id') && !isShown(view, 'type');
@@ -152,10 +198,7 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
 
     query(actor, selection, page, req, mapper) {
       const scope = readScopeOf(actor);
-      const found = store.archive.list(scope, {
-        ...selection, ...(req.view.attrs ? { attrs: [...req.view.attrs] } : {}),
-        limit: page.limit === 0 ? 0 : page.limit + 1, offset: page.offset, count: page.count,
-      });
+      const found = selectEntities(scope, selection, page, req);
       const entities = found.entities.slice(0, page.limit);
       const { hasInstances, ...result } = collect(scope, entities, req, mapper);
       // NGSI-LD §5.7.4: the temporal evolution of the matching entities within the window; an entity

@@ -41,8 +41,13 @@ describe('GET /temporal/entities', () => {
 
   it('takes the query language of Query Entities: type selections, q and scopeQ', async () => {
     expect(await ids(`type=(Sensor;Building)&${AFTER}`)).toEqual([]);
-    expect(await ids(`type=Sensor|Building&q=humidity>=60&${AFTER}`)).toEqual([S1, S2]);
-    expect(await ids(`type=Sensor&q=temperature==9&${AFTER}`)).toEqual([]);
+    // q is checked against the instances in the window (§5.7.4.4): humidity is never observed, so
+    // it has instances on modifiedAt, not on observedAt.
+    expect(await ids(`type=Sensor|Building&q=humidity>=60&timeproperty=modifiedAt&${AFTER}`)).toEqual([S1, S2]);
+    expect(await ids(`type=Sensor|Building&q=humidity>=60&${AFTER}`)).toEqual([]);
+    // The deleted sensor had temperature 9 within the window: it matches, deleted or not.
+    expect(await ids(`type=Sensor&q=temperature==9&${AFTER}`)).toEqual([S3]);
+    expect(await ids(`type=Sensor&q=temperature==9&timerel=before&timeAt=${iso(O0)}`)).toEqual([]);
     expect(await ids(`local=true&scopeQ=/Nowhere&${AFTER}`)).toEqual([]);
   });
 
