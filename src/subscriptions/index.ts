@@ -17,7 +17,7 @@ export { renderSubscription, typeSelectionText } from './render.js';
 /** Candidate subscriptions of a change, by tenant and entity type or watched attribute. */
 export { createSubscriptionRegistry, type SubscriptionRegistry } from './registry.js';
 /** Whether one change notifies one subscription. */
-export { matchSubscription, selectsEntity, type MatchOptions, type SubscriptionMatch } from './matcher.js';
+export { createMatchCache, matchSubscription, selectsEntity, type MatchCache, type MatchOptions, type SubscriptionMatch } from './matcher.js';
 export { changeTriggers, type AttributeEvent, type ChangeTriggers } from './triggers.js';
 /** The Notification body and headers for one subscription and its matching entities. */
 export {

@@ -8,7 +8,7 @@ import type { Clock, Logger } from '../lib/index.js';
 import type { Entity } from '../ngsi/index.js';
 import { createJournalFollower, type NewNotification, type Store } from '../store/index.js';
 import { createDispatcher, type DeliveryDeps, type DeliveryOptions, type DeliveryStats, type QueuedMessage } from './delivery.js';
-import { matchesEntity, matchSubscription, type SubscriptionMatch } from './matcher.js';
+import { createMatchCache, matchesEntity, matchSubscription, type SubscriptionMatch } from './matcher.js';
 import { changeTriggers } from './triggers.js';
 import { statusOf, type Subscription } from './model.js';
 import { buildNotification, type NotificationContext, type NotifiedEntity } from './notification.js';
@@ -73,6 +73,7 @@ function notifiedOf(change: ChangeEvent, match: SubscriptionMatch): NotifiedEnti
 export function createNotifier(deps: NotifierDeps): Notifier {
   const { store, registry, clock, log, options } = deps;
   const dispatcher = createDispatcher({ ...deps, options });
+  const cache = createMatchCache();
   /** When each subscription last had a notification queued (throttling and timeInterval). */
   const lastQueued = new Map<string, number>();
   let queued = 0;
@@ -140,7 +141,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
       const fired = candidates.length > 0 ? changeTriggers(change) : undefined;
       for (const sub of candidates) {
         const key = keyOf(change.tenant, sub.id);
-        const match = matchSubscription(sub, change, { now: at, lastNotification: lastQueued.get(key), fired });
+        const match = matchSubscription(sub, change, { now: at, lastNotification: lastQueued.get(key), fired, cache });
         if (!match) continue;
         lastQueued.set(key, at);
         const item = await itemOf(change.tenant, sub, [notifiedOf(change, match)], clock.now());
@@ -173,7 +174,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     const page = 500;
     for (let offset = 0; out.length < options.periodicMaxEntities; offset += page) {
       const found = store.entities.list({ tenant }, { limit: page, offset, count: false }).entities;
-      for (const e of found) if (out.length < options.periodicMaxEntities && matchesEntity(sub, e)) out.push(e);
+      for (const e of found) if (out.length < options.periodicMaxEntities && matchesEntity(sub, e, cache)) out.push(e);
       if (found.length < page) break;
     }
     return out;

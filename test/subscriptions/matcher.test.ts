@@ -182,3 +182,16 @@ describe('state and timing', () => {
     expect(fires(subscription({ entities: [{ type: 'Building' }], timeInterval: 60 }), updated)).toBe(false);
   });
 });
+
+describe('match cache', () => {
+  it('compiles an idPattern once and gives the same answers as compiling it every time', async () => {
+    const { createMatchCache, selectsEntity: selects } = await import('../../src/subscriptions/index.js');
+    const cache = createMatchCache();
+    const sel = { type: '*' as const, idPattern: '^urn:ngsi-ld:Building:b[0-9]$' };
+    expect(cache.pattern(sel.idPattern)).toBe(cache.pattern(sel.idPattern));
+    for (const id of ['urn:ngsi-ld:Building:b1', 'urn:ngsi-ld:Building:bx']) {
+      const e = entity({ id });
+      expect(selects(sel, e, cache)).toBe(selects(sel, e));
+    }
+  });
+});
