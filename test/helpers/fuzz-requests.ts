@@ -97,6 +97,9 @@ const path = fc.oneof(
   seg(attr).map((a) => `/ngsi-ld/v1/attributes/${a}`),
   fc.constant('/ngsi-ld/v1/jsonldContexts'),
   seg(junk).map((c) => `/ngsi-ld/v1/jsonldContexts/${c}`),
+  fc.constant('/ngsi-ld/v1/subscriptions'),
+  fc.constant('/ngsi-ld/v1/subscriptions/'),
+  seg(fc.oneof(id, fc.constant('urn:ngsi-ld:Subscription:s1'))).map((i) => `/ngsi-ld/v1/subscriptions/${i}`),
   ascii.map((s) => `/ngsi-ld/v1/${s.replace(/[?#\s]/g, '')}`),
 );
 
@@ -117,8 +120,38 @@ const entity = fc.record({
   '@context': fc.oneof(fc.constant(CORE), fc.constant([CORE]), fc.constant({ ex: 'https://example.org/' }), text),
 }, { requiredKeys: [] });
 
+// Endpoints on 127.0.0.1 port 9 (discard, nothing listens) or the gateway's own broker: never a real receiver.
+const subscription = fc.record({
+  id: fc.oneof(id, fc.constant('urn:ngsi-ld:Subscription:s1')),
+  type: fc.constantFrom('Subscription', 'x'),
+  entities: fc.array(fc.record({ type: typeName, id, idPattern: PARAM_VALUES['idPattern']! }, { requiredKeys: [] }), { maxLength: 2 }),
+  watchedAttributes: fc.array(attr, { maxLength: 2 }),
+  notificationTrigger: fc.array(fc.constantFrom('entityCreated', 'attributeUpdated', 'attributeDeleted', 'x'), { maxLength: 2 }),
+  q: PARAM_VALUES['q']!,
+  timeInterval: fc.oneof(fc.integer({ min: -5, max: 100 }), fc.double()),
+  throttling: fc.oneof(fc.integer({ min: -5, max: 100 }), text),
+  expiresAt: PARAM_VALUES['timeAt']!,
+  isActive: fc.oneof(fc.boolean(), text),
+  jsonldContext: fc.constantFrom(CORE, 'x', 'http://127.0.0.1:9/ctx.jsonld'),
+  notification: fc.record({
+    format: fc.constantFrom('normalized', 'keyValues', 'concise', 'x'),
+    attributes: fc.array(attr, { maxLength: 2 }),
+    showChanges: fc.boolean(),
+    join: fc.constantFrom('inline', 'flat', 'x'),
+    joinLevel: fc.integer({ min: -1, max: 20 }),
+    endpoint: fc.record({
+      uri: fc.constantFrom('http://127.0.0.1:9/notify', 'mqtt://127.0.0.1:9/t', 'mqtt://127.0.0.1/#', 'ftp://x', 'x'),
+      accept: fc.constantFrom('application/json', 'application/ld+json', 'application/geo+json', 'text/plain'),
+      timeout: fc.integer({ min: -1, max: 2_000 }),
+      notifierInfo: fc.array(fc.record({ key: fc.constantFrom('MQTT-QoS', 'MQTT-Version', 'x'), value: fc.constantFrom('0', '2', '3', 'mqtt5.0', 'x') }), { maxLength: 2 }),
+    }, { requiredKeys: [] }),
+  }, { requiredKeys: [] }),
+  '@context': fc.oneof(fc.constant(CORE), fc.constant([CORE]), text),
+}, { requiredKeys: [] });
+
 const body = fc.oneof(
   entity.map((e) => JSON.stringify(e)),
+  subscription.map((sub) => JSON.stringify(sub)),
   fc.array(entity, { maxLength: 4 }).map((a) => JSON.stringify(a)),
   fc.array(id, { maxLength: 4 }).map((a) => JSON.stringify(a)),
   fc.record({ type: fc.constantFrom('Query', 'x'), entities: fc.array(fc.record({ type: typeName, id, idPattern: PARAM_VALUES['idPattern']! }, { requiredKeys: [] }), { maxLength: 2 }),
