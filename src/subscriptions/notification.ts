@@ -4,7 +4,7 @@
 
 import {
   JSONLD_CONTEXT_REL, LOCATION, NGSI_LD_NULL, followLinks, formatDateTime, isProjected, nullPayloadOf, renderEntity, renderFeatureCollection,
-  type Entity, type Iri, type Json, type JsonObject, type LinkedLoader, type Member, type ProjectionTree, type Reached,
+  isPlainObject, type Attribute, type Entity, type Iri, type Json, type JsonObject, type LinkedLoader, type Member, type ProjectionTree, type Reached,
   type RenderOptions, type TermMapper,
 } from '../ngsi/index.js';
 import type { NotificationAccept, Subscription } from './model.js';
@@ -105,9 +105,37 @@ function deletedAttribute(entity: Entity, attr: Iri, before: Entity['attrs'][str
 function addDeleted(out: JsonObject, entity: Entity, attrs: readonly Iri[], before: Entity | undefined, at: number,
   sub: Subscription, mapper: TermMapper, opts: RenderOptions): void {
   for (const attr of attrs) {
-    if (entity.attrs[attr] !== undefined || !isShown(attr, opts)) continue;
-    out[mapper.compactIri(attr)] = deletedAttribute(entity, attr, before?.attrs[attr], at, sub, mapper, opts);
+    if (!isShown(attr, opts)) continue;
+    const current = entity.attrs[attr];
+    if (current === undefined) {
+      out[mapper.compactIri(attr)] = deletedAttribute(entity, attr, before?.attrs[attr], at, sub, mapper, opts);
+      continue;
+    }
+    // Some datasetId instances went, others stay (ETSI 046_22_06/07): the gone ones beside them.
+    const kept = new Set(current.map((a) => a.datasetId));
+    const gone = (before?.attrs[attr] ?? []).filter((a) => !kept.has(a.datasetId));
+    if (gone.length > 0) addDeletedInstances(out, mapper.compactIri(attr), current, gone, entity, attr, at, sub, mapper, opts);
   }
+}
+
+/** Deleted datasetId instances of an attribute that keeps others, added to its rendered form. */
+function addDeletedInstances(out: JsonObject, name: string, current: readonly Attribute[], gone: readonly Attribute[], entity: Entity,
+  attr: Iri, at: number, sub: Subscription, mapper: TermMapper, opts: RenderOptions): void {
+  const shown = out[name];
+  if (shown === undefined) return;
+  if (opts.format === 'keyValues') {
+    // NGSI-LD §4.5.4: several instances in keyValues are {"dataset": {<datasetId or @none>: value}}.
+    const dataset: JsonObject = isPlainObject(shown) && isPlainObject(shown['dataset']) ? { ...shown['dataset'] }
+      : { [current[0]?.datasetId ?? '@none']: shown };
+    for (const a of gone) dataset[a.datasetId ?? '@none'] = NGSI_LD_NULL;
+    out[name] = { dataset };
+    return;
+  }
+  const deleted = gone.map((a) => {
+    const item = deletedAttribute(entity, attr, [a], at, sub, mapper, opts);
+    return isPlainObject(item) && a.datasetId !== undefined ? { ...item, datasetId: a.datasetId } : item;
+  });
+  out[name] = [...(Array.isArray(shown) ? shown : [shown]), ...deleted];
 }
 
 function renderItem(item: NotifiedEntity, sub: Subscription, mapper: TermMapper, opts: RenderOptions): JsonObject {

@@ -207,6 +207,23 @@ describe('firing [§5.11]', () => {
     });
   });
 
+  it('one datasetId instance deleted shows beside the instances that stay (keyValues and normalized)', async () => {
+    await subscribe({ notificationTrigger: ['attributeDeleted'] }, { format: 'keyValues' });
+    await subscribe({ notificationTrigger: ['attributeDeleted'] }, { attributes: ['name'] });
+    await write('POST', E, {
+      id: ROOM, type: 'Room',
+      name: [{ type: 'Property', value: 'Hall' }, { type: 'Property', value: 'Salle', datasetId: 'urn:ngsi-ld:Dataset:fr' }],
+    });
+    await write('DELETE', `${E}/${ROOM}/attrs/name?datasetId=urn:ngsi-ld:Dataset:fr`);
+    const got = await receiver.waitFor(2);
+    const names = got.map((r) => r.body.data[0].name);
+    expect(names).toContainEqual({ dataset: { '@none': 'Hall', 'urn:ngsi-ld:Dataset:fr': 'urn:ngsi-ld:null' } });
+    expect(names).toContainEqual([
+      { type: 'Property', value: 'Hall', createdAt: new Date(T0).toISOString() },
+      { type: 'Property', value: 'urn:ngsi-ld:null', datasetId: 'urn:ngsi-ld:Dataset:fr' },
+    ]);
+  });
+
   it('a q percent-encoded as in a query string is decoded', async () => {
     await subscribe({ q: 'name=="Main%20hall"' });
     await write('POST', E, { id: ROOM, type: 'Room', name: { type: 'Property', value: 'Main hall' } });
