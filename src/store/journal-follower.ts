@@ -33,6 +33,11 @@ export interface JournalFollower {
   /** New changes were committed (up to `seq`, when known). */
   wake(seq?: number): void;
   /**
+   * New changes, as committed: handled without reading the journal when they follow the cursor with
+   * no gap and nothing is being handled; false otherwise (then call wake).
+   */
+  offer(changes: readonly ChangeEvent[]): boolean;
+  /**
    * Moves past every change committed so far without reading them (the reader knows none can
    * concern it); only while no batch is being handled.
    */
@@ -71,10 +76,13 @@ export function createJournalFollower(opts: JournalFollowerOptions): JournalFoll
     savedAt = performance.now();
   };
 
-  const drain = async (): Promise<void> => {
+  /** Hands over `offered` (the changes right after the cursor), then what the journal holds after it. */
+  const drain = async (offered?: ChangeEvent[]): Promise<void> => {
+    let next = offered;
     for (;;) {
       again = false;
-      const changes = journal.readAfter(cursor, batch, opts.read);
+      const changes = next ?? journal.readAfter(cursor, batch, opts.read);
+      next = undefined;
       if (changes.length === 0) {
         if (again && !stopped) continue;
         return;
@@ -83,16 +91,18 @@ export function createJournalFollower(opts: JournalFollowerOptions): JournalFoll
       cursor = changes[changes.length - 1]!.seq;
       if (opts.saveEveryMs === undefined || performance.now() - savedAt >= opts.saveEveryMs) save();
       if (stopped) return;
+      // An offered batch is all there is unless more was announced meanwhile.
+      if (offered !== undefined && !again) return;
     }
   };
 
-  const run = (): void => {
+  const run = (offered?: ChangeEvent[]): void => {
     if (stopped || retry) return;
     if (running) {
       again = true;
       return;
     }
-    running = drain().then(
+    running = drain(offered).then(
       () => {
         running = undefined;
         if (again && !stopped) run();
@@ -125,6 +135,12 @@ export function createJournalFollower(opts: JournalFollowerOptions): JournalFoll
       run();
     },
     wake: () => run(),
+    offer(changes) {
+      if (stopped || running || retry || changes.length === 0 || changes[0]!.seq !== cursor + 1) return false;
+      for (let i = 1; i < changes.length; i++) if (changes[i]!.seq !== changes[i - 1]!.seq + 1) return false;
+      run([...changes]);
+      return true;
+    },
     skipToEnd(seq) {
       if (stopped || running || retry) return run();
       cursor = Math.max(cursor, seq ?? journal.lastSeq());

@@ -131,6 +131,8 @@ export function createNotifier(deps: NotifierDeps): Notifier {
   /** Events of committed changes not read yet, by sequence (bounded: the oldest go first). */
   const recent = new Map<number, ChangeEvent>();
   let wakeScheduled = false;
+  /** Events of one commit, gathered for the follower. */
+  let offered: ChangeEvent[] = [];
 
   const handle = async (changes: ChangeEvent[]): Promise<void> => {
     const items: NewNotification[] = [];
@@ -193,11 +195,15 @@ export function createNotifier(deps: NotifierDeps): Notifier {
       if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value ?? change.seq);
       // NOTE: the events of one commit are emitted one after the other: the journal is read once
       // all of them are here (a microtask runs after the commit's hooks).
+      offered.push(change);
       if (wakeScheduled) return undefined;
       wakeScheduled = true;
       queueMicrotask(() => {
         wakeScheduled = false;
-        follower.wake();
+        const batch = offered;
+        offered = [];
+        // The common case: the follower is caught up, and these events are the next changes.
+        if (!follower.offer(batch)) follower.wake();
       });
       return undefined;
     },

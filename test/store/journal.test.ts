@@ -156,6 +156,22 @@ describe('a journal follower', () => {
     await f2.stop();
   });
 
+  it('takes offered changes that follow its cursor without reading them, and refuses a gap', async () => {
+    const handled: ChangeEvent[][] = [];
+    const f = follow(store, handled);
+    f.start();
+    await f.idle();
+    append(store, 1, 2);
+    const offered = store.journal.readAfter(0, 10).map((c) => ({ ...c, id: `offered:${c.seq}` }));
+    expect(f.offer(offered.slice(1))).toBe(false);
+    expect(f.offer(offered)).toBe(true);
+    await f.idle();
+    // The offered objects themselves were handed over (the journal would have given other ids).
+    expect(handled.flat().map((c) => c.id)).toEqual(['offered:1', 'offered:2']);
+    expect(store.journal.cursor('test')).toBe(2);
+    await f.stop();
+  });
+
   it('a batch whose handling fails is handed over again, and the cursor does not move past it', async () => {
     let failures = 2;
     const handled: ChangeEvent[][] = [];
