@@ -35,6 +35,7 @@ export const LIBRARY_HOMES = {
   jsts: ['ngsi'],
   re2js: ['ngsi'],
   zod: ['config', 'http', 'mqtt', 'federation'],
+  undici: ['subscriptions'],
 };
 
 /**
