@@ -35,7 +35,6 @@ export const LIBRARY_HOMES = {
   jsts: ['ngsi'],
   re2js: ['ngsi'],
   zod: ['config', 'http', 'mqtt', 'federation'],
-  undici: ['subscriptions'],
 };
 
 /**

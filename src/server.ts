@@ -14,7 +14,7 @@ import { createApp, listenHttp, type App, type HttpListener } from './http/index
 import { addDuration, createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
 import { createJobScheduler } from './jobs/index.js';
 import {
-  createHttpSender, createNotifier, createSubscriptionRegistry, createSubscriptionService, loadSubscriptions, notificationContextInput,
+  createNotifier, createSubscriptionRegistry, createSubscriptionService, loadSubscriptions, notificationContextInput, sendHttp,
   toNotificationContext, type Notifier, type SubscriptionRegistry, type SubscriptionService,
 } from './subscriptions/index.js';
 import { isEmbeddedBrokerUrl, startMqttBroker, type MqttBroker, type MqttQos } from './mqtt/index.js';
@@ -108,12 +108,11 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
   let httpPort: number | undefined;
   const publicUrl = (): string => config.server.publicUrl || `http://127.0.0.1:${httpPort ?? config.server.port}`;
-  const httpSender = createHttpSender();
   const notifier = createNotifier({
     store, registry: subscriptionRegistry, clock, log: log.child('notifier'), newId: deps.newId ?? uuid,
     // NOTE: a subscription's stored context was its creation request's ContextInput.
     contextOf: async (sub) => toNotificationContext(await contexts.resolve(notificationContextInput(sub) as ContextInput | undefined), publicUrl()),
-    sendHttp: (delivery, timeoutMs) => httpSender.send(delivery, timeoutMs),
+    sendHttp,
     sendMqtt: (uri, message, opts) => mqttSender.send(uri, message, opts),
     options: {
       timeoutMs: config.notifications.timeout, maxAttempts: config.notifications.maxAttempts, retryBaseMs: config.notifications.retryBase,
@@ -175,7 +174,6 @@ export function createBroker(deps: BrokerDeps): Broker {
       await jobs.stop();
       // What is not delivered stays queued for the next start.
       await notifier.stop();
-      await httpSender.close();
       await mqttSender.close();
       await store.flush();
       store.close();

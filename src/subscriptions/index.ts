@@ -31,7 +31,7 @@ export {
 } from './service.js';
 /** The notifier: journal → matching → durable queue → HTTP / MQTT delivery with retries. */
 export { createNotifier, NOTIFIER_READER, type Notifier, type NotifierDeps, type NotifierOptions, type NotifierStats } from './notifier.js';
-export { createHttpSender, type HttpDelivery, type HttpSender } from './http-sender.js';
+export { sendHttp, type HttpDelivery } from './http-sender.js';
 export { matchesEntity } from './matcher.js';
 /** Notifications over MQTT: the embedded broker in-process, outside brokers through pooled clients. */
 export {
