@@ -30,8 +30,8 @@ export interface JournalFollowerOptions {
 export interface JournalFollower {
   /** Registers the reader (a new one starts at the journal's end) and reads what is pending. */
   start(): void;
-  /** New changes were committed (up to `seq`, when known). */
-  wake(seq?: number): void;
+  /** New changes were committed. */
+  wake(): void;
   /**
    * New changes, as committed: handled without reading the journal when they follow the cursor with
    * no gap and nothing is being handled; false otherwise (then call wake).

@@ -144,11 +144,15 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
     }
   };
 
-  /** Records a failed attempt, and when `done` (given up) the removal from the queue. */
-  const recordFailure = (row: QueuedNotification, done: boolean, error: string): Promise<void> => {
+  /**
+   * Records a failed attempt in one transaction: the notification's attempt count, or its removal
+   * from the queue when `done` (given up), and the subscription's counters.
+   */
+  const recordFailure = (row: QueuedNotification, attempts: number, done: boolean, error: string): Promise<void> => {
     const at = clock.now();
     return track(store.write(() => {
       if (done) store.notifications.remove(row.id);
+      else store.notifications.setAttempts(row.id, attempts);
       return store.subscriptions.recordDelivery(row.tenant, row.subscriptionId, { at, ok: false, error });
     }).then(
       (state) => {
@@ -200,11 +204,10 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
         stats.dropped += 1;
         log.warn('notification given up', { subscriptionId, tenant, attempts, error: failure });
         lastDone.set(key, row.id);
-        void recordFailure(row, true, failure);
+        void recordFailure(row, attempts, true, failure);
         continue;
       }
-      await store.write(() => store.notifications.setAttempts(row.id, attempts));
-      await recordFailure(row, false, failure);
+      await recordFailure(row, attempts, false, failure);
       log.debug('notification failed; retrying', { subscriptionId, tenant, attempts, error: failure });
       await pause(key, backoff(attempts));
     }

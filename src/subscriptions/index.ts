@@ -15,7 +15,7 @@ export { checkSubscription, parseSubscription, patchSubscription, type ParseSubs
 /** The API form of a subscription, compacted with a request's context. */
 export { renderSubscription, typeSelectionText } from './render.js';
 /** Candidate subscriptions of a change, by tenant and entity type or watched attribute. */
-export { createSubscriptionRegistry, type SubscriptionRegistry } from './registry.js';
+export { createSubscriptionRegistry, typesSelectedBy, type SubscriptionRegistry } from './registry.js';
 /** Whether one change notifies one subscription. */
 export { createMatchCache, matchSubscription, selectsEntity, type MatchCache, type MatchOptions, type SubscriptionMatch } from './matcher.js';
 export { changeTriggers, type AttributeEvent, type ChangeTriggers } from './triggers.js';

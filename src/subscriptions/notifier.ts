@@ -12,7 +12,7 @@ import { createMatchCache, matchesEntity, matchSubscription, type SubscriptionMa
 import { changeTriggers } from './triggers.js';
 import { statusOf, type Subscription } from './model.js';
 import { buildNotification, type NotificationContext, type NotifiedEntity } from './notification.js';
-import type { SubscriptionRegistry } from './registry.js';
+import { typesSelectedBy, type SubscriptionRegistry } from './registry.js';
 
 /** Most events of committed changes kept until the notifier reads them (beyond: read back). */
 const RECENT_MAX = 50_000;
@@ -170,12 +170,17 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     })),
   });
 
-  /** Live entities a periodic subscription notifies about, at most periodicMaxEntities. */
+  /**
+   * Live entities a periodic subscription notifies about, at most periodicMaxEntities: those of the
+   * types it selects (by index), then checked in full by the matcher.
+   */
   const entitiesOf = (tenant: string, sub: Subscription): Entity[] => {
     const out: Entity[] = [];
     const page = 500;
+    const types = typesSelectedBy(sub);
     for (let offset = 0; out.length < options.periodicMaxEntities; offset += page) {
-      const found = store.entities.list({ tenant }, { limit: page, offset, count: false }).entities;
+      const query = { limit: page, offset, count: false, ...(types === '*' ? {} : { types }) };
+      const found = store.entities.list({ tenant }, query).entities;
       for (const e of found) if (out.length < options.periodicMaxEntities && matchesEntity(sub, e, cache)) out.push(e);
       if (found.length < page) break;
     }

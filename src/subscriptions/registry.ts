@@ -55,6 +55,21 @@ function typeKeys(expr: TypeExpr | '*'): Iri[] | '*' {
   }
 }
 
+/**
+ * Types one of which an entity selected by the subscription must have; '*' when any entity may be
+ * (a selector of every type, or no `entities` member).
+ */
+export function typesSelectedBy(sub: Subscription): Iri[] | '*' {
+  if (sub.entities === undefined) return '*';
+  const keys = new Set<Iri>();
+  for (const sel of sub.entities) {
+    const k = typeKeys(sel.type);
+    if (k === '*') return '*';
+    for (const iri of k) keys.add(iri);
+  }
+  return [...keys];
+}
+
 const addTo = (map: Map<Iri, Set<SubscriptionId>>, key: Iri, id: SubscriptionId): void => {
   let set = map.get(key);
   if (set === undefined) map.set(key, (set = new Set()));
@@ -84,11 +99,9 @@ export function createSubscriptionRegistry(initial: Iterable<{ tenant: string; s
     t.byId.set(sub.id, sub);
     if (sub.timeInterval !== undefined) return;
     if (sub.entities !== undefined) {
-      for (const sel of sub.entities) {
-        const keys = typeKeys(sel.type);
-        if (keys === '*') t.anyType.add(sub.id);
-        else for (const k of keys) addTo(t.byType, k, sub.id);
-      }
+      const keys = typesSelectedBy(sub);
+      if (keys === '*') t.anyType.add(sub.id);
+      else for (const k of keys) addTo(t.byType, k, sub.id);
     } else {
       for (const a of sub.watchedAttributes ?? []) addTo(t.byWatched, a, sub.id);
     }

@@ -2,7 +2,7 @@
 // for subscriptions without entities; periodic subscriptions apart; kept in step on put and remove.
 
 import { describe, expect, it } from 'vitest';
-import { createSubscriptionRegistry, type Subscription } from '../../src/subscriptions/index.js';
+import { createSubscriptionRegistry, typesSelectedBy, type Subscription } from '../../src/subscriptions/index.js';
 import { change, dc, entity, EX, subscription } from './support.js';
 
 const withId = (sub: Subscription, id: string): Subscription => ({ ...sub, id });
@@ -51,5 +51,15 @@ describe('subscription registry', () => {
     const r = createSubscriptionRegistry([{ tenant: '', sub: withId(subscription({ entities: [{ type: 'Building' }] }), 's') }]);
     r.setDelivery('', 's', { timesSent: 2, lastNotification: 5, status: 'ok' });
     expect(r.get('', 's')?.delivery).toEqual({ timesSent: 2, lastNotification: 5, status: 'ok' });
+  });
+});
+
+describe('types a subscription selects', () => {
+  it('gives the union of its selectors\' types, the first conjunct of an AND, or * when any entity may match', () => {
+    const union = typesSelectedBy(subscription({ entities: [{ type: 'Building' }, { type: 'Sensor|Building' }] }));
+    expect(union === '*' ? union : [...union].sort()).toEqual([EX + 'Building', dc('Sensor')]);
+    expect(typesSelectedBy(subscription({ entities: [{ type: 'Building;Sensor' }] }))).toEqual([EX + 'Building']);
+    expect(typesSelectedBy(subscription({ entities: [{ type: 'Building' }, { type: '*' }] }))).toBe('*');
+    expect(typesSelectedBy(subscription({ watchedAttributes: ['humidity'] }))).toBe('*');
   });
 });
