@@ -11,7 +11,7 @@ export const LAYERS = [
   ['lib'],
   ['ngsi', 'events'],
   ['store', 'jsonld', 'auth', 'config'],
-  ['entities', 'temporal', 'subscriptions', 'federation'],
+  ['entities', 'temporal', 'subscriptions', 'federation', 'permissions'],
   ['http', 'mqtt', 'jobs'],
   ['server'],
   ['main'],

@@ -119,14 +119,41 @@ export const configSchema = z
       .strictObject({
         authentication: z
           .strictObject({
-            // NOTE: authentication and permissions are not built yet; refusing `true` keeps a gateway
-            // from believing it is protected when it is not.
-            enabled: z.boolean()
-              .refine((v) => !v, 'authentication is not available in this version; only false is accepted')
-              .default(false)
-              .describe('Require a JWT on every request and apply permissions (not available yet: only false)'),
+            enabled: z.boolean().default(false)
+              .describe('Require a JWT (Authorization: Bearer) on every request and apply permissions'),
+            jwksUri: z.string().regex(/^$|^https?:\/\/\S+$/, 'expected an http(s) URL, or empty').default('')
+              .describe('JWKS of the identity provider (e.g. Keycloak: <realm URL>/protocol/openid-connect/certs); cached on disk for offline use'),
+            publicKeyFile: z.string().default('')
+              .describe('A local public key (PEM, or a JWK / JWKS JSON file) that verifies tokens, instead of or besides jwks-uri'),
+            issuer: z.string().default('').describe('Expected `iss` of tokens (empty: not checked)'),
+            audience: z.string().default('').describe('Expected `aud` of tokens (empty: not checked)'),
+            clockTolerance: nonNegativeInt(30, 'Seconds of clock skew tolerated on exp, nbf and iat'),
+            jwksRefreshInterval: positiveInt(30_000, 'Least milliseconds between two fetches of the JWKS (an unknown kid refetches at most this often)'),
+            jwksTimeout: positiveInt(5_000, 'Milliseconds allowed for fetching the JWKS'),
+            adminRole: z.string().min(1).default('service-admin').describe('The claim value that makes its subject a global administrator'),
+            claimsPaths: z.string().regex(/^[^\s,]+(,[^\s,]+)*$/, 'expected comma-separated claim paths such as realm_access.roles,groups')
+              .default('realm_access.roles,groups')
+              .describe('Token claims (dotted paths to strings or lists of strings) whose values are assignees: roles and groups'),
+            allowPublicPermission: z.boolean().default(false)
+              .describe('Allow read permissions for urn:ngsi-ld:Subject:public (anonymous reads)'),
           })
           .prefault({}),
+        identityProvider: z
+          .strictObject({
+            enabled: z.boolean().default(false)
+              .describe('Built-in identity provider: users and clients in SQLite, POST /auth/token, JWKS; the broker trusts its own keys'),
+            issuer: z.string().regex(/^$|^https?:\/\/\S+$/, 'expected an http(s) URL, or empty').default('')
+              .describe('`iss` of the tokens it issues (empty: server.public-url, else http://127.0.0.1:<port>)'),
+            tokenLifetime: positiveInt(3_600, 'Seconds an issued access token is valid'),
+            algorithm: z.enum(['RS256', 'ES256']).default('ES256').describe('Signature algorithm of issued tokens'),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
+    search: z
+      .strictObject({
+        onOwnerDeleteCascadeEntities: z.boolean().default(false)
+          .describe('Deleting a user (DELETE /ngsi-ld/v1/auth/subjects/users/{sub}) permanently deletes every entity it owns'),
       })
       .prefault({}),
   })
@@ -136,6 +163,14 @@ export const configSchema = z
         code: 'custom',
         path: ['pagination', 'limitDefault'],
         message: `must not exceed pagination.limit-max (${config.pagination.limitMax})`,
+      });
+    }
+    const auth = config.application.authentication;
+    if (auth.enabled && auth.jwksUri === '' && auth.publicKeyFile === '' && !config.application.identityProvider.enabled) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['application', 'authentication', 'enabled'],
+        message: 'needs a key to verify tokens: application.authentication.jwks-uri, application.authentication.public-key-file or application.identity-provider.enabled',
       });
     }
     if (config.mqtt.wsPort > 0 && config.mqtt.wsPort === config.mqtt.port) {

@@ -6,7 +6,7 @@ import type { ResolvedContext } from '../jsonld/index.js';
 import type { AppContext, AppDeps } from './app-env.js';
 import { contextFromLink } from './media.js';
 
-/** The principal of the request: its tenant (authentication adds the subject, roles and groups). */
+/** The principal of the request: its tenant, and with authentication its subject and assignees. */
 export function actorOf(c: AppContext): Principal {
   return anonymousIn(c.get('tenant'));
 }

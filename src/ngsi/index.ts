@@ -39,7 +39,7 @@ export { isNestedDeeper, isPlainObject, type JsonObject } from './json.js';
 export { INSTANCE_PREFIX, instanceIdAt, instantOfInstanceId } from './instance-id.js';
 export type { HistoryInstance } from './history-instance.js';
 export { changesOfEntity, deletionsOfEntity, historyOfChanges } from './history-of-changes.js';
-export { anonymousIn, type Principal } from './principal.js';
+export { AUTHENTICATED_SUBJECT, PUBLIC_SUBJECT, anonymousIn, type Principal } from './principal.js';
 export { withNewest, type ObservedInstance } from './newest.js';
 export { nullPayloadOf } from './null-payload.js';
 export { compileIdPattern, type EntityFilter } from './filters.js';

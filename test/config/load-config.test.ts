@@ -50,7 +50,14 @@ describe('defaultConfig', () => {
       },
       journal: { maxAge: 'P7D', pruneSchedule: '*/5 * * * *' },
       batch: { maxSize: 1_000 },
-      application: { authentication: { enabled: false } },
+      application: {
+        authentication: {
+          enabled: false, jwksUri: '', publicKeyFile: '', issuer: '', audience: '', clockTolerance: 30, jwksRefreshInterval: 30_000,
+          jwksTimeout: 5_000, adminRole: 'service-admin', claimsPaths: 'realm_access.roles,groups', allowPublicPermission: false,
+        },
+        identityProvider: { enabled: false, issuer: '', tokenLifetime: 3_600, algorithm: 'ES256' },
+      },
+      search: { onOwnerDeleteCascadeEntities: false },
     });
   });
 
@@ -95,6 +102,21 @@ describe('CONFIG_OPTIONS', () => {
       'journal.prune-schedule',
       'batch.max-size',
       'application.authentication.enabled',
+      'application.authentication.jwks-uri',
+      'application.authentication.public-key-file',
+      'application.authentication.issuer',
+      'application.authentication.audience',
+      'application.authentication.clock-tolerance',
+      'application.authentication.jwks-refresh-interval',
+      'application.authentication.jwks-timeout',
+      'application.authentication.admin-role',
+      'application.authentication.claims-paths',
+      'application.authentication.allow-public-permission',
+      'application.identity-provider.enabled',
+      'application.identity-provider.issuer',
+      'application.identity-provider.token-lifetime',
+      'application.identity-provider.algorithm',
+      'search.on-owner-delete-cascade-entities',
     ]);
     const limit = CONFIG_OPTIONS.find((o) => o.name === 'pagination.limit-default');
     expect(limit).toMatchObject({ env: 'PAGINATION_LIMIT_DEFAULT', default: 20, kind: 'integer' });
@@ -279,5 +301,23 @@ describe('ConfigError', () => {
 describe('authentication option', () => {
   it('refuses true while authentication is not available, naming the option', () => {
     expect(() => loadConfig({ argv: [], env: { APPLICATION_AUTHENTICATION_ENABLED: 'true' } })).toThrow(/application\.authentication\.enabled/);
+  });
+});
+
+describe('application.authentication', () => {
+  it('refuses to start with authentication on and no key to verify tokens', () => {
+    expect(() => loadConfig({ argv: [], env: { APPLICATION_AUTHENTICATION_ENABLED: 'true' } }))
+      .toThrow(/application\.authentication\.enabled.*jwks-uri/s);
+  });
+
+  it('starts with authentication on and a JWKS URI, a key file or the built-in provider', () => {
+    for (const env of [
+      { APPLICATION_AUTHENTICATION_JWKS_URI: 'http://127.0.0.1:8080/certs' },
+      { APPLICATION_AUTHENTICATION_PUBLIC_KEY_FILE: '/etc/edgeld/key.pem' },
+      { APPLICATION_IDENTITY_PROVIDER_ENABLED: 'true' },
+    ]) {
+      const config = loadConfig({ argv: [], env: { APPLICATION_AUTHENTICATION_ENABLED: 'true', ...env } });
+      expect(config.application.authentication.enabled).toBe(true);
+    }
   });
 });

@@ -181,7 +181,7 @@ describe('the write core behind every write entry point', () => {
     const before = b.broker.store.journal.lastSeq();
     const res = await b.request('POST', E, { body: room(7), headers: { 'NGSILD-Tenant': 'plant2' } });
     expect(res.status).toBe(201);
-    await b.broker.entities.update({ tenant: 'plant2', subject: 'urn:ngsi-ld:Subject:alice', roles: [], groups: [] }, id(7),
+    await b.broker.entities.update({ tenant: 'plant2', subject: 'urn:ngsi-ld:Subject:alice', admin: true, assignees: [], groups: [] }, id(7),
       (current, now) => ({ entity: { ...current, modifiedAt: now, scope: ['/a'] }, changes: [], updated: [], notUpdated: [] }));
     const rows = journalSince(before);
     expect(rows.map((r) => [r.tenant, r.kind, r.subject])).toEqual([['plant2', 'entityCreated', undefined], ['plant2', 'entityUpdated', 'urn:ngsi-ld:Subject:alice']]);

@@ -80,7 +80,7 @@ describe('notification payload and headers [§5.11, behaviour §7]', () => {
     await subscribe({}, { format: 'keyValues', attributes: ['temperature'] });
     await createRoom(0);
     // Twenty updates issued in one turn: one group commit, read by the notifier in one batch.
-    await Promise.all(Array.from({ length: 20 }, (_, i) => b.broker.entities.update({ tenant: '', roles: [], groups: [] }, ROOM,
+    await Promise.all(Array.from({ length: 20 }, (_, i) => b.broker.entities.update({ tenant: '', admin: true, assignees: [], groups: [] }, ROOM,
       (current, now) => ({
         entity: { ...current, modifiedAt: now, attrs: { ...current.attrs, [VOCAB + 'temperature']: [{ kind: 'Property', value: i + 1, createdAt: T0, modifiedAt: now, sub: {} }] } },
         changes: [{ attr: VOCAB + 'temperature', instance: { kind: 'Property', value: i + 1, createdAt: T0, modifiedAt: now, sub: {} } }],

@@ -13,7 +13,7 @@ beforeAll(async () => {
   await ok(b.request('POST', '/ngsi-ld/v1/entities', { body: { id: ID, type: 'Room', temperature: { type: 'Property', value: 20, observedAt: iso(O0) } } }), 201);
   b.clock.set(T0 + 1000);
   // ...and by a subject through the entity service.
-  await b.broker.entities.update({ tenant: '', subject: 'urn:ngsi-ld:Subject:alice', roles: [], groups: [] }, ID, (current, now) => {
+  await b.broker.entities.update({ tenant: '', subject: 'urn:ngsi-ld:Subject:alice', admin: true, assignees: [], groups: [] }, ID, (current, now) => {
     const next = { ...current.attrs[DEFAULT_VOCAB + 'temperature']![0]!, kind: 'Property' as const, value: 21, observedAt: O0 + 1000, modifiedAt: now };
     return { entity: { ...current, attrs: { [DEFAULT_VOCAB + 'temperature']: [next] }, modifiedAt: now },
       changes: [{ attr: DEFAULT_VOCAB + 'temperature', instance: next }], updated: [DEFAULT_VOCAB + 'temperature'], notUpdated: [] };
