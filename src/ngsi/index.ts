@@ -58,3 +58,6 @@ export {
 
 /** The temporal domain and its representations. */
 export * from './temporal/index.js';
+export {
+  ACTIONS, NO_SCOPE, actionRank, isAction, type Action, type EntityFacts, type Permission, type PermissionTarget,
+} from './permission.js';

@@ -6,6 +6,8 @@ import { ATTRIBUTE_KINDS, type AttributeKind, type Iri } from '../ngsi/index.js'
 import { kindOfCode } from './attribute-kinds.js';
 import type { IriDictionary } from './iris.js';
 import type { ReadScope } from './read-scope.js';
+import type { SqlFragment } from './sql-fragment.js';
+import { createLru } from '../lib/index.js';
 
 /** The attribute names found on the live entities of one type. */
 export interface TypeAttributes {
@@ -67,73 +69,105 @@ function groupInto<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
-export function createDiscoveryRepository(db: BetterSqlite3.Database, iris: IriDictionary): DiscoveryRepository {
-  const params = (tenant: string, extra: Params = {}): Params => ({ tenant, limit: DISCOVERY_ROW_LIMIT, ...extra });
-  const typeList = db.prepare<[Params], string>(`
-    SELECT i.iri FROM entity_types x ${LIVE} JOIN iris i ON i.id = x.iri
-    GROUP BY x.iri ORDER BY i.iri LIMIT @limit`).pluck();
-  const typeAttrs = db.prepare<[Params], { type: string; attr: string | null }>(`
-    SELECT ti.iri AS type, ai.iri AS attr
-    FROM entity_types x ${LIVE} JOIN iris ti ON ti.id = x.iri
-    LEFT JOIN entity_attr_kinds k ON k.entity = x.entity LEFT JOIN iris ai ON ai.id = k.attr
-    GROUP BY x.iri, k.attr ORDER BY ti.iri, ai.iri LIMIT @limit`);
-  const typeCount = db.prepare<[Params], number>(`SELECT count(*) FROM entity_types x ${LIVE} WHERE x.iri = @type`).pluck();
-  const typeKinds = db.prepare<[Params], { attr: string; kind: number }>(`
-    SELECT ai.iri AS attr, k.kind
-    FROM entity_types x ${LIVE} JOIN entity_attr_kinds k ON k.entity = x.entity JOIN iris ai ON ai.id = k.attr
-    WHERE x.iri = @type GROUP BY k.attr, k.kind ORDER BY ai.iri LIMIT @limit`);
-  const attrList = db.prepare<[Params], string>(`
-    SELECT i.iri FROM entity_attr_kinds x ${LIVE} JOIN iris i ON i.id = x.attr
-    GROUP BY x.attr ORDER BY i.iri LIMIT @limit`).pluck();
+/** The statements of one read filter: `live` joins the entities the reader may see. */
+function prepareAll(db: BetterSqlite3.Database, live: string) {
   /** Per-attribute statements, over all attributes or (`one`) the attribute @attr. */
   const attrStatements = (one: boolean) => ({
     kinds: db.prepare<[Params], { attr: string; kind: number; n: number }>(`
       SELECT i.iri AS attr, x.kind, sum(x.instances) AS n
-      FROM entity_attr_kinds x ${LIVE} JOIN iris i ON i.id = x.attr
+      FROM entity_attr_kinds x ${live} JOIN iris i ON i.id = x.attr
       ${one ? 'WHERE x.attr = @attr' : ''}
       GROUP BY x.attr, x.kind ORDER BY i.iri LIMIT @limit`),
     types: db.prepare<[Params], { attr: string; type: string }>(`
       SELECT ai.iri AS attr, ti.iri AS type
-      FROM entity_attr_kinds x ${LIVE} JOIN entity_types t ON t.entity = x.entity
+      FROM entity_attr_kinds x ${live} JOIN entity_types t ON t.entity = x.entity
       JOIN iris ai ON ai.id = x.attr JOIN iris ti ON ti.id = t.iri
       ${one ? 'WHERE x.attr = @attr' : ''}
       GROUP BY x.attr, t.iri ORDER BY ai.iri, ti.iri LIMIT @limit`),
   });
-  const allAttrs = attrStatements(false);
-  const oneAttr = attrStatements(true);
+  return {
+    typeList: db.prepare<[Params], string>(`
+      SELECT i.iri FROM entity_types x ${live} JOIN iris i ON i.id = x.iri
+      GROUP BY x.iri ORDER BY i.iri LIMIT @limit`).pluck(),
+    typeAttrs: db.prepare<[Params], { type: string; attr: string | null }>(`
+      SELECT ti.iri AS type, ai.iri AS attr
+      FROM entity_types x ${live} JOIN iris ti ON ti.id = x.iri
+      LEFT JOIN entity_attr_kinds k ON k.entity = x.entity LEFT JOIN iris ai ON ai.id = k.attr
+      GROUP BY x.iri, k.attr ORDER BY ti.iri, ai.iri LIMIT @limit`),
+    typeCount: db.prepare<[Params], number>(`SELECT count(*) FROM entity_types x ${live} WHERE x.iri = @type`).pluck(),
+    typeKinds: db.prepare<[Params], { attr: string; kind: number }>(`
+      SELECT ai.iri AS attr, k.kind
+      FROM entity_types x ${live} JOIN entity_attr_kinds k ON k.entity = x.entity JOIN iris ai ON ai.id = k.attr
+      WHERE x.iri = @type GROUP BY k.attr, k.kind ORDER BY ai.iri LIMIT @limit`),
+    attrList: db.prepare<[Params], string>(`
+      SELECT i.iri FROM entity_attr_kinds x ${live} JOIN iris i ON i.id = x.attr
+      GROUP BY x.attr ORDER BY i.iri LIMIT @limit`).pluck(),
+    allAttrs: attrStatements(false),
+    oneAttr: attrStatements(true),
+  };
+}
+
+/** Statement sets kept per distinct read filter (a filter's SQL varies with the kinds of permissions held). */
+const FILTERED_SETS = 32;
+
+export function createDiscoveryRepository(
+  db: BetterSqlite3.Database, iris: IriDictionary, readFilter: (scope: ReadScope) => SqlFragment | undefined,
+): DiscoveryRepository {
+  const unfiltered = prepareAll(db, LIVE);
+  const filtered = createLru<string, ReturnType<typeof prepareAll>>(FILTERED_SETS);
+  /** The statements and parameters of a reader: every entity of the tenant, or those it may read. */
+  const of = (scope: ReadScope, extra: Params = {}) => {
+    const p: Params = { tenant: scope.tenant, limit: DISCOVERY_ROW_LIMIT, ...extra };
+    const access = readFilter(scope);
+    if (access === undefined) return { s: unfiltered, p };
+    let s = filtered.get(access.sql);
+    if (!s) {
+      s = prepareAll(db, `${LIVE} AND ${access.sql}`);
+      filtered.set(access.sql, s);
+    }
+    return { s, p: { ...p, ...access.params } };
+  };
 
   return {
-    types: ({ tenant }) => typeList.all(params(tenant)),
+    types: (scope) => {
+      const { s, p } = of(scope);
+      return s.typeList.all(p);
+    },
 
-    typesWithAttributes({ tenant }) {
+    typesWithAttributes(scope) {
       const byType = new Map<Iri, Iri[]>();
-      for (const row of typeAttrs.all(params(tenant))) {
+      const { s, p } = of(scope);
+      for (const row of s.typeAttrs.all(p)) {
         if (!byType.has(row.type)) byType.set(row.type, []);
         if (row.attr !== null) byType.get(row.type)?.push(row.attr);
       }
       return [...byType].map(([type, attrs]) => ({ type, attrs }));
     },
 
-    typeInfo({ tenant }, type) {
+    typeInfo(scope, type) {
       const typeId = iris.lookup(type);
       if (typeId === undefined) return undefined;
-      const entityCount = typeCount.get(params(tenant, { type: typeId })) ?? 0;
+      const { s, p } = of(scope, { type: typeId });
+      const entityCount = s.typeCount.get(p) ?? 0;
       if (entityCount === 0) return undefined;
       const kinds = new Map<Iri, AttributeKind[]>();
-      for (const row of typeKinds.all(params(tenant, { type: typeId }))) {
+      for (const row of s.typeKinds.all(p)) {
         const kind = kindOfCode(row.kind);
         if (kind) groupInto(kinds, row.attr, kind);
       }
       return { type, entityCount, attrs: [...kinds].map(([attr, list]) => ({ attr, kinds: sortKinds(list) })) };
     },
 
-    attributes: ({ tenant }) => attrList.all(params(tenant)),
+    attributes: (scope) => {
+      const { s, p } = of(scope);
+      return s.attrList.all(p);
+    },
 
-    attributeInfos({ tenant }, attr) {
+    attributeInfos(scope, attr) {
       const attrId = attr === undefined ? undefined : iris.lookup(attr);
       if (attr !== undefined && attrId === undefined) return [];
-      const stmts = attrId === undefined ? allAttrs : oneAttr;
-      const p = params(tenant, attrId === undefined ? {} : { attr: attrId });
+      const { s, p } = of(scope, attrId === undefined ? {} : { attr: attrId });
+      const stmts = attrId === undefined ? s.allAttrs : s.oneAttr;
       const out = new Map<Iri, AttributeInfo>();
       for (const row of stmts.kinds.all(p)) {
         let info = out.get(row.attr);

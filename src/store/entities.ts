@@ -9,9 +9,11 @@ import type { RunInTx } from './transactions.js';
 import type { EntityListQuery, EntityRepository } from './types.js';
 import { ENTITY_INDEXERS } from './entity-indexes.js';
 import { createEntitySelect, type SelectScope } from './entity-select.js';
-import type { ReadScope } from './read-scope.js';
+import type { ReadFilter, ReadScope } from './read-scope.js';
 
-export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDictionary, transaction: RunInTx): EntityRepository {
+export function createEntityRepository(
+  db: BetterSqlite3.Database, iris: IriDictionary, transaction: RunInTx, readFilter: ReadFilter,
+): EntityRepository {
   const indexers = ENTITY_INDEXERS.map((make) => make(db, iris));
   const getRow = db.prepare<[string, string], EntityRow>(`SELECT ${ROW} FROM entities e WHERE tenant = ? AND id = ? AND deleted_at IS NULL`);
   const getMany = db.prepare<[string, string], EntityRow>(
@@ -100,16 +102,22 @@ export function createEntityRepository(db: BetterSqlite3.Database, iris: IriDict
     attrsClause: 'EXISTS (SELECT 1 FROM entity_attr_kinds x WHERE x.entity = e.rowid AND x.attr IN (SELECT value FROM json_each(@attrs)))',
     fromWithIds: 'entities e INDEXED BY entities_tenant_id',
   };
-  const list = ({ tenant }: ReadScope, q: EntityListQuery): { entities: Entity[]; count?: number } => select(tenant, q, LIVE);
+  const list = (scope: ReadScope, q: EntityListQuery): { entities: Entity[]; count?: number } => select(scope.tenant, q, LIVE, readFilter(scope));
 
   return {
     get: ({ tenant }, id) => {
       const row = getRow.get(tenant, id);
       return row && decodeEntity(row);
     },
-    getMany: ({ tenant }, ids) => {
+    getMany: (scope, ids) => {
+      const { tenant } = scope;
       const out = new Map<EntityId, Entity>();
       if (ids.length === 0) return out;
+      const access = readFilter(scope);
+      if (access !== undefined) {
+        for (const e of select(tenant, { ids, limit: ids.length, offset: 0, count: false }, LIVE, access).entities) out.set(e.id, e);
+        return out;
+      }
       for (const row of getMany.all(tenant, JSON.stringify(ids))) out.set(row.id, decodeEntity(row));
       return out;
     },

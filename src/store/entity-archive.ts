@@ -8,12 +8,12 @@ import { createEntitySelect, type SelectScope } from './entity-select.js';
 import type { IriDictionary } from './iris.js';
 import type { RunInTx } from './transactions.js';
 import type { EntityArchive, EntityListQuery, EntityRepository } from './types.js';
-import type { ReadScope } from './read-scope.js';
+import type { ReadFilter, ReadScope } from './read-scope.js';
 
 
 
 export function createEntityArchive(
-  db: BetterSqlite3.Database, iris: IriDictionary, entities: EntityRepository, transaction: RunInTx,
+  db: BetterSqlite3.Database, iris: IriDictionary, entities: EntityRepository, transaction: RunInTx, readFilter: ReadFilter,
 ): EntityArchive {
   const latest = db.prepare<[string, string], EntityRow>(
     `SELECT ${ROW} FROM entities e WHERE e.tenant = ? AND e.id = ? ORDER BY e.rowid DESC LIMIT 1`,
@@ -40,7 +40,7 @@ export function createEntityArchive(
     attrsClause: `EXISTS (SELECT 1 FROM series s WHERE s.tenant = e.tenant AND s.entity_id = e.id
         AND s.attr IN (SELECT value FROM json_each(@attrs)))`,
   };
-  const list = ({ tenant }: ReadScope, q: EntityListQuery): { entities: Entity[]; count?: number } => select(tenant, q, LATEST);
+  const list = (scope: ReadScope, q: EntityListQuery): { entities: Entity[]; count?: number } => select(scope.tenant, q, LATEST, readFilter(scope));
 
   return {
     latest: ({ tenant }, id) => {

@@ -7,7 +7,7 @@ import { createLru } from '../lib/index.js';
 import type { Entity } from '../ngsi/index.js';
 import { ROW, createTupleDecoder, type EntityTuple } from './entity-doc.js';
 import { translateFilter } from './entity-filters.js';
-import { MATCH_NOTHING, type FilterContext } from './sql-fragment.js';
+import { MATCH_NOTHING, type FilterContext, type SqlFragment } from './sql-fragment.js';
 import type { IriDictionary } from './iris.js';
 import type { EntityListQuery } from './types.js';
 
@@ -26,7 +26,10 @@ export interface SelectScope {
   fromWithIds?: string;
 }
 
-export type EntitySelect = (tenant: string, q: EntityListQuery, scope: SelectScope) => { entities: Entity[]; count?: number };
+/** `access`: the read filter of the reader (a rowid list), when it may not read every entity. */
+export type EntitySelect = (
+  tenant: string, q: EntityListQuery, scope: SelectScope, access?: SqlFragment,
+) => { entities: Entity[]; count?: number };
 
 type Statement = BetterSqlite3.Statement<[Record<string, unknown>], unknown>;
 
@@ -93,7 +96,7 @@ export function createEntitySelect(db: BetterSqlite3.Database, iris: IriDictiona
   };
   const known = (list: string[]): number[] => list.map((t) => iris.lookup(t)).filter((id) => id !== undefined);
 
-  return (tenant, q, scope) => {
+  return (tenant, q, scope, access) => {
     const none = q.count ? { entities: [], count: 0 } : { entities: [] };
     const params: Record<string, unknown> = { tenant };
     const where = [...scope.base];
@@ -115,8 +118,9 @@ export function createEntitySelect(db: BetterSqlite3.Database, iris: IriDictiona
     let hasRowidList = false;
     let n = 0;
     const fctx: FilterContext = { db, iris, param: (prefix) => `${prefix}${n++}` };
-    for (const filter of q.filters ?? []) {
-      const fragment = translateFilter(filter, fctx);
+    const fragments = (q.filters ?? []).map((filter) => translateFilter(filter, fctx));
+    if (access !== undefined) fragments.push(access);
+    for (const fragment of fragments) {
       if (fragment === MATCH_NOTHING) return none;
       filters.push(`(${fragment.sql})`);
       Object.assign(params, fragment.params);

@@ -10,6 +10,9 @@ import { createEntityRepository } from './entities.js';
 import { createEntityArchive } from './entity-archive.js';
 import { createHistoryRepository } from './history.js';
 import { createSubscriptionRepository } from './subscriptions.js';
+import { createPermissionRepository } from './permissions.js';
+import { createSubjectRepository } from './subjects.js';
+import type { ReadFilter } from './read-scope.js';
 import { createIriDictionary } from './iris.js';
 import { createChangeJournal } from './journal.js';
 import { createNotificationQueue } from './notification-queue.js';
@@ -91,22 +94,26 @@ export function openStore(opts: StoreOptions): Store {
     db.pragma('wal_checkpoint(TRUNCATE)');
   };
 
-  const entities = createEntityRepository(db, iris, runner.atomic);
+  const permissions = createPermissionRepository(db);
+  const readFilter: ReadFilter = (scope) => (scope.assignees === undefined ? undefined : permissions.readFilter(scope.tenant, scope.assignees));
+  const entities = createEntityRepository(db, iris, runner.atomic, readFilter);
   const history = createHistoryRepository({ db, iris, buckets, caches, transaction: runner.atomic });
   const store: Store = {
     transaction: runner.transaction,
     write: runner.write,
     entities,
-    archive: createEntityArchive(db, iris, entities, runner.atomic),
+    archive: createEntityArchive(db, iris, entities, runner.atomic, readFilter),
     history,
     contexts: createContextPersistence(db),
-    discovery: createDiscoveryRepository(db, iris),
+    discovery: createDiscoveryRepository(db, iris, readFilter),
     journal: createChangeJournal(db, runner.atomic, {
       live: (tenant, id) => entities.get({ tenant }, id),
       instance: (tenant, id, attr, instanceId) => history.findInstance({ tenant }, id, attr, instanceId),
     }),
     notifications: createNotificationQueue(db, runner.atomic),
     subscriptions: createSubscriptionRepository(db),
+    permissions,
+    subjects: createSubjectRepository(db),
     flush() {
       if (!db.open) return Promise.resolve();
       try {

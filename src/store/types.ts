@@ -10,6 +10,8 @@ import type { DiscoveryRepository } from './discovery.js';
 import type { ChangeJournal } from './journal.js';
 import type { NotificationQueue } from './notification-queue.js';
 import type { ReadScope } from './read-scope.js';
+import type { PermissionRepository } from './permissions.js';
+import type { SubjectRepository } from './subjects.js';
 import type { TxContext } from './tx-context.js';
 
 export type { TxContext };
@@ -61,6 +63,10 @@ export interface Store {
   readonly notifications: NotificationQueue;
   /** NGSI-LD subscriptions (§5.8) and their delivery counters. */
   readonly subscriptions: SubscriptionRepository;
+  /** Permissions of the authorization model (interface 2.6) and the read filter of a subject. */
+  readonly permissions: PermissionRepository;
+  /** Users and groups known from valid tokens (interface 2.8). */
+  readonly subjects: SubjectRepository;
   /** Commits what is queued now; resolves when it is committed (used at shutdown). */
   flush(): Promise<void>;
   /** PRAGMA wal_checkpoint(TRUNCATE). */

@@ -36,7 +36,7 @@ describe('entity listing plans', () => {
     registerQueryFunctions(db);
     runMigrations(db, MIGRATIONS, silentLogger);
     const caches = createCacheGroup(db);
-    repo = createEntityRepository(db, createIriDictionary(db, caches), createTxRunner(db, caches, silentLogger).transaction);
+    repo = createEntityRepository(db, createIriDictionary(db, caches), createTxRunner(db, caches, silentLogger).transaction, () => undefined);
     for (const e of Q_FIXTURES) repo.insert('', e);
     for (const e of Q_FIXTURES) repo.insert('other', e);
     return () => {

@@ -34,7 +34,7 @@ function openParts(): Parts {
   const caches = createCacheGroup(db);
   const iris = createIriDictionary(db, caches);
   const runner = createTxRunner(db, caches, silentLogger);
-  return { db, iris, entities: createEntityRepository(db, iris, runner.transaction) };
+  return { db, iris, entities: createEntityRepository(db, iris, runner.transaction, () => undefined) };
 }
 
 const located = (id: string, coordinates: number[], extra: Entity['attrs'] = {}): Entity =>

@@ -30,7 +30,7 @@ describe('query-values index', () => {
     runMigrations(db, MIGRATIONS, silentLogger);
     const caches = createCacheGroup(db);
     iris = createIriDictionary(db, caches);
-    repo = createEntityRepository(db, iris, createTxRunner(db, caches, silentLogger).transaction);
+    repo = createEntityRepository(db, iris, createTxRunner(db, caches, silentLogger).transaction, () => undefined);
     return () => db.close();
   });
 
@@ -116,7 +116,7 @@ describe('migration 6', () => {
       runMigrations(db, MIGRATIONS.slice(0, 5), silentLogger);
       const caches = createCacheGroup(db);
       const iris = createIriDictionary(db, caches);
-      const repo = createEntityRepository(db, iris, createTxRunner(db, caches, silentLogger).transaction);
+      const repo = createEntityRepository(db, iris, createTxRunner(db, caches, silentLogger).transaction, () => undefined);
       repo.insert('', entity('urn:ngsi-ld:E:1', [mapper.expandTerm('Room')], { [TEMP]: [property(10)], [NAME]: [property('Alpha')] }));
       repo.insert('', entity('urn:ngsi-ld:E:2', [], { [TEMP]: [property(30)] }));
       const before = db.prepare('SELECT entity, attr, inst, seq, typ, num, str FROM attr_values ORDER BY entity, attr').all();
@@ -128,7 +128,7 @@ describe('migration 6', () => {
       // The string index is partial: numbers never enter it.
       expect(db.prepare("SELECT count(*) FROM attr_values INDEXED BY attr_values_str WHERE str IS NOT NULL").pluck().get()).toBe(1);
       const q = (text: string): EntityFilter => ({ kind: 'q', expr: parseQ(text, mapper) });
-      const fresh = createEntityRepository(db, iris, createTxRunner(db, caches, silentLogger).transaction);
+      const fresh = createEntityRepository(db, iris, createTxRunner(db, caches, silentLogger).transaction, () => undefined);
       expect(ids(fresh.list({ tenant: '' }, { filters: [q('temperature>20')], limit: 10, offset: 0, count: false }))).toEqual(['urn:ngsi-ld:E:2']);
       expect(ids(fresh.list({ tenant: '' }, { filters: [q('name=="Alpha"')], limit: 10, offset: 0, count: false }))).toEqual(['urn:ngsi-ld:E:1']);
       // The type rows moved to their (type, entity) table.
