@@ -12,6 +12,7 @@ import { up as hostedContexts } from './migration-007-hosted-contexts.js';
 import { up as journal } from './migration-008-journal.js';
 import { up as subscriptions } from './migration-009-subscriptions.js';
 import { up as notificationQueue } from './migration-010-notification-queue.js';
+import { up as identity } from './migration-012-identity.js';
 
 export interface Migration {
   version: number;
@@ -88,6 +89,8 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 8, up: journal },
   { version: 9, up: subscriptions },
   { version: 10, up: notificationQueue },
+  // NOTE: version 11 is reserved; runMigrations allows the gap.
+  { version: 12, up: identity },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {

@@ -9,6 +9,7 @@ import { createDiscoveryRepository } from './discovery.js';
 import { createEntityRepository } from './entities.js';
 import { createEntityArchive } from './entity-archive.js';
 import { createHistoryRepository } from './history.js';
+import { createIdentityRepository } from './identity.js';
 import { createSubscriptionRepository } from './subscriptions.js';
 import { createIriDictionary } from './iris.js';
 import { createChangeJournal } from './journal.js';
@@ -107,6 +108,7 @@ export function openStore(opts: StoreOptions): Store {
     }),
     notifications: createNotificationQueue(db, runner.atomic),
     subscriptions: createSubscriptionRepository(db),
+    identity: createIdentityRepository(db),
     flush() {
       if (!db.open) return Promise.resolve();
       try {
