@@ -66,7 +66,7 @@ for optional in contexts README.md LICENSE; do
   if [[ -e $SRC_DIR/$optional ]]; then cp -R "$SRC_DIR/$optional" "$staging/"; fi
 done
 mkdir -p "$staging/scripts"
-cp "$SRC_DIR/scripts/backup.mjs" "$staging/scripts/"
+cp "$SRC_DIR/scripts/backup.mjs" "$SRC_DIR/scripts/idp.mjs" "$staging/scripts/"
 "$NODE_BIN" --version >"$staging/.node-version"
 
 # Reuse the installed dependencies when the lockfile and Node version are unchanged: building

@@ -19,6 +19,7 @@ import {
 } from './subscriptions/index.js';
 import { isEmbeddedBrokerUrl, startMqttBroker, type MqttBroker, type MqttQos } from './mqtt/index.js';
 import { createMqttSender, type MqttSender } from './subscriptions/index.js';
+import { createIdentityProvider, type IdentityProvider } from './auth/index.js';
 
 export interface BrokerDeps {
   config: Config;
@@ -51,6 +52,8 @@ export interface Broker {
   publishLocal(topic: string, payload: Buffer | string, qos: MqttQos): Promise<void>;
   /** Sends notifications to MQTT endpoints: in-process when the URI names this gateway's broker. */
   mqttSender: MqttSender;
+  /** The built-in identity provider (application.identity-provider.enabled); its JWKS is trusted locally. */
+  identity: IdentityProvider | undefined;
   /**
    * Starts the HTTP listener, then the embedded MQTT broker; resolves with the HTTP port. Rejects with
    * the listen error of either; `close()` then releases what was started.
@@ -123,6 +126,14 @@ export function createBroker(deps: BrokerDeps): Broker {
   // The emitter only wakes the notifier: what it reads is the journal, committed.
   events.on((change) => notifier.wake(change));
   notifier.start();
+  const idp = config.application.identityProvider;
+  const audience = config.application.authentication.audience;
+  const identity = idp.enabled
+    ? createIdentityProvider({
+      persistence: store.identity, clock, newId: deps.newId ?? uuid, issuer: () => idp.issuer || publicUrl(), tokenLifetimeSec: idp.tokenLifetime,
+      algorithm: idp.algorithm, log: log.child('idp'), ...(audience ? { audience } : {}),
+    })
+    : undefined;
   const app = createApp({
     config: {
       bodyLimit: config.http.bodyLimit, maxJsonDepth: config.http.maxJsonDepth, limitDefault: config.pagination.limitDefault, limitMax: config.pagination.limitMax,
@@ -136,10 +147,11 @@ export function createBroker(deps: BrokerDeps): Broker {
     subscriptions,
     log: log.child('http'),
     isReady: () => !closing && store.isOpen(),
+    ...(identity ? { identity } : {}),
   });
 
   return {
-    app, store, contexts, entities, temporal, subscriptions, subscriptionRegistry, notifier, events, publishLocal, mqttSender,
+    app, store, contexts, entities, temporal, subscriptions, subscriptionRegistry, notifier, events, publishLocal, mqttSender, identity,
     get mqttPort() {
       return mqtt?.port;
     },

@@ -1,2 +1,12 @@
 // The auth module's public surface: token verification (jose), principals from claims, the pure
 // permission policy, and the built-in identity provider. Persistence is injected (store implements it).
+
+// Built-in identity provider
+/** Builds the identity provider over its persistence; makes and stores a signing key on first start. */
+export {
+  createIdentityProvider, TokenRequestError, type ClientCredentials, type IdentityPersistence, type IdentityProvider,
+  type IdentityProviderDeps, type IdpClient, type IdpUser, type TokenErrorCode, type TokenGrant, type TokenResponse,
+} from './identity-provider.js';
+/** Password and client secret hashes (`scrypt$N$r$p$salt$hash`), shared with scripts/idp.mjs. */
+export { hashSecret, isSecretHash, verifySecret } from './secret-hash.js';
+export { jwkThumbprint, type SigningAlgorithm, type SigningKeyPersistence, type StoredSigningKey } from './signing-keys.js';

@@ -9,6 +9,7 @@ import type { ContextService } from '../jsonld/index.js';
 import type { TemporalService } from '../temporal/index.js';
 import type { BatchService, DiscoveryService, EntityService } from '../entities/index.js';
 import type { SubscriptionService } from '../subscriptions/index.js';
+import type { IdentityProvider } from '../auth/index.js';
 
 export interface HttpConfig {
   bodyLimit: number;
@@ -30,6 +31,8 @@ export interface AppDeps {
   subscriptions: SubscriptionService;
   log: Logger;
   isReady: () => boolean;
+  /** The built-in identity provider; its routes (/auth/token, /auth/jwks, discovery) exist only with it. */
+  identity?: IdentityProvider;
 }
 
 export type AppEnv = {

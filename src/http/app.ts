@@ -14,6 +14,7 @@ import { registerAttributeRoutes } from './routes/attributes.js';
 import { registerTemporalEntityRoutes } from './routes/temporal-entities.js';
 import { registerEntityQueryRoutes } from './routes/entity-query.js';
 import { registerSubscriptionRoutes } from './routes/subscriptions.js';
+import { registerIdentityRoutes } from './routes/identity.js';
 
 const TENANT = /^[A-Za-z0-9_-]{1,64}$/;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -73,6 +74,7 @@ export function createApp(deps: AppDeps): App {
   registerAttributeRoutes(app, deps);
   registerTemporalEntityRoutes(app, deps);
   registerSubscriptionRoutes(app, deps);
+  if (deps.identity) registerIdentityRoutes(app, deps.identity);
 
   app.notFound((c) => {
     const err = new ResourceNotFoundError('No such resource', c.req.path);

@@ -21,6 +21,7 @@ export type {
   TxContext,
 } from './types.js';
 export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } from './discovery.js';
+export type { IdentityClient, IdentityRepository, IdentityUser, SigningKeyRecord } from './identity.js';
 
 
 export type { ChangeJournal, JournalEntry, JournalSources, PruneReport, ReadOptions } from './journal.js';

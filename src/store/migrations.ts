@@ -13,6 +13,7 @@ import { up as journal } from './migration-008-journal.js';
 import { up as subscriptions } from './migration-009-subscriptions.js';
 import { up as notificationQueue } from './migration-010-notification-queue.js';
 import { up as permissions } from './migration-011-permissions.js';
+import { up as identity } from './migration-012-identity.js';
 
 export interface Migration {
   version: number;
@@ -90,6 +91,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 9, up: subscriptions },
   { version: 10, up: notificationQueue },
   { version: 11, up: permissions },
+  { version: 12, up: identity },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {

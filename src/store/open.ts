@@ -9,6 +9,7 @@ import { createDiscoveryRepository } from './discovery.js';
 import { createEntityRepository } from './entities.js';
 import { createEntityArchive } from './entity-archive.js';
 import { createHistoryRepository } from './history.js';
+import { createIdentityRepository } from './identity.js';
 import { createSubscriptionRepository } from './subscriptions.js';
 import { createPermissionRepository } from './permissions.js';
 import { createSubjectRepository } from './subjects.js';
@@ -114,6 +115,7 @@ export function openStore(opts: StoreOptions): Store {
     subscriptions: createSubscriptionRepository(db),
     permissions,
     subjects: createSubjectRepository(db),
+    identity: createIdentityRepository(db),
     flush() {
       if (!db.open) return Promise.resolve();
       try {

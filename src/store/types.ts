@@ -7,6 +7,7 @@ import type { Entity, EntityFilter, EntityId, HistoryInstance, Iri } from '../ng
 
 export type { HistoryInstance };
 import type { DiscoveryRepository } from './discovery.js';
+import type { IdentityRepository } from './identity.js';
 import type { ChangeJournal } from './journal.js';
 import type { NotificationQueue } from './notification-queue.js';
 import type { ReadScope } from './read-scope.js';
@@ -67,6 +68,8 @@ export interface Store {
   readonly permissions: PermissionRepository;
   /** Users and groups known from valid tokens (interface 2.8). */
   readonly subjects: SubjectRepository;
+  /** Users, clients and signing keys of the built-in identity provider. */
+  readonly identity: IdentityRepository;
   /** Commits what is queued now; resolves when it is committed (used at shutdown). */
   flush(): Promise<void>;
   /** PRAGMA wal_checkpoint(TRUNCATE). */

@@ -1,0 +1,165 @@
+// The optional built-in identity provider: users and clients from the store, OAuth 2.0 token grants
+// (RFC 6749 §4.3 password, §4.4 client credentials) answered with JWTs signed by its own keys, which
+// the broker trusts without any network.
+
+import { randomBytes } from 'node:crypto';
+import { SignJWT, type JWK } from 'jose';
+import type { Clock, IdGenerator, Logger } from '../lib/index.js';
+import { hashSecret, verifySecret } from './secret-hash.js';
+import { loadSigningKeys, type SigningAlgorithm, type SigningKeyPersistence } from './signing-keys.js';
+
+/** A user as the provider reads it (structurally the store's IdentityUser). */
+export interface IdpUser {
+  sub: string;
+  passwordHash: string;
+  givenName?: string;
+  familyName?: string;
+  roles: string[];
+  groups: string[];
+}
+
+/** A client as the provider reads it (structurally the store's IdentityClient). */
+export interface IdpClient {
+  clientId: string;
+  sub: string;
+  secretHash: string;
+  roles: string[];
+  groups: string[];
+}
+
+export interface IdentityPersistence extends SigningKeyPersistence {
+  findUser(username: string): IdpUser | undefined;
+  findClient(clientId: string): IdpClient | undefined;
+}
+
+export interface IdentityProviderDeps {
+  persistence: IdentityPersistence;
+  clock: Clock;
+  /** Draws each token's `jti`. */
+  newId: IdGenerator;
+  /** `iss` of issued tokens; read at each grant (the port may be known only once listening). */
+  issuer: () => string;
+  tokenLifetimeSec: number;
+  algorithm: SigningAlgorithm;
+  /** `aud` of issued tokens; none when absent. */
+  audience?: string;
+  log: Logger;
+}
+
+export interface ClientCredentials {
+  clientId: string;
+  clientSecret: string;
+}
+
+/** A token request, already read from its form (RFC 6749 §4.3.2, §4.4.2). */
+export type TokenGrant =
+  | { grantType: 'client_credentials'; client: ClientCredentials }
+  | { grantType: 'password'; username: string; password: string; client?: ClientCredentials };
+
+/** RFC 6749 §5.1 successful response. */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+}
+
+/** RFC 6749 §5.2 error codes. */
+export type TokenErrorCode = 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type';
+
+/** A refused token request; `code` is its RFC 6749 §5.2 error. */
+export class TokenRequestError extends Error {
+  override name = 'TokenRequestError';
+  constructor(readonly code: TokenErrorCode, description: string) {
+    super(description);
+  }
+}
+
+export interface IdentityProvider {
+  /** The public halves of the signing keys (RFC 7517 JWK Set): never a private member. */
+  publicJwks(): { keys: JWK[] };
+  /** Checks the credentials of a grant and signs a token; throws TokenRequestError when refused. */
+  issueToken(grant: TokenGrant): Promise<TokenResponse>;
+  /** OpenID Connect Discovery 1.0 §3 metadata, with endpoints under `baseUrl`. */
+  openidConfiguration(baseUrl: string): Record<string, unknown>;
+  hashSecret(secret: string): string;
+  verifySecret(secret: string, hash: string): Promise<boolean>;
+}
+
+/** What the subject of a token is given besides its roles and groups. */
+type Subject = { sub: string; roles: string[]; groups: string[]; claims: Record<string, unknown> };
+
+export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProvider {
+  const { persistence, clock, log } = deps;
+  const keys = loadSigningKeys(persistence, deps.algorithm, clock.now(), log);
+  let dummyHash: string | undefined;
+  // NOTE: an unknown user or client is checked against this hash, so a refusal takes as long
+  // whether or not the name exists.
+  const dummy = (): string => (dummyHash ??= hashSecret(randomBytes(16).toString('base64url')));
+
+  async function authenticateClient(credentials: ClientCredentials): Promise<IdpClient> {
+    const client = persistence.findClient(credentials.clientId);
+    const isValid = await verifySecret(credentials.clientSecret, client?.secretHash ?? dummy());
+    if (!client || !isValid) {
+      log.info('token refused: client authentication failed', { clientId: credentials.clientId });
+      throw new TokenRequestError('invalid_client', 'Client authentication failed');
+    }
+    return client;
+  }
+
+  async function subjectOf(grant: TokenGrant): Promise<Subject> {
+    switch (grant.grantType) {
+      case 'client_credentials': {
+        const client = await authenticateClient(grant.client);
+        return { sub: client.sub, roles: client.roles, groups: client.groups, claims: { client_id: client.clientId, azp: client.clientId } };
+      }
+      case 'password': {
+        const client = grant.client ? await authenticateClient(grant.client) : undefined;
+        const user = persistence.findUser(grant.username);
+        const isValid = await verifySecret(grant.password, user?.passwordHash ?? dummy());
+        if (!user || !isValid) {
+          log.info('token refused: wrong username or password', { username: grant.username });
+          throw new TokenRequestError('invalid_grant', 'Invalid username or password');
+        }
+        const claims: Record<string, unknown> = { preferred_username: grant.username };
+        if (user.givenName !== undefined) claims['given_name'] = user.givenName;
+        if (user.familyName !== undefined) claims['family_name'] = user.familyName;
+        if (client) claims['azp'] = client.clientId;
+        return { sub: user.sub, roles: user.roles, groups: user.groups, claims };
+      }
+    }
+  }
+
+  return {
+    publicJwks: () => ({ keys: keys.publicJwks.map((k) => ({ ...k })) }),
+    async issueToken(grant) {
+      const subject = await subjectOf(grant);
+      const iat = Math.floor(clock.now() / 1000);
+      const jwt = new SignJWT({ ...subject.claims, realm_access: { roles: subject.roles }, groups: subject.groups })
+        .setProtectedHeader({ alg: keys.current.alg, kid: keys.current.kid, typ: 'JWT' })
+        .setIssuer(deps.issuer())
+        .setSubject(subject.sub)
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + deps.tokenLifetimeSec)
+        .setJti(deps.newId());
+      if (deps.audience !== undefined) jwt.setAudience(deps.audience);
+      const token = await jwt.sign(keys.current.privateKey);
+      log.debug('token issued', { grantType: grant.grantType, sub: subject.sub });
+      return { access_token: token, token_type: 'Bearer', expires_in: deps.tokenLifetimeSec };
+    },
+    openidConfiguration: (baseUrl) => ({
+      issuer: deps.issuer(),
+      token_endpoint: `${baseUrl}/auth/token`,
+      jwks_uri: `${baseUrl}/auth/jwks`,
+      grant_types_supported: ['client_credentials', 'password'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      response_types_supported: ['token'],
+      subject_types_supported: ['public'],
+      id_token_signing_alg_values_supported: [keys.current.alg],
+      claims_supported: [
+        'iss', 'sub', 'aud', 'iat', 'exp', 'jti', 'preferred_username', 'given_name', 'family_name', 'realm_access', 'groups', 'client_id', 'azp',
+      ],
+    }),
+    hashSecret,
+    verifySecret,
+  };
+}
