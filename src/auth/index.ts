@@ -10,3 +10,8 @@ export {
 /** Password and client secret hashes (`scrypt$N$r$p$salt$hash`), shared with scripts/idp.mjs. */
 export { hashSecret, isSecretHash, verifySecret } from './secret-hash.js';
 export { jwkThumbprint, type SigningAlgorithm, type SigningKeyPersistence, type StoredSigningKey } from './signing-keys.js';
+/**
+ * Verifies bearer JWTs against the identity provider's JWKS (cached on disk), a local key file and
+ * in-process keys; refusals are UnauthorizedErrors that say why.
+ */
+export { createTokenVerifier, type TokenVerifier, type TokenVerifierOptions } from './tokens.js';
