@@ -1,14 +1,14 @@
 // Composition root: builds every module with its narrow dependencies, starts the HTTP listener and
 // the embedded MQTT broker, and disposes everything in reverse order on shutdown.
 
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Config } from './config/index.js';
 import { createChangeEmitter, type ChangeEmitter } from './events.js';
 import { uuid, type Clock, type IdGenerator, type Logger } from './lib/index.js';
 import { openStore, type Store } from './store/index.js';
 import { createContextService, type ContextInput, type ContextService } from './jsonld/index.js';
 import {
-  createBatchService, createDiscoveryService, createEntityService, createWriteCore, pruneJournal, type EntityService,
+  createBatchService, createDiscoveryService, createEntityService, createWriteAccess, createWriteCore, pruneJournal, type EntityService,
 } from './entities/index.js';
 import { createApp, listenHttp, type App, type HttpListener } from './http/index.js';
 import { addDuration, createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
@@ -20,6 +20,9 @@ import {
 import { isEmbeddedBrokerUrl, startMqttBroker, type MqttBroker, type MqttQos } from './mqtt/index.js';
 import { createMqttSender, type MqttSender } from './subscriptions/index.js';
 import { createIdentityProvider, type IdentityProvider } from './auth/index.js';
+import { allows, createAuthenticator, createTokenVerifier } from './auth/index.js';
+import type { EntityFacts } from './ngsi/index.js';
+import { createPermissionService, createSubjectService } from './permissions/index.js';
 
 export interface BrokerDeps {
   config: Config;
@@ -82,8 +85,29 @@ export function createBroker(deps: BrokerDeps): Broker {
     clock,
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
   });
-  // The one write path: every write below journals its changes through it.
-  const core = createWriteCore({ store, events, clock });
+  const authConfig = config.application.authentication;
+  // The one write path: every write below journals its changes through it (and, with authentication,
+  // checks and grants permissions in the same transaction).
+  const core = createWriteCore({ store, events, clock, ...(authConfig.enabled ? { access: createWriteAccess({ store, newId: deps.newId ?? uuid }) } : {}) });
+  const permissions = createPermissionService({
+    store, clock, newId: deps.newId ?? uuid, enabled: authConfig.enabled, allowPublic: authConfig.allowPublicPermission,
+  });
+  const subjects = createSubjectService({ store, core, clock, log: log.child('subjects'), cascade: config.search.onOwnerDeleteCascadeEntities });
+  const verifier = authConfig.enabled ? createTokenVerifier({
+    jwksUri: authConfig.jwksUri, publicKeyFile: authConfig.publicKeyFile, issuer: authConfig.issuer, audience: authConfig.audience,
+    clockToleranceSec: authConfig.clockTolerance, refreshIntervalMs: authConfig.jwksRefreshInterval, timeoutMs: authConfig.jwksTimeout,
+    // NOTE: next to the database, so a gateway restarted offline still verifies tokens; none for an in-memory store.
+    ...(deps.dbPath === ':memory:' ? {} : { cacheFile: join(deps.dbPath === undefined ? config.storage.dir : dirname(deps.dbPath), 'jwks-cache.json') }),
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    // The built-in identity provider's keys are trusted with no network.
+    localKeys: () => identity?.publicJwks(),
+    clock, log: log.child('auth'),
+  }) : undefined;
+  const auth = verifier && createAuthenticator({
+    verifier, clock, observe: (claims) => subjects.observe(claims),
+    claims: { adminRole: authConfig.adminRole, claimsPaths: authConfig.claimsPaths.split(',') },
+    allowPublic: authConfig.allowPublicPermission,
+  });
   const entities = createEntityService({ store, core, clock, newId: deps.newId ?? uuid });
   // The schema accepts only ISO 8601 durations (or empty) for history.retention.
   const retention = config.history.retention === '' ? undefined : parseDuration(config.history.retention);
@@ -117,6 +141,10 @@ export function createBroker(deps: BrokerDeps): Broker {
     contextOf: async (sub) => toNotificationContext(await contexts.resolve(notificationContextInput(sub) as ContextInput | undefined), publicUrl()),
     sendHttp,
     sendMqtt: (uri, message, opts) => mqttSender.send(uri, message, opts),
+    ...(authConfig.enabled ? {
+      mayRead: (tenant: string, assignees: readonly string[], entity: EntityFacts) =>
+        allows({ tenant, admin: false, assignees, groups: [] }, 'read', entity, store.permissions.applicableTo(tenant, assignees, entity.id)),
+    } : {}),
     options: {
       timeoutMs: config.notifications.timeout, maxAttempts: config.notifications.maxAttempts, retryBaseMs: config.notifications.retryBase,
       retryMaxMs: config.notifications.retryMax, maxPending: config.notifications.maxPending,
@@ -145,6 +173,9 @@ export function createBroker(deps: BrokerDeps): Broker {
     discovery: createDiscoveryService({ store, newId: deps.newId ?? uuid }),
     temporal,
     subscriptions,
+    permissions,
+    subjects,
+    ...(auth ? { auth } : {}),
     log: log.child('http'),
     isReady: () => !closing && store.isOpen(),
     ...(identity ? { identity } : {}),
@@ -162,6 +193,8 @@ export function createBroker(deps: BrokerDeps): Broker {
       jobs.schedule('journal-prune', config.journal.pruneSchedule, () => pruneJournal({ store, log: log.child('journal'), horizon }, clock.now()));
       if (retention) jobs.schedule('history-retention', config.history.retentionSchedule, () => temporal.applyRetention(clock.now()));
       jobs.schedule('subscriptions-periodic', config.notifications.periodicSchedule, () => notifier.runPeriodic(clock.now()));
+      // Loads the cached JWKS and starts fetching a fresh one; requests never wait for the network.
+      if (verifier) await verifier.start();
       try {
         listener = await listenHttp(app, { port: config.server.port, host: config.server.host, log: log.child('http') });
         mqtt = await startMqttBroker({
@@ -187,6 +220,7 @@ export function createBroker(deps: BrokerDeps): Broker {
       // What is not delivered stays queued for the next start.
       await notifier.stop();
       await mqttSender.close();
+      verifier?.close();
       await store.flush();
       store.close();
     },

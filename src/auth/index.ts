@@ -15,3 +15,8 @@ export { jwkThumbprint, type SigningAlgorithm, type SigningKeyPersistence, type 
  * in-process keys; refusals are UnauthorizedErrors that say why.
  */
 export { createTokenVerifier, type TokenVerifier, type TokenVerifierOptions } from './tokens.js';
+export {
+  actionIncludes, administers, allows, assigneesOf, checkPermissionRules, requireRight, sameTarget, targetCovers, type HeldPermissions,
+} from './policy.js';
+export { claimAt, principalOf, publicPrincipal, subjectUri, type ClaimsOptions } from './principal.js';
+export { createAuthenticator, type Authenticator, type AuthenticatorDeps } from './authenticator.js';

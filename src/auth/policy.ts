@@ -3,7 +3,7 @@
 // the clause of the service interface (2.6, 5) or behaviour §8 it implements.
 
 import {
-  AUTHENTICATED_SUBJECT, BadRequestDataError, NO_SCOPE, PUBLIC_SUBJECT, actionRank, type Action, type EntityFacts, type Permission,
+  AUTHENTICATED_SUBJECT, AccessDeniedError, BadRequestDataError, type EntityId, NO_SCOPE, PUBLIC_SUBJECT, actionRank, type Action, type EntityFacts, type Permission,
   type PermissionTarget, type Principal,
 } from '../ngsi/index.js';
 
@@ -93,4 +93,15 @@ export function sameTarget(a: PermissionTarget, b: PermissionTarget): boolean {
   const sameList = (x: readonly string[] | undefined, y: readonly string[] | undefined): boolean =>
     x === undefined ? y === undefined : y !== undefined && x.length === y.length && x.every((v) => y.includes(v));
   return a.id === b.id && sameList(a.types, b.types) && sameList(a.scopes, b.scopes);
+}
+
+/** The permissions of some assignees that may apply to one entity (the store's lookup). */
+export type HeldPermissions = (tenant: string, assignees: readonly string[], entityId: EntityId) => Permission[];
+
+/** Throws AccessDenied (403) unless `principal` may `action` on the entity. */
+export function requireRight(principal: Principal, action: Action, entity: EntityFacts, held: HeldPermissions): void {
+  if (principal.admin) return;
+  if (!allows(principal, action, entity, held(principal.tenant, principal.assignees, entity.id))) {
+    throw new AccessDeniedError('Access denied', `No ${action} permission on entity ${entity.id}`);
+  }
 }

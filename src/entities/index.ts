@@ -14,3 +14,5 @@ export type { DiscoveryList, DiscoveryService, DiscoveryServiceDeps } from './di
 export type { AttributeInfo, TypeAttributes, TypeInfo } from '../store/index.js';
 /** The journal pruning job body. */
 export { pruneJournal, type JournalPruneDeps } from './journal-housekeeping.js';
+/** Permissions on the write path: rights checked and owner permissions granted in the write's transaction. */
+export { createWriteAccess, type WriteAccess, type WriteAccessDeps } from './write-access.js';

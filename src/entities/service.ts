@@ -8,6 +8,8 @@ import {
 import type { WriteCore, WriteTx } from '../events.js';
 import { readScopeOf, type EntityListQuery, type Store } from '../store/index.js';
 import type { Clock, IdGenerator } from '../lib/index.js';
+import { requireRight } from '../auth/index.js';
+import { factsOf } from './write-access.js';
 
 
 export interface UpdateResult { updated: Iri[]; notUpdated: NotUpdated[] }
@@ -35,7 +37,7 @@ export interface EntityService {
 
 export interface EntityServiceDeps {
   /** Reads. */
-  store: Pick<Store, 'entities'>;
+  store: Pick<Store, 'entities' | 'permissions'>;
   core: WriteCore;
   clock: Clock;
   newId: IdGenerator;
@@ -115,6 +117,8 @@ export function createEntityService(deps: EntityServiceDeps): EntityService {
     get: (actor, id) => {
       const entity = store.entities.get(readScopeOf(actor), id);
       if (!entity) throw notFound(id);
+      // Existence first (404), then the right to read it (403).
+      requireRight(actor, 'read', factsOf(id, entity), store.permissions.applicableTo);
       return entity;
     },
     getMany: (actor, ids) => store.entities.getMany(readScopeOf(actor), ids),

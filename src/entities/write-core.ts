@@ -7,11 +7,15 @@ import type { ChangeEmitter, ChangeEvent, ChangeKind, WriteCore, WriteTx } from 
 import type { Entity, EntityId, HistoryInstance, Iri, Principal } from '../ngsi/index.js';
 import type { Clock } from '../lib/index.js';
 import type { JournalEntry, Store } from '../store/index.js';
+import type { WriteAccess } from './write-access.js';
+import { actionRank, type Action } from '../ngsi/index.js';
 
 export interface WriteCoreDeps {
   store: Store;
   events: ChangeEmitter;
   clock: Clock;
+  /** The permission checks and grants of each write; absent when authentication is off. */
+  access?: WriteAccess;
 }
 
 /** What one write did to one entity so far. */
@@ -57,7 +61,7 @@ function entryOf(actor: Principal, id: EntityId, t: Touch, at: number): JournalE
   return entry;
 }
 
-export function createWriteCore({ store, events, clock }: WriteCoreDeps): WriteCore {
+export function createWriteCore({ store, events, clock, access }: WriteCoreDeps): WriteCore {
   const { entities, history, archive, journal } = store;
 
   return {
@@ -67,6 +71,17 @@ export function createWriteCore({ store, events, clock }: WriteCoreDeps): WriteC
       const now = clock.now();
       // NOTE: created per run: the store may run a write twice (see Store.write).
       const touched = new Map<EntityId, Touch>();
+      /** The highest right checked so far on each entity in this write. */
+      const checked = new Map<EntityId, number>();
+      /** Throws AccessDenied unless the actor may `action` on the entity (`state`: its latest document, none for a new id). */
+      const need = (id: EntityId, action: Action, state: () => Entity | undefined): void => {
+        if (access === undefined) return;
+        const rank = actionRank(action);
+        if ((checked.get(id) ?? -1) >= rank) return;
+        access.require(actor, id, state(), action);
+        checked.set(id, rank);
+      };
+      const latestOf = (id: EntityId) => (): Entity | undefined => archive.latest(scope, id);
 
       const touch = (id: EntityId, live: () => Entity | undefined): Touch => {
         let t = touched.get(id);
@@ -99,7 +114,10 @@ export function createWriteCore({ store, events, clock }: WriteCoreDeps): WriteC
 
         insert(entity, instances) {
           const t = touch(entity.id, () => undefined);
+          // NOTE: after the insert, which refuses a live id (AlreadyExists before AccessDenied).
           entities.insert(tenant, entity);
+          need(entity.id, 'write', () => undefined);
+          access?.created(actor, entity, now);
           if (instances.length > 0) history.append(tenant, instances, { newSeries: true });
           t.after = entity;
           record(t, instances);
@@ -107,8 +125,12 @@ export function createWriteCore({ store, events, clock }: WriteCoreDeps): WriteC
 
         update(previous, next, instances, opts) {
           if (next === previous && instances.length === 0) return;
+          need(previous.id, 'write', () => previous);
           const t = touch(previous.id, () => previous);
-          if (next !== previous) entities.update(tenant, next, previous);
+          if (next !== previous) {
+            entities.update(tenant, next, previous);
+            if (next.scope !== previous.scope) access?.scopesUsed(actor, next.scope, now);
+          }
           if (instances.length > 0) history.append(tenant, instances);
           t.after = next;
           if (opts?.replaced === true) t.replaced = true;
@@ -116,6 +138,7 @@ export function createWriteCore({ store, events, clock }: WriteCoreDeps): WriteC
         },
 
         markDeleted(previous, instances) {
+          need(previous.id, 'admin', () => previous);
           const t = touch(previous.id, () => previous);
           entities.markDeleted(tenant, previous.id, now);
           if (instances.length > 0) history.append(tenant, instances);
@@ -126,15 +149,24 @@ export function createWriteCore({ store, events, clock }: WriteCoreDeps): WriteC
         addObserved(previous, next, instances) {
           const id = next?.id ?? previous?.id ?? instances[0]?.entityId;
           if (id === undefined) return;
+          const stored = previous ?? archive.latest(scope, id);
+          need(id, 'write', () => stored);
           const t = touch(id, () => previous);
-          if (previous === undefined && next !== undefined) entities.insert(tenant, next);
-          else if (previous !== undefined && next !== undefined && next !== previous) entities.update(tenant, next, previous);
+          if (previous === undefined && next !== undefined) {
+            entities.insert(tenant, next);
+            if (stored === undefined) access?.created(actor, next, now);
+            else access?.scopesUsed(actor, next.scope, now);
+          } else if (previous !== undefined && next !== undefined && next !== previous) {
+            entities.update(tenant, next, previous);
+            if (next.scope !== previous.scope) access?.scopesUsed(actor, next.scope, now);
+          }
           if (instances.length > 0) history.upsertObserved(tenant, instances);
           t.after = next;
           record(t, instances);
         },
 
         modifyInstance(id, attr, instanceId, edit) {
+          need(id, 'write', latestOf(id));
           let edited: HistoryInstance | undefined;
           const found = history.modifyInstance(tenant, id, attr, instanceId, (old) => {
             edited = edit(old);
@@ -145,21 +177,25 @@ export function createWriteCore({ store, events, clock }: WriteCoreDeps): WriteC
         },
 
         deleteInstance(id, attr, instanceId) {
+          need(id, 'write', latestOf(id));
           const found = history.deleteInstance(tenant, id, attr, instanceId);
           if (found) forget(id, attr);
           return found;
         },
 
         removeSeries(id, attr, which) {
+          need(id, 'write', latestOf(id));
           const removed = history.removeSeries(tenant, id, attr, which);
           if (removed > 0) forget(id, attr);
           return removed;
         },
 
         purge(id) {
+          need(id, 'admin', latestOf(id));
           const t = touch(id, liveOf(id));
           const removed = history.removeSeries(tenant, id);
           const purged = archive.purge(tenant, id, now);
+          access?.removed(tenant, id);
           if (t.before !== undefined) for (const attr of Object.keys(t.before.attrs)) t.deleted.add(attr);
           t.after = undefined;
           if (purged || removed > 0) t.changed = true;

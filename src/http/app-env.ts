@@ -4,7 +4,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Handler, Hono } from 'hono';
 import type { Logger } from '../lib/index.js';
-import { MethodNotAllowedError } from '../ngsi/index.js';
+import { MethodNotAllowedError, type Principal } from '../ngsi/index.js';
+import type { Authenticator } from '../auth/index.js';
+import type { PermissionService, SubjectService } from '../permissions/index.js';
 import type { ContextService } from '../jsonld/index.js';
 import type { TemporalService } from '../temporal/index.js';
 import type { BatchService, DiscoveryService, EntityService } from '../entities/index.js';
@@ -29,6 +31,11 @@ export interface AppDeps {
   discovery: DiscoveryService;
   temporal: TemporalService;
   subscriptions: SubscriptionService;
+  /** Permissions and subjects (the permission API answers 204/… when authentication is off). */
+  permissions: PermissionService;
+  subjects: SubjectService;
+  /** Present when authentication is on. */
+  auth?: Authenticator;
   log: Logger;
   isReady: () => boolean;
   /** The built-in identity provider; its routes (/auth/token, /auth/jwks, discovery) exist only with it. */
@@ -36,7 +43,11 @@ export interface AppDeps {
 }
 
 export type AppEnv = {
-  Variables: { requestId: string | undefined; tenant: string; problem: { type: string; title: string } | undefined };
+  Variables: {
+    requestId: string | undefined; tenant: string; problem: { type: string; title: string } | undefined;
+    /** The authenticated principal; unset when authentication is off. */
+    principal: Principal | undefined;
+  };
 };
 export type AppContext = Context<AppEnv>;
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

@@ -1,7 +1,8 @@
 // The Hono application: middleware order (request id + log line, tenant), the NGSI-LD routes,
 // 404/405 handling and the single error handler that renders ProblemDetails.
 
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
+import { authenticate } from './authenticate.js';
 import { BadRequestDataError, MethodNotAllowedError, ResourceNotFoundError } from '../ngsi/index.js';
 import { requestIdOf, type App, type AppDeps, type AppEnv } from './app-env.js';
 import { problemResponse, toNgsiError } from './problem.js';
@@ -15,6 +16,7 @@ import { registerTemporalEntityRoutes } from './routes/temporal-entities.js';
 import { registerEntityQueryRoutes } from './routes/entity-query.js';
 import { registerSubscriptionRoutes } from './routes/subscriptions.js';
 import { registerIdentityRoutes } from './routes/identity.js';
+import { registerPermissionRoutes } from './routes/permissions.js';
 
 const TENANT = /^[A-Za-z0-9_-]{1,64}$/;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -46,7 +48,7 @@ export function createApp(deps: AppDeps): App {
   });
 
   // NGSI-LD §6.3.14: the NGSILD-Tenant header selects a tenant; the default tenant when absent.
-  app.use('/ngsi-ld/*', (c, next) => {
+  const tenantOf: MiddlewareHandler<AppEnv> = (c, next) => {
     // An empty path segment (`/entities//attrs`) is an id left out, not another resource.
     if (c.req.path.includes('//')) throw new BadRequestDataError('Empty path segment', `An id is missing in ${c.req.path}`);
     const tenant = c.req.header('ngsild-tenant');
@@ -60,7 +62,16 @@ export function createApp(deps: AppDeps): App {
     return next().then(() => {
       c.res.headers.set('NGSILD-Tenant', tenant);
     });
-  });
+  };
+  app.use('/ngsi-ld/*', tenantOf);
+  app.use('/auth/permissions/*', tenantOf);
+  app.use('/auth/permissions', tenantOf);
+  if (deps.auth) {
+    const auth = authenticate(deps.auth);
+    app.use('/ngsi-ld/*', auth);
+    app.use('/auth/permissions/*', auth);
+    app.use('/auth/permissions', auth);
+  }
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.get('/ready', (c) => (deps.isReady() ? c.json({ status: 'ready' }) : c.json({ status: 'not ready' }, 503)));
@@ -75,6 +86,7 @@ export function createApp(deps: AppDeps): App {
   registerTemporalEntityRoutes(app, deps);
   registerSubscriptionRoutes(app, deps);
   if (deps.identity) registerIdentityRoutes(app, deps.identity);
+  registerPermissionRoutes(app, deps);
 
   app.notFound((c) => {
     const err = new ResourceNotFoundError('No such resource', c.req.path);

@@ -8,7 +8,7 @@ import { contextFromLink } from './media.js';
 
 /** The principal of the request: its tenant, and with authentication its subject and assignees. */
 export function actorOf(c: AppContext): Principal {
-  return anonymousIn(c.get('tenant'));
+  return c.get('principal') ?? anonymousIn(c.get('tenant'));
 }
 
 export function entityIdParam(c: AppContext): string {

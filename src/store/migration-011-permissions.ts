@@ -35,6 +35,8 @@ export function up(db: BetterSqlite3.Database): void {
       updated_at  INTEGER NOT NULL
     ) WITHOUT ROWID;
 
+    -- The subject that created a subscription (its notifications carry only what it may read).
     ALTER TABLE subscriptions ADD COLUMN owner TEXT;
+    CREATE INDEX subscriptions_owner ON subscriptions (tenant, owner) WHERE owner IS NOT NULL;
   `);
 }

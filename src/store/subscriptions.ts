@@ -39,14 +39,18 @@ const toStored = (r: SubscriptionRow): StoredSubscription => ({
 const MAX_ERROR_LENGTH = 500;
 
 export function createSubscriptionRepository(db: BetterSqlite3.Database): SubscriptionRepository {
-  const insert = db.prepare<[string, string, string, number, number]>(
-    'INSERT INTO subscriptions (tenant, id, doc, created_at, modified_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (tenant, id) DO NOTHING',
+  const insert = db.prepare<[string, string, string, number, number, string | null]>(
+    'INSERT INTO subscriptions (tenant, id, doc, created_at, modified_at, owner) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, id) DO NOTHING',
   );
   const byId = db.prepare<[string, string], SubscriptionRow>(`SELECT ${COLUMNS} FROM subscriptions WHERE tenant = ? AND id = ?`);
   const page = db.prepare<[string, number, number], SubscriptionRow>(
     `SELECT ${COLUMNS} FROM subscriptions WHERE tenant = ? ORDER BY seq LIMIT ? OFFSET ?`,
   );
   const count = db.prepare<[string], number>('SELECT count(*) FROM subscriptions WHERE tenant = ?').pluck();
+  const ownPage = db.prepare<[string, string, number, number], SubscriptionRow>(
+    `SELECT ${COLUMNS} FROM subscriptions WHERE tenant = ? AND owner = ? ORDER BY seq LIMIT ? OFFSET ?`,
+  );
+  const ownCount = db.prepare<[string, string], number>('SELECT count(*) FROM subscriptions WHERE tenant = ? AND owner = ?').pluck();
   const all = db.prepare<[number, number], SubscriptionRow & { seq: number }>(
     `SELECT seq, ${COLUMNS} FROM subscriptions WHERE seq > ? ORDER BY seq LIMIT ?`,
   );
@@ -61,14 +65,18 @@ export function createSubscriptionRepository(db: BetterSqlite3.Database): Subscr
 
   return {
     insert(tenant, sub) {
-      const result = insert.run(tenant, sub.id, JSON.stringify(sub.doc), sub.createdAt, sub.modifiedAt);
+      const result = insert.run(tenant, sub.id, JSON.stringify(sub.doc), sub.createdAt, sub.modifiedAt, sub.owner ?? null);
       if (result.changes === 0) throw new AlreadyExistsError('Already exists', `Subscription ${sub.id} already exists`);
     },
     get(tenant, id) {
       const row = byId.get(tenant, id);
       return row && toStored(row);
     },
-    list(tenant, p) {
+    list(tenant, p, owner) {
+      if (owner !== undefined) {
+        const items = p.limit === 0 ? [] : ownPage.all(tenant, owner, p.limit, p.offset).map(toStored);
+        return p.count ? { items, count: ownCount.get(tenant, owner) ?? 0 } : { items };
+      }
       const items = p.limit === 0 ? [] : page.all(tenant, p.limit, p.offset).map(toStored);
       return p.count ? { items, count: count.get(tenant) ?? 0 } : { items };
     },

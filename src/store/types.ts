@@ -90,6 +90,8 @@ export interface StoreReader {
   readonly history: HistoryReader & Pick<HistoryRepository, 'listForEntity' | 'findInstance'>;
   readonly archive: Pick<EntityArchive, 'latest' | 'list'>;
   readonly discovery: DiscoveryRepository;
+  /** The permissions that may apply to one entity (the read check of a single entity). */
+  readonly permissions: Pick<PermissionRepository, 'applicableTo'>;
 }
 
 export interface EntityListQuery {
@@ -206,14 +208,16 @@ export interface StoredSubscription {
   createdAt: number;
   modifiedAt: number;
   delivery: DeliveryState;
+  /** The subject that created it (authentication on). */
+  owner?: string;
 }
 
 export interface SubscriptionRepository {
   /** Throws AlreadyExistsError when the tenant has a subscription with that id. */
   insert(tenant: string, sub: StoredSubscription): void;
   get(tenant: string, id: string): StoredSubscription | undefined;
-  /** In creation order; count computed only when asked. */
-  list(tenant: string, page: { limit: number; offset: number; count: boolean }): { items: StoredSubscription[]; count?: number };
+  /** In creation order, those of `owner` when given; count computed only when asked. */
+  list(tenant: string, page: { limit: number; offset: number; count: boolean }, owner?: string): { items: StoredSubscription[]; count?: number };
   /** Replaces the document (delivery counters are kept); false when there is none. */
   replace(tenant: string, id: string, doc: unknown, modifiedAt: number): boolean;
   delete(tenant: string, id: string): boolean;

@@ -70,6 +70,13 @@ export interface Parsed<E> {
   expr: E;
 }
 
+/** The creator of a subscription as its permissions see it (a snapshot of its token's assignees). */
+export interface SubscriptionOwner {
+  subject: string;
+  admin: boolean;
+  assignees: string[];
+}
+
 export interface Subscription {
   id: SubscriptionId;
   subscriptionName?: string;
@@ -93,6 +100,11 @@ export interface Subscription {
   notification: NotificationParams;
   /** The @context of the request that created it (Link header or body); absent: core only. */
   context?: Json;
+  /**
+   * Who created it, with authentication on: only it (or an administrator) manages it, and its
+   * notifications carry only entities it may read (behaviour §8). Absent: created without authentication.
+   */
+  owner?: SubscriptionOwner;
   createdAt: number;
   modifiedAt: number;
   delivery: DeliveryState;

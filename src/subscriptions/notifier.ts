@@ -5,7 +5,7 @@
 
 import type { ChangeEvent } from '../events.js';
 import type { Clock, Logger } from '../lib/index.js';
-import type { Entity } from '../ngsi/index.js';
+import type { Entity, EntityFacts } from '../ngsi/index.js';
 import { createJournalFollower, type NewNotification, type Store } from '../store/index.js';
 import { createDispatcher, type DeliveryDeps, type DeliveryOptions, type DeliveryStats, type QueuedMessage } from './delivery.js';
 import { createMatchCache, matchesEntity, matchSubscription, type SubscriptionMatch } from './matcher.js';
@@ -34,6 +34,19 @@ export interface NotifierDeps extends Omit<DeliveryDeps, 'store' | 'options'> {
   contextOf(sub: Subscription): Promise<NotificationContext>;
   newId: () => string;
   options: NotifierOptions;
+  /**
+   * Whether assignees may read an entity (behaviour §8: a notification carries only entities its
+   * subscription's owner may read); absent: authentication is off.
+   */
+  mayRead?: (tenant: string, assignees: readonly string[], entity: EntityFacts) => boolean;
+}
+
+/** Whether the owner of `sub` may read the entity of a change (always, without authentication). */
+function ownerMayRead(deps: Pick<NotifierDeps, 'mayRead'>, sub: Subscription, change: ChangeEvent): boolean {
+  const { owner } = sub;
+  if (deps.mayRead === undefined || owner === undefined || owner.admin) return true;
+  const state = change.entity ?? change.previous;
+  return deps.mayRead(change.tenant, owner.assignees, { id: change.id, types: state?.types ?? [], scopes: state?.scope ?? [] });
 }
 
 export interface NotifierStats extends DeliveryStats {
@@ -144,7 +157,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
       for (const sub of candidates) {
         const key = keyOf(change.tenant, sub.id);
         const match = matchSubscription(sub, change, { now: at, lastNotification: lastQueued.get(key), fired, cache });
-        if (!match) continue;
+        if (!match || !ownerMayRead(deps, sub, change)) continue;
         lastQueued.set(key, at);
         const item = await itemOf(change.tenant, sub, [notifiedOf(change, match)], clock.now());
         if (item !== undefined) items.push(item);
@@ -180,7 +193,9 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     const types = typesSelectedBy(sub);
     for (let offset = 0; out.length < options.periodicMaxEntities; offset += page) {
       const query = { limit: page, offset, count: false, ...(types === '*' ? {} : { types }) };
-      const found = store.entities.list({ tenant }, query).entities;
+      // Behaviour §8: only the entities the owner may read.
+      const scope = sub.owner === undefined || sub.owner.admin || deps.mayRead === undefined ? { tenant } : { tenant, assignees: sub.owner.assignees };
+      const found = store.entities.list(scope, query).entities;
       for (const e of found) if (out.length < options.periodicMaxEntities && matchesEntity(sub, e, cache)) out.push(e);
       if (found.length < page) break;
     }

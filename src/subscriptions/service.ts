@@ -2,7 +2,7 @@
 // the store and then reflected in the in-memory registry; and the delivery record of a notifier.
 
 import type { Clock, IdGenerator } from '../lib/index.js';
-import { ResourceNotFoundError, type Json, type Principal, type TermMapper } from '../ngsi/index.js';
+import { AccessDeniedError, ResourceNotFoundError, type Json, type Principal, type TermMapper } from '../ngsi/index.js';
 import type { DeliveryOutcome, DeliveryState, Store } from '../store/index.js';
 import { documentOf, fromStored, toStored } from './codec.js';
 import type { SubscriptionInput } from './input.js';
@@ -58,33 +58,45 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Subscr
     if (stored === undefined) throw notFound(id);
     return fromStored(stored);
   };
+  /** Behaviour §8: others than its owner (and administrators) get 403; existence is told first (404). */
+  const owned = (actor: Principal, sub: Subscription): Subscription => {
+    if (actor.admin || (sub.owner !== undefined && sub.owner.subject === actor.subject)) return sub;
+    throw new AccessDeniedError('Access denied', `Subscription ${sub.id} belongs to another subject`);
+  };
   return {
     now: () => clock.now(),
-    create({ tenant }, input, ctx) {
-      const sub = parseSubscription(input, { mapper: ctx.mapper, context: ctx.context, now: clock.now(), newId: deps.newId });
+    create(actor, input, ctx) {
+      const { tenant } = actor;
+      const parsed = parseSubscription(input, { mapper: ctx.mapper, context: ctx.context, now: clock.now(), newId: deps.newId });
+      // Behaviour §8: a subscription belongs to its creator.
+      const sub = actor.subject === undefined ? parsed
+        : { ...parsed, owner: { subject: actor.subject, admin: actor.admin, assignees: [...actor.assignees] } };
       store.transaction((tx) => {
         store.subscriptions.insert(tenant, toStored(sub));
         tx.onCommit(() => registry.put(tenant, sub));
       });
       return sub;
     },
-    get: ({ tenant }, id) => load(tenant, id),
-    list({ tenant }, page) {
-      const found = store.subscriptions.list(tenant, page);
+    get: (actor, id) => owned(actor, load(actor.tenant, id)),
+    list(actor, page) {
+      const found = store.subscriptions.list(actor.tenant, page, actor.admin ? undefined : actor.subject ?? '');
       const out: SubscriptionPage = { items: found.items.map(fromStored) };
       if (found.count !== undefined) out.count = found.count;
       return out;
     },
-    update({ tenant }, id, input, ctx) {
+    update(actor, id, input, ctx) {
+      const { tenant } = actor;
       return store.transaction((tx) => {
-        const next = patchSubscription(load(tenant, id), input, { mapper: ctx.mapper, now: clock.now() });
+        const next = patchSubscription(owned(actor, load(tenant, id)), input, { mapper: ctx.mapper, now: clock.now() });
         store.subscriptions.replace(tenant, id, documentOf(next), next.modifiedAt);
         tx.onCommit(() => registry.put(tenant, next));
         return next;
       });
     },
-    delete({ tenant }, id) {
+    delete(actor, id) {
+      const { tenant } = actor;
       store.transaction((tx) => {
+        owned(actor, load(tenant, id));
         if (!store.subscriptions.delete(tenant, id)) throw notFound(id);
         tx.onCommit(() => registry.remove(tenant, id));
       });

@@ -5,6 +5,7 @@ import {
   ResourceNotFoundError, isShown, matchesFilter, matchesGeo, type AggregatedSeries, type EntityFilter, type AttributeKind, type Entity, type EntityId, type Iri, type Principal,
   type TemporalAttribute, type TemporalEntity, type TermMapper,
 } from '../ngsi/index.js';
+import { requireRight } from '../auth/index.js';
 import { readScopeOf, type HistorySeries, type HistoryWindow, type ReadScope, type StoreReader } from '../store/index.js';
 import { selectAggregates } from './aggregate-read.js';
 import { selectInstances, sliceOf, type AttributeGroup } from './selection.js';
@@ -185,6 +186,8 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
       if (!entity || (entity.deletedAt !== undefined && reader.series(scope, [id]).length === 0)) {
         throw new ResourceNotFoundError('Entity not found', id);
       }
+      // Existence first (404), then the right to read it (403).
+      requireRight(actor, 'read', { id, types: entity.types, scopes: entity.scope ?? [] }, store.permissions.applicableTo);
       const { hasInstances, ...result } = collect(scope, [entity], req, mapper);
       // NGSI-LD §5.7.3: none of the attributes asked for has a history, or pick/omit leave nothing to show.
       if (req.view.attrs && !hasInstances[0] && reader.series(scope, [id], [...req.view.attrs]).length === 0) {

@@ -1,0 +1,90 @@
+// Permissions on the write path (behaviour §8), inside the write's transaction: the right each
+// operation needs on the entity it touches, and the permissions a write creates (the owner of a new
+// entity id or of a first-used scope, specificAccessPolicy) or removes (an entity gone for good).
+
+import { actionIncludes, allows } from '../auth/index.js';
+import {
+  AUTHENTICATED_SUBJECT, AccessDeniedError, SPECIFIC_ACCESS_POLICY, isAction, type Action, type Entity, type EntityFacts, type EntityId,
+  type Permission, type Principal,
+} from '../ngsi/index.js';
+import type { IdGenerator } from '../lib/index.js';
+import type { Store } from '../store/index.js';
+
+export interface WriteAccess {
+  /** Throws AccessDenied (403) unless the actor may `action` on the entity (`entity`: its latest state). */
+  require(actor: Principal, id: EntityId, entity: Entity | undefined, action: Action): void;
+  /** Records what creating `entity` grants: its owner, the owner of new scopes, its specificAccessPolicy. */
+  created(actor: Principal, entity: Entity, now: number): void;
+  /** Records the owner of scopes first used by an update. */
+  scopesUsed(actor: Principal, scopes: readonly string[] | undefined, now: number): void;
+  /** The entity is gone for good: its permissions go too. */
+  removed(tenant: string, id: EntityId): void;
+}
+
+export interface WriteAccessDeps {
+  store: Pick<Store, 'permissions'>;
+  newId: IdGenerator;
+}
+
+export function factsOf(id: EntityId, entity: Entity | undefined): EntityFacts {
+  return { id, types: entity?.types ?? [], scopes: entity?.scope ?? [] };
+}
+
+const permissionId = (newId: IdGenerator): string => `urn:ngsi-ld:Permission:${newId()}`;
+
+/** Write access with the permission model on. */
+export function createWriteAccess({ store, newId }: WriteAccessDeps): WriteAccess {
+  const { permissions } = store;
+
+  const grant = (tenant: string, p: Omit<Permission, 'id' | 'createdAt' | 'modifiedAt'>, now: number): void => {
+    permissions.insert(tenant, { ...p, id: permissionId(newId), createdAt: now, modifiedAt: now });
+  };
+
+  const scopesUsed = (actor: Principal, scopes: readonly string[] | undefined, now: number): void => {
+    // Behaviour §8: the first use of a scope makes the writer its owner.
+    if (actor.subject === undefined || scopes === undefined) return;
+    for (const scope of scopes) {
+      if (!permissions.scopeOwned(actor.tenant, scope)) grant(actor.tenant, { target: { scopes: [scope] }, assignee: actor.subject, action: 'own' }, now);
+    }
+  };
+
+  return {
+    require(actor, id, entity, action) {
+      if (actor.admin) return;
+      const held = permissions.applicableTo(actor.tenant, actor.assignees, id);
+      if (entity === undefined) {
+        // A new id: any authenticated subject may create it, unless it had a life before whose
+        // permissions still stand (its history is kept): then only who may write it.
+        const before = permissions.list(actor.tenant, { targetIds: [id] }).length > 0;
+        if (!before && actor.subject !== undefined) return;
+        if (held.some((p) => p.target.id === id && actionIncludes(p.action, 'write'))) return;
+        throw new AccessDeniedError('Access denied', `Not allowed to create entity ${id}`);
+      }
+      if (!allows(actor, action, factsOf(id, entity), held)) {
+        throw new AccessDeniedError('Access denied', `No ${action} permission on entity ${id}`);
+      }
+    },
+
+    created(actor, entity, now) {
+      const { tenant, subject } = actor;
+      // Interface 2.6 rule 4: the creator of an entity id becomes its owner (once: a re-created id keeps its owner).
+      if (subject !== undefined && permissions.list(tenant, { targetIds: [entity.id], minAction: 'own' }).length === 0) {
+        grant(tenant, { target: { id: entity.id }, assignee: subject, action: 'own' }, now);
+      }
+      scopesUsed(actor, entity.scope, now);
+      // Interface 2.6 rule 5: specificAccessPolicy read/write opens the entity to every authenticated subject.
+      const policy = entity.attrs[SPECIFIC_ACCESS_POLICY]?.[0];
+      const action = policy?.kind === 'Property' ? policy.value : undefined;
+      if (isAction(action) && (action === 'read' || action === 'write')) {
+        const p = { target: { id: entity.id }, assignee: AUTHENTICATED_SUBJECT, action };
+        if (!permissions.findSame(tenant, p)) grant(tenant, subject === undefined ? p : { ...p, assigner: subject }, now);
+      }
+    },
+
+    scopesUsed,
+
+    removed(tenant, id) {
+      permissions.removeForEntity(tenant, id);
+    },
+  };
+}

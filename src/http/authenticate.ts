@@ -1,0 +1,29 @@
+// Authentication of NGSI-LD and permission requests (interface 5): a Bearer JWT gives the request
+// its principal; without one, only the reads that public permissions allow. The token itself never
+// reaches a log line or an error body.
+
+import type { MiddlewareHandler } from 'hono';
+import { UnauthorizedError } from '../ngsi/index.js';
+import type { Authenticator } from '../auth/index.js';
+import type { AppEnv } from './app-env.js';
+
+const BEARER = /^Bearer +([A-Za-z0-9\-_~+/.]+=*) *$/i;
+const READS = new Set(['GET', 'HEAD']);
+
+export function authenticate(auth: Authenticator): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const tenant = c.get('tenant') ?? '';
+    const header = c.req.header('authorization');
+    if (header === undefined) {
+      if (auth.anonymous === undefined || !READS.has(c.req.method)) {
+        throw new UnauthorizedError('Authentication required', 'This request needs an access token (Authorization: Bearer <token>)');
+      }
+      c.set('principal', auth.anonymous(tenant));
+      return next();
+    }
+    const token = BEARER.exec(header)?.[1];
+    if (token === undefined) throw new UnauthorizedError('Invalid Authorization header', 'Expected Authorization: Bearer <token>');
+    c.set('principal', await auth.authenticate(token, tenant));
+    return next();
+  };
+}

@@ -1,0 +1,164 @@
+// The subject registry (interface 2.8, 4.8; behaviour §8): users and groups learnt from the claims of
+// valid tokens, listed for administrators, and the deletion of a user with, when configured, every
+// entity it owns (interface 3).
+
+import { claimAt, subjectUri } from '../auth/index.js';
+import { AccessDeniedError, ResourceNotFoundError, anonymousIn, type Principal } from '../ngsi/index.js';
+import type { WriteCore } from '../events.js';
+import type { Clock, Logger } from '../lib/index.js';
+import type { Store, SubjectRecord } from '../store/index.js';
+
+export interface GroupView {
+  id: string;
+  name: string;
+  /** Only in the administrator's answer, where every group is listed. */
+  isMemberOf?: boolean;
+}
+
+export interface UserView {
+  id: string;
+  username: string;
+  givenName?: string;
+  familyName?: string;
+  subjectInfo?: Record<string, unknown>;
+}
+
+export interface SubjectService {
+  /** Learns the user and groups of a verified token (writes only when something changed). */
+  observe(claims: Record<string, unknown>): void;
+  /** Interface 4.8: the caller's groups; every group, with isMemberOf, for an administrator. */
+  groups(actor: Principal): GroupView[];
+  /** Interface 4.8: every user; administrators only (403). */
+  users(actor: Principal): UserView[];
+  /** Removes a user (administrators only); with cascade, every entity it owns goes for good. */
+  deleteUser(actor: Principal, id: string): Promise<{ entitiesDeleted: number }>;
+  /** A subject as 2.7 details show it (assignee / assigner). */
+  describe(id: string): { subjectId: string; subjectType?: 'USER' | 'GROUP'; subjectInfo?: Record<string, unknown> };
+}
+
+export interface SubjectServiceDeps {
+  store: Pick<Store, 'subjects' | 'permissions' | 'transaction'>;
+  core: WriteCore;
+  clock: Clock;
+  log: Logger;
+  /** search.on-owner-delete-cascade-entities */
+  cascade: boolean;
+}
+
+/** Claims that describe the token, not the user: never copied into subjectInfo. */
+const TOKEN_CLAIMS = new Set([
+  'iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'azp', 'typ', 'scope', 'sid', 'session_state', 'acr', 'auth_time', 'nonce', 'at_hash',
+  'realm_access', 'resource_access', 'allowed-origins', 'groups', 'preferred_username', 'given_name', 'family_name', 'client_id',
+  'clientId', 'clientHost', 'clientAddress',
+]);
+
+/** A group claim value as a name: Keycloak sends paths (`/Plant/Operators`). */
+const groupName = (value: string): string => value.replace(/^\/+/, '');
+
+/** Most users remembered as unchanged since their last token. */
+const SEEN_CACHE = 10_000;
+
+export function createSubjectService(deps: SubjectServiceDeps): SubjectService {
+  const { store, core, clock, log, cascade } = deps;
+  const { subjects } = store;
+  /** The last info written per subject, so a token seen again costs no write. */
+  let seen = new Map<string, string>();
+
+  const put = (record: SubjectRecord): void => {
+    const key = `${record.kind}\u0000${JSON.stringify(record.info)}`;
+    if (seen.get(record.id) === key) return;
+    subjects.put(record);
+    if (seen.size >= SEEN_CACHE) seen = new Map();
+    seen.set(record.id, key);
+  };
+
+  const userOf = (r: SubjectRecord): UserView => {
+    const info = r.info;
+    const out: UserView = { id: subjectUri('User', r.id), username: typeof info['username'] === 'string' ? info['username'] : r.id };
+    if (typeof info['givenName'] === 'string') out.givenName = info['givenName'];
+    if (typeof info['familyName'] === 'string') out.familyName = info['familyName'];
+    const extra = info['subjectInfo'];
+    if (extra !== null && typeof extra === 'object' && Object.keys(extra).length > 0) out.subjectInfo = extra as Record<string, unknown>;
+    return out;
+  };
+
+  /** Finds a user by its id as stored (`sub`) or as shown (its URI). */
+  const findUser = (id: string): SubjectRecord | undefined => {
+    const direct = subjects.get(id);
+    if (direct?.kind === 'User') return direct;
+    return subjects.list('User').find((u) => subjectUri('User', u.id) === id);
+  };
+
+  return {
+    observe(claims) {
+      const sub = claims['sub'];
+      if (typeof sub !== 'string') return;
+      const now = clock.now();
+      const groups = claimAt(claims, 'groups');
+      const subjectInfo = Object.fromEntries(Object.entries(claims).filter(([k]) => !TOKEN_CLAIMS.has(k)));
+      const info: Record<string, unknown> = { username: typeof claims['preferred_username'] === 'string' ? claims['preferred_username'] : sub, groups };
+      if (typeof claims['given_name'] === 'string') info['givenName'] = claims['given_name'];
+      if (typeof claims['family_name'] === 'string') info['familyName'] = claims['family_name'];
+      if (Object.keys(subjectInfo).length > 0) info['subjectInfo'] = subjectInfo;
+      try {
+        store.transaction(() => {
+          put({ id: sub, kind: 'User', info, updatedAt: now });
+          for (const g of groups) put({ id: g, kind: 'Group', info: { name: groupName(g) }, updatedAt: now });
+        });
+      } catch (err) {
+        // The registry is a convenience: a failed write never fails the request that carried the token.
+        log.warn('subject registry not updated', { err });
+      }
+    },
+
+    groups(actor) {
+      if (!actor.admin) return actor.groups.map((g) => ({ id: subjectUri('Group', g), name: groupName(g) }));
+      const known = new Map(subjects.list('Group').map((g) => [g.id, g]));
+      for (const g of actor.groups) if (!known.has(g)) known.set(g, { id: g, kind: 'Group', info: { name: groupName(g) }, updatedAt: 0 });
+      return [...known.values()].map((g) => ({
+        id: subjectUri('Group', g.id), name: typeof g.info['name'] === 'string' ? g.info['name'] : groupName(g.id), isMemberOf: actor.groups.includes(g.id),
+      }));
+    },
+
+    users(actor) {
+      if (!actor.admin) throw new AccessDeniedError('Access denied', 'Listing users needs the admin role');
+      return subjects.list('User').map(userOf);
+    },
+
+    async deleteUser(actor, id) {
+      const user = findUser(id);
+      if (!user) throw new ResourceNotFoundError('User not found', id);
+      if (!actor.admin) throw new AccessDeniedError('Access denied', 'Deleting a user needs the admin role');
+      let entitiesDeleted = 0;
+      if (cascade) {
+        // Interface 3: every entity the user owns is deleted for good (its history and permissions too).
+        const owned = store.permissions.ownedBy(user.id);
+        const byTenant = new Map<string, string[]>();
+        for (const { tenant, id: entityId } of owned) byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), entityId]);
+        for (const [tenant, ids] of byTenant) {
+          entitiesDeleted += await core.write(anonymousIn(tenant), (tx) => ids.filter((entityId) => tx.purge(entityId)).length);
+        }
+      }
+      store.transaction(() => {
+        store.permissions.removeAssignedTo(user.id);
+        subjects.delete(user.id);
+      });
+      seen.delete(user.id);
+      log.info('user deleted', { user: user.id, entitiesDeleted });
+      return { entitiesDeleted };
+    },
+
+    describe(id) {
+      const record = subjects.get(id);
+      if (record?.kind === 'User') {
+        const u = userOf(record);
+        const subjectInfo: Record<string, unknown> = { username: u.username };
+        if (u.givenName !== undefined) subjectInfo['givenName'] = u.givenName;
+        if (u.familyName !== undefined) subjectInfo['familyName'] = u.familyName;
+        return { subjectId: id, subjectType: 'USER', subjectInfo };
+      }
+      if (record?.kind === 'Group') return { subjectId: id, subjectType: 'GROUP', subjectInfo: { name: record.info['name'] } };
+      return { subjectId: id };
+    },
+  };
+}
