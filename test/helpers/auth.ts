@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, exportSPKI, generateKeyPair, type CryptoKey } from 'jose';
+import type { Logger } from '../../src/lib/index.js';
 import { startTestBroker, type ConfigPatch, type TestBroker, type TestResponse } from './broker.js';
 
 export const ADMIN_ROLE = 'service-admin';
@@ -16,7 +17,7 @@ export interface AuthBroker extends TestBroker {
   as(sub: string | undefined, method: string, path: string, init?: { body?: unknown; headers?: Record<string, string>; claims?: Parameters<AuthBroker['token']>[1] }): Promise<TestResponse>;
 }
 
-export async function startAuthBroker(opts: { config?: ConfigPatch; dbPath?: string } = {}): Promise<AuthBroker> {
+export async function startAuthBroker(opts: { config?: ConfigPatch; dbPath?: string; log?: Logger } = {}): Promise<AuthBroker> {
   const { publicKey, privateKey } = await generateKeyPair('ES256');
   const dir = mkdtempSync(join(tmpdir(), 'edgeld-auth-'));
   const keyFile = join(dir, 'key.pem');
@@ -26,7 +27,7 @@ export async function startAuthBroker(opts: { config?: ConfigPatch; dbPath?: str
     ...opts.config?.application,
     authentication: { ...defaultAuth(), enabled: true, publicKeyFile: keyFile, ...opts.config?.application?.authentication },
   };
-  const b = await startTestBroker({ config: patch, ...(opts.dbPath ? { dbPath: opts.dbPath } : {}) });
+  const b = await startTestBroker({ config: patch, ...(opts.dbPath ? { dbPath: opts.dbPath } : {}), ...(opts.log ? { log: opts.log } : {}) });
   const token = (sub: string, claims: Parameters<AuthBroker['token']>[1] = {}): Promise<string> => mint(privateKey, b.clock.now(), sub, claims);
   return {
     ...b,

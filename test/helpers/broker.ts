@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultConfig, type Config } from '../../src/config/index.js';
-import { createFixedClock, silentLogger } from '../../src/lib/index.js';
+import { createFixedClock, silentLogger, type Logger } from '../../src/lib/index.js';
 import { createBroker, type Broker } from '../../src/server.js';
 
 export const T0 = Date.parse('2026-05-01T10:00:00.000Z');
@@ -38,11 +38,11 @@ export function testConfig(patch: ConfigPatch = {}): Config {
   return out as unknown as Config; // NOTE: built from a valid default with typed sections
 }
 
-export async function startTestBroker(opts: { config?: ConfigPatch; dbPath?: string } = {}): Promise<TestBroker> {
+export async function startTestBroker(opts: { config?: ConfigPatch; dbPath?: string; log?: Logger } = {}): Promise<TestBroker> {
   const clock = createFixedClock(T0);
   // NOTE: an ephemeral MQTT port on loopback, so tests that call listen() never collide on 1883.
   const config = testConfig({ mqtt: { port: 0, host: '127.0.0.1' }, ...opts.config, log: { level: 'silent' } });
-  const broker = createBroker({ config, log: silentLogger, clock, dbPath: opts.dbPath ?? ':memory:' });
+  const broker = createBroker({ config, log: opts.log ?? silentLogger, clock, dbPath: opts.dbPath ?? ':memory:' });
   return {
     broker,
     clock,
