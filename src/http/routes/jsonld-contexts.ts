@@ -1,6 +1,7 @@
 // The @context resource (NGSI-LD §6.30, §5.13): add, list, serve and evict contexts.
 
-import { BadRequestDataError, InvalidRequestError, ResourceNotFoundError, isPlainObject } from '../../ngsi/index.js';
+import { AccessDeniedError, BadRequestDataError, InvalidRequestError, ResourceNotFoundError, isPlainObject } from '../../ngsi/index.js';
+import { actorOf } from '../request-context.js';
 import type { ContextEntryInfo } from '../../jsonld/index.js';
 import { resource, type App, type AppDeps } from '../app-env.js';
 import { isContextInput, parseJsonText, readBytes } from '../body.js';
@@ -68,6 +69,11 @@ export function registerContextRoutes(app: App, deps: AppDeps): void {
     DELETE: async (c) => {
       const params = readParams(c.req.url, ['reload']);
       const id = c.req.param('id') ?? '';
+      // Behaviour §8: only an administrator removes contexts others may rely on (existence first: 404).
+      if (!actorOf(c).admin) {
+        if (contexts.info(id) === undefined) throw new ResourceNotFoundError('Unknown @context', id);
+        throw new AccessDeniedError('Access denied', 'Deleting an @context needs the admin role');
+      }
       const found = await contexts.delete(id, { reload: bool(params, 'reload', false, 'BadRequestData') });
       if (!found) throw new ResourceNotFoundError('Unknown @context', id);
       return noContent();

@@ -164,3 +164,20 @@ describe('the built-in identity provider', () => {
   });
 });
 
+
+describe('@context deletion (behaviour §8)', () => {
+  let b: AuthBroker;
+  beforeAll(async () => {
+    b = await startAuthBroker();
+  });
+  afterAll(() => b.close());
+
+  it('needs the admin role; an unknown context is 404 first', async () => {
+    const added = await b.as('alice', 'POST', '/ngsi-ld/v1/jsonldContexts', { body: { '@context': { temp: 'https://example.org/temp' } } });
+    expect(added.status, added.text).toBe(201);
+    const path = new URL(added.headers.get('location') as string, 'http://127.0.0.1').pathname;
+    expect((await b.as('bob', 'DELETE', '/ngsi-ld/v1/jsonldContexts/unknown')).status).toBe(404);
+    expect((await b.as('bob', 'DELETE', path)).status).toBe(403);
+    expect((await b.as('root', 'DELETE', path, { claims: { roles: [ADMIN_ROLE] } })).status).toBe(204);
+  });
+});
