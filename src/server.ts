@@ -17,7 +17,7 @@ import {
   createNotifier, createSubscriptionRegistry, createSubscriptionService, loadSubscriptions, notificationContextInput, sendHttp,
   toNotificationContext, type Notifier, type SubscriptionRegistry, type SubscriptionService,
 } from './subscriptions/index.js';
-import { isEmbeddedBrokerUrl, startMqttBroker, type MqttBroker, type MqttQos } from './mqtt/index.js';
+import { createTokenHooks, isEmbeddedBrokerUrl, startMqttBroker, type MqttBroker, type MqttQos } from './mqtt/index.js';
 import { createMqttSender, type MqttSender } from './subscriptions/index.js';
 import { createIdentityProvider, type IdentityProvider } from './auth/index.js';
 import { allows, createAuthenticator, createTokenVerifier } from './auth/index.js';
@@ -202,6 +202,10 @@ export function createBroker(deps: BrokerDeps): Broker {
           host: config.mqtt.host,
           wsPort: config.mqtt.wsPort < 0 ? undefined : config.mqtt.wsPort,
           log: log.child('mqtt'),
+          // With authentication on, a client's password must be a token the HTTP API accepts.
+          ...(auth ? {
+            hooks: createTokenHooks(log.child('mqtt'), (token) => auth.authenticate(token, '').then(() => true, () => false)),
+          } : {}),
         });
       } catch (err) {
         // Nothing may keep the process alive when it cannot serve (a cron schedule would).

@@ -2,6 +2,6 @@
 // that tells whether an mqtt:// endpoint names this broker.
 
 export { startMqttBroker, isPublishTopic, type MqttBroker, type MqttBrokerOptions, type MqttQos } from './broker.js';
-export { createAnonymousHooks, type MqttAccessHooks } from './hooks.js';
+export { createAnonymousHooks, createTokenHooks, type MqttAccessHooks } from './hooks.js';
 export { MqttListenError } from './errors.js';
 export { isEmbeddedBrokerUrl } from './local-url.js';
