@@ -51,16 +51,15 @@ export function createWriteAccess({ store, newId }: WriteAccessDeps): WriteAcces
   return {
     require(actor, id, entity, action) {
       if (actor.admin) return;
-      const held = permissions.applicableTo(actor.tenant, actor.assignees, id);
       if (entity === undefined) {
         // A new id: any authenticated subject may create it, unless it had a life before whose
         // permissions still stand (its history is kept): then only who may write it.
-        const before = permissions.list(actor.tenant, { targetIds: [id] }).length > 0;
-        if (!before && actor.subject !== undefined) return;
-        if (held.some((p) => p.target.id === id && actionIncludes(p.action, 'write'))) return;
+        const before = permissions.targeting(actor.tenant, id);
+        if (before.length === 0 && actor.subject !== undefined) return;
+        if (before.some((p) => actionIncludes(p.action, 'write') && actor.assignees.includes(p.assignee))) return;
         throw new AccessDeniedError('Access denied', `Not allowed to create entity ${id}`);
       }
-      if (!allows(actor, action, factsOf(id, entity), held)) {
+      if (!allows(actor, action, factsOf(id, entity), permissions.applicableTo(actor.tenant, actor.assignees, id))) {
         throw new AccessDeniedError('Access denied', `No ${action} permission on entity ${id}`);
       }
     },
@@ -68,7 +67,7 @@ export function createWriteAccess({ store, newId }: WriteAccessDeps): WriteAcces
     created(actor, entity, now) {
       const { tenant, subject } = actor;
       // Interface 2.6 rule 4: the creator of an entity id becomes its owner (once: a re-created id keeps its owner).
-      if (subject !== undefined && permissions.list(tenant, { targetIds: [entity.id], minAction: 'own' }).length === 0) {
+      if (subject !== undefined && !permissions.targeting(tenant, entity.id).some((p) => p.action === 'own')) {
         grant(tenant, { target: { id: entity.id }, assignee: subject, action: 'own' }, now);
       }
       scopesUsed(actor, entity.scope, now);

@@ -46,6 +46,8 @@ export interface PermissionRepository {
   byTypesOrScopes(tenant: string, assignees: readonly string[]): Permission[];
   /** Whether an `own` permission of the scope exists (its first user became its owner). */
   scopeOwned(tenant: string, scope: string): boolean;
+  /** Every permission on the entity id (whoever holds it). */
+  targeting(tenant: string, entityId: EntityId): Permission[];
   /** Removes every permission targeting the entity (it is gone for good). */
   removeForEntity(tenant: string, entityId: EntityId): number;
   /** Entities (of every tenant) whose owner is the subject. */
@@ -104,6 +106,7 @@ export function createPermissionRepository(db: BetterSqlite3.Database): Permissi
   const scopeOwner = db.prepare<[string, string], number>(
     'SELECT 1 FROM permissions WHERE tenant = ? AND target_id IS NULL AND action = 3 AND target_types IS NULL AND target_scopes = ? LIMIT 1',
   ).pluck();
+  const onId = db.prepare<[string, string], PermissionRow>(`SELECT ${COLUMNS} FROM permissions WHERE tenant = ? AND target_id = ?`);
   const removeTargeting = db.prepare<[string, string]>('DELETE FROM permissions WHERE tenant = ? AND target_id = ?');
   const owned = db.prepare<[string], { tenant: string; target_id: string }>(
     'SELECT tenant, target_id FROM permissions WHERE assignee = ? AND action = 3 AND target_id IS NOT NULL ORDER BY seq',
@@ -190,6 +193,7 @@ export function createPermissionRepository(db: BetterSqlite3.Database): Permissi
       return [...onEntity.all(tenant, entityId, list), ...wide.all(tenant, list)].map(toPermission);
     },
     byTypesOrScopes: (tenant, assignees) => wide.all(tenant, JSON.stringify(assignees)).map(toPermission),
+    targeting: (tenant, entityId) => onId.all(tenant, entityId).map(toPermission),
     scopeOwned: (tenant, scope) => scopeOwner.get(tenant, JSON.stringify([scope])) !== undefined,
     removeForEntity(tenant, entityId) {
       const n = removeTargeting.run(tenant, entityId).changes;
