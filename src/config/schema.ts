@@ -41,6 +41,16 @@ export const configSchema = z
           .max(65_535, 'expected a port from 0 to 65535, or -1 for off').default(-1)
           .describe('WebSocket port of the embedded MQTT broker, for browser dashboards (-1: off; 0 picks a free port)'),
         connectTimeout: positiveInt(5_000, 'Milliseconds allowed for connecting to an outside MQTT broker that receives notifications'),
+        tlsPort: z.int().min(-1, 'expected a port from 0 to 65535, or -1 for off')
+          .max(65_535, 'expected a port from 0 to 65535, or -1 for off').default(-1)
+          .describe('MQTT over TLS port of the embedded broker (-1: off; needs mqtt.tls-key and mqtt.tls-cert)'),
+        tlsKey: z.string().default('').describe('PEM private key file of the MQTT TLS listener'),
+        tlsCert: z.string().default('').describe('PEM certificate (chain) file of the MQTT TLS listener'),
+        defaultEntityType: z.string().regex(/^[A-Za-z][A-Za-z0-9_]*$/, 'expected an NGSI-LD type name such as Device').default('Device')
+          .describe('Entity type of a device not in the device registry (entity id urn:ngsi-ld:<type>:<deviceId>)'),
+        autoprovision: z.enum(['auto', 'true', 'false']).default('auto')
+          .describe('Create the entity of an unknown device on its first measurement (auto: on when authentication is off)'),
+        maxPayload: positiveInt(65_536, 'Largest measurement message accepted, in bytes (larger: dropped and counted)'),
       })
       .prefault({}),
     pagination: z
@@ -172,6 +182,13 @@ export const configSchema = z
         path: ['application', 'authentication', 'enabled'],
         message: 'needs a key to verify tokens: application.authentication.jwks-uri, application.authentication.public-key-file or application.identity-provider.enabled',
       });
+    }
+    const { mqtt } = config;
+    if (mqtt.tlsPort >= 0 && (mqtt.tlsKey === '' || mqtt.tlsCert === '')) {
+      ctx.addIssue({ code: 'custom', path: ['mqtt', 'tlsPort'], message: 'needs mqtt.tls-key and mqtt.tls-cert' });
+    }
+    if (mqtt.tlsPort > 0 && (mqtt.tlsPort === mqtt.port || mqtt.tlsPort === mqtt.wsPort)) {
+      ctx.addIssue({ code: 'custom', path: ['mqtt', 'tlsPort'], message: `must differ from mqtt.port and mqtt.ws-port` });
     }
     if (config.mqtt.wsPort > 0 && config.mqtt.wsPort === config.mqtt.port) {
       ctx.addIssue({
