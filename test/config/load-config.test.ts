@@ -244,8 +244,16 @@ describe('loadConfig from the environment', () => {
 
   it('reads the MQTT options from the environment; ws-port -1 is off, 0 ephemeral', () => {
     const config = loadConfig({ argv: [], env: { MQTT_HOST: '127.0.0.1', MQTT_WS_PORT: '9001', MQTT_CONNECT_TIMEOUT: '250' } });
-    expect(config.mqtt).toEqual({ port: 1883, host: '127.0.0.1', wsPort: 9001, connectTimeout: 250 });
+    expect(config.mqtt).toMatchObject({ port: 1883, host: '127.0.0.1', wsPort: 9001, connectTimeout: 250 });
     expect(loadConfig({ argv: [], env: { MQTT_WS_PORT: '0' } }).mqtt.wsPort).toBe(0);
+  });
+
+  it('needs a key and a certificate for the TLS listener', () => {
+    const err = loadError(() => loadConfig({ argv: [], env: { MQTT_TLS_PORT: '8883' } }));
+    expect(err.issues.map((i) => [i.option, i.message])).toEqual([['mqtt.tls-port', 'needs mqtt.tls-key and mqtt.tls-cert']]);
+    const ok = loadConfig({ argv: [], env: { MQTT_TLS_PORT: '8883', MQTT_TLS_KEY: '/etc/edgeld/key.pem', MQTT_TLS_CERT: '/etc/edgeld/cert.pem' } });
+    expect(ok.mqtt.tlsPort).toBe(8883);
+    expect(loadConfig({ argv: [], env: { MQTT_AUTOPROVISION: 'false' } }).mqtt.autoprovision).toBe('false');
   });
 
   it('refuses a bad MQTT ws-port, connect-timeout or a ws-port equal to the TCP port, naming the option', () => {
