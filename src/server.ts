@@ -8,7 +8,8 @@ import { uuid, type Clock, type IdGenerator, type Logger } from './lib/index.js'
 import { openStore, type Store } from './store/index.js';
 import { createContextService, type ContextInput, type ContextService } from './jsonld/index.js';
 import {
-  createBatchService, createDiscoveryService, createEntityService, createWriteAccess, createWriteCore, pruneJournal, type EntityService,
+  createBatchService, createDiscoveryService, createEntityService, createMeasurementService, createWriteAccess, createWriteCore, pruneJournal,
+  type EntityService,
 } from './entities/index.js';
 import { createApp, listenHttp, type App, type HttpListener } from './http/index.js';
 import { addDuration, createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
@@ -17,11 +18,11 @@ import {
   createNotifier, createSubscriptionRegistry, createSubscriptionService, loadSubscriptions, notificationContextInput, sendHttp,
   toNotificationContext, type Notifier, type SubscriptionRegistry, type SubscriptionService,
 } from './subscriptions/index.js';
-import { createTokenHooks, isEmbeddedBrokerUrl, startMqttBroker, type MqttBroker, type MqttQos } from './mqtt/index.js';
+import { createIngest, createMqttAccess, isEmbeddedBrokerUrl, startMqttBroker, topicMatches, type Ingest, type MqttBroker, type MqttQos } from './mqtt/index.js';
 import { createMqttSender, type MqttSender } from './subscriptions/index.js';
 import { createIdentityProvider, type IdentityProvider } from './auth/index.js';
 import { allows, createAuthenticator, createTokenVerifier } from './auth/index.js';
-import type { EntityFacts } from './ngsi/index.js';
+import type { EntityFacts, Principal } from './ngsi/index.js';
 import { createPermissionService, createSubjectService } from './permissions/index.js';
 
 export interface BrokerDeps {
@@ -55,6 +56,8 @@ export interface Broker {
   publishLocal(topic: string, payload: Buffer | string, qos: MqttQos): Promise<void>;
   /** Sends notifications to MQTT endpoints: in-process when the URI names this gateway's broker. */
   mqttSender: MqttSender;
+  /** Measurements published on the embedded broker: what was stored and dropped. */
+  mqttIngest: Ingest;
   /** The built-in identity provider (application.identity-provider.enabled); its JWKS is trusted locally. */
   identity: IdentityProvider | undefined;
   /**
@@ -162,6 +165,39 @@ export function createBroker(deps: BrokerDeps): Broker {
       algorithm: idp.algorithm, log: log.child('idp'), ...(audience ? { audience } : {}),
     })
     : undefined;
+  const measurements = createMeasurementService({ core, newId: deps.newId ?? uuid });
+  const ingest = createIngest({
+    clock, log: log.child('mqtt-ingest'), maxPayload: config.mqtt.maxPayload, defaultEntityType: config.mqtt.defaultEntityType,
+    autoprovision: config.mqtt.autoprovision === 'auto' ? !authConfig.enabled : config.mqtt.autoprovision === 'true',
+    device: () => undefined,
+    mapper: (context) => contexts.resolve(context as ContextInput | undefined),
+    record: (actor, m, opts) => measurements.record(actor, m, opts),
+  });
+  /** Whether a subject may receive what is published on topics matching `filter`: not the notifications of another's subscription. */
+  const maySubscribe = (filter: string, principal: Principal): boolean => {
+    if (mqtt === undefined) return true;
+    const embedded = { port: mqtt.port, host: config.mqtt.host };
+    return loadSubscriptions(store).every(({ sub }) => {
+      let uri: URL;
+      try {
+        uri = new URL(sub.notification.endpoint.uri);
+      } catch {
+        return true;
+      }
+      if (!isEmbeddedBrokerUrl(uri, embedded)) return true;
+      return !topicMatches(filter, decodeURIComponent(uri.pathname.slice(1))) || (sub.owner !== undefined && sub.owner.subject === principal.subject);
+    });
+  };
+  const mqttAccess = createMqttAccess({
+    log: log.child('mqtt'), ingest,
+    ...(auth ? {
+      auth: {
+        principal: (token, tenant) => auth.authenticate(token, tenant),
+        deviceSecret: () => Promise.resolve(false),
+        maySubscribe,
+      },
+    } : {}),
+  });
   const app = createApp({
     config: {
       bodyLimit: config.http.bodyLimit, maxJsonDepth: config.http.maxJsonDepth, limitDefault: config.pagination.limitDefault, limitMax: config.pagination.limitMax,
@@ -182,7 +218,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
 
   return {
-    app, store, contexts, entities, temporal, subscriptions, subscriptionRegistry, notifier, events, publishLocal, mqttSender, identity,
+    app, store, contexts, entities, temporal, subscriptions, subscriptionRegistry, notifier, events, publishLocal, mqttSender, identity, mqttIngest: ingest,
     get mqttPort() {
       return mqtt?.port;
     },
@@ -202,10 +238,7 @@ export function createBroker(deps: BrokerDeps): Broker {
           host: config.mqtt.host,
           wsPort: config.mqtt.wsPort < 0 ? undefined : config.mqtt.wsPort,
           log: log.child('mqtt'),
-          // With authentication on, a client's password must be a token the HTTP API accepts.
-          ...(auth ? {
-            hooks: createTokenHooks(log.child('mqtt'), (token) => auth.authenticate(token, '').then(() => true, () => false)),
-          } : {}),
+          hooks: mqttAccess,
         });
       } catch (err) {
         // Nothing may keep the process alive when it cannot serve (a cron schedule would).

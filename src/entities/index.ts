@@ -16,3 +16,5 @@ export type { AttributeInfo, TypeAttributes, TypeInfo } from '../store/index.js'
 export { pruneJournal, type JournalPruneDeps } from './journal-housekeeping.js';
 /** Permissions on the write path: rights checked and owner permissions granted in the write's transaction. */
 export { createWriteAccess, type WriteAccess, type WriteAccessDeps } from './write-access.js';
+/** Measurements (MQTT ingestion): observed instances on the one write path. */
+export { createMeasurementService, type Measurement, type MeasurementService } from './measurements.js';

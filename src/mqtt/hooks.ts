@@ -39,36 +39,3 @@ export function createAnonymousHooks(log: Logger): MqttAccessHooks {
   };
 }
 
-/** Aedes' CONNACK code 4: bad user name or password. */
-const BAD_USERNAME_OR_PASSWORD = 4;
-
-/**
- * With authentication on: a client connects with a JWT accepted by the HTTP API as its password
- * (any user name); anonymous connections and bad tokens are refused (CONNACK 4). Publishing and
- * subscribing are then as for anonymous access; per-topic permissions are not checked yet.
- */
-export function createTokenHooks(log: Logger, acceptsToken: (token: string) => Promise<boolean>): MqttAccessHooks {
-  const open = createAnonymousHooks(log);
-  return {
-    ...open,
-    authenticate: (client, _username, password, done) => {
-      const refuse = (): void => {
-        const err = new Error('bad user name or password') as AuthenticateError;
-        err.returnCode = BAD_USERNAME_OR_PASSWORD;
-        done(err, false);
-      };
-      if (password === undefined || password.length === 0) {
-        log.info('mqtt client refused: no password (a token is required)', { clientId: client.id });
-        refuse();
-        return;
-      }
-      acceptsToken(password.toString('utf8')).then((ok) => {
-        if (ok) done(null, true);
-        else {
-          log.info('mqtt client refused: invalid token', { clientId: client.id });
-          refuse();
-        }
-      }, () => refuse());
-    },
-  };
-}

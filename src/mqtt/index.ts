@@ -2,6 +2,11 @@
 // that tells whether an mqtt:// endpoint names this broker.
 
 export { startMqttBroker, isPublishTopic, type MqttBroker, type MqttBrokerOptions, type MqttQos } from './broker.js';
-export { createAnonymousHooks, createTokenHooks, type MqttAccessHooks } from './hooks.js';
+export { createAnonymousHooks, type MqttAccessHooks } from './hooks.js';
+export { createMqttAccess, deviceSubject, topicMatches, type MqttAccessDeps, type MqttAuthentication } from './access.js';
+export {
+  createIngest, parseMeasurementTopic, type DeviceMapping, type DropReason, type Ingest, type IngestDeps, type IngestOutcome, type IngestStats,
+  type MeasurementTopic,
+} from './ingest.js';
 export { MqttListenError } from './errors.js';
 export { isEmbeddedBrokerUrl } from './local-url.js';

@@ -40,7 +40,7 @@ export { INSTANCE_PREFIX, instanceIdAt, instantOfInstanceId } from './instance-i
 export type { HistoryInstance } from './history-instance.js';
 export { changesOfEntity, deletionsOfEntity, historyOfChanges } from './history-of-changes.js';
 export { AUTHENTICATED_SUBJECT, PUBLIC_SUBJECT, anonymousIn, type Principal } from './principal.js';
-export { withNewest, type ObservedInstance } from './newest.js';
+export { observedHistory, withNewest, type ObservedInstance } from './newest.js';
 export { nullPayloadOf } from './null-payload.js';
 export { compileIdPattern, type EntityFilter } from './filters.js';
 export { compilePattern, PatternSyntaxError, type Pattern } from './pattern.js';

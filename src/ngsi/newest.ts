@@ -2,6 +2,8 @@
 // late): historical instances move the current state forward only where they are newer than it.
 
 import type { Attribute, Entity, Iri } from './model.js';
+import type { HistoryInstance } from './history-instance.js';
+import { instanceIdAt } from './instance-id.js';
 
 /** An attribute instance that carries the instant it was observed. */
 export interface ObservedInstance {
@@ -34,4 +36,23 @@ export function withNewest(entity: Entity, instances: readonly ObservedInstance[
     changed = true;
   }
   return changed ? { ...entity, attrs, modifiedAt: now } : entity;
+}
+
+/**
+ * The history instances of observed attribute instances (temporal writes, MQTT measurements): each
+ * keeps its observedAt, gets an instance id ordered by it, and the writer's subject for audit.
+ */
+export function observedHistory(
+  entityId: string, instances: readonly ObservedInstance[], now: number, newId: () => string, subject: string | undefined,
+): HistoryInstance[] {
+  return instances.map(({ attr, attribute }) => {
+    const stamped: Attribute = { ...attribute, createdAt: now, modifiedAt: now };
+    const h: HistoryInstance = {
+      entityId, attr, instanceId: instanceIdAt(attribute.observedAt, newId()), observedAt: attribute.observedAt, createdAt: now, modifiedAt: now,
+      attribute: stamped,
+    };
+    if (attribute.datasetId !== undefined) h.datasetId = attribute.datasetId;
+    if (subject !== undefined) h.subject = subject;
+    return h;
+  });
 }

@@ -3,7 +3,7 @@
 // deletes. Every write goes through the write core, which journals it.
 
 import {
-  BadRequestDataError, ResourceNotFoundError, instanceIdAt, isDeletion, updateAttributePartial, withNewest, type Attribute,
+  BadRequestDataError, ResourceNotFoundError, isDeletion, observedHistory, updateAttributePartial, withNewest, type Attribute,
   type Entity, type EntityId, type FragmentInput, type HistoryInstance, type Iri, type Principal,
 } from '../ngsi/index.js';
 import type { WriteCore, WriteTx } from '../events.js';
@@ -46,16 +46,7 @@ function mergeInstance(old: HistoryInstance, fragment: FragmentInput, now: numbe
 
 export function createTemporalWriter({ core, newId }: TemporalWriteDeps): TemporalWriter {
   const history = (actor: Principal, id: EntityId, instances: readonly TemporalInstanceInput[], now: number): HistoryInstance[] =>
-    instances.map(({ attr, attribute }) => {
-      const stamped: Attribute = { ...attribute, createdAt: now, modifiedAt: now };
-      const h: HistoryInstance = {
-        entityId: id, attr, instanceId: instanceIdAt(attribute.observedAt, newId()), observedAt: attribute.observedAt,
-        createdAt: now, modifiedAt: now, attribute: stamped,
-      };
-      if (attribute.datasetId !== undefined) h.datasetId = attribute.datasetId;
-      if (actor.subject !== undefined) h.subject = actor.subject;
-      return h;
-    });
+    observedHistory(id, instances, now, newId, actor.subject);
 
   /** Records instances and moves the current state of a live entity forward (types given are added). */
   const addTo = (tx: WriteTx, actor: Principal, current: Entity, instances: readonly TemporalInstanceInput[], types: Iri[]): void => {

@@ -1,0 +1,248 @@
+// Measurements over MQTT (edge.md §2): topic → device → entity, payload → NGSI-LD attributes with
+// their observedAt, then the one write path. A message is answered only after its commit; a bad one
+// is dropped with a log line and a counter, and never writes anything.
+//
+// ngsi/<tenant>/<deviceId>/attrs          JSON object of attributes, or an array of them (backfill)
+// ngsi/<tenant>/<deviceId>/attrs/<attr>   one value
+// ngsi/<tenant>/<deviceId>/status         "online" / "offline" → the connectionStatus Property
+
+import { z } from 'zod';
+import {
+  NgsiError, formatDateTime, isDeletion, isPlainObject, parseAttributes, parseDateTime, type Iri, type ObservedInstance, type Principal, type TermMapper,
+} from '../ngsi/index.js';
+import type { Measurement } from '../entities/index.js';
+import type { Clock, Logger } from '../lib/index.js';
+
+/** The topic prefix of measurements. */
+export const MEASUREMENT_PREFIX = 'ngsi/';
+/** The `<tenant>` segment that names the default tenant. */
+export const DEFAULT_TENANT_SEGMENT = 'default';
+
+const TENANT = /^[A-Za-z0-9_-]{1,64}$/;
+/** A device id is one topic segment that also fits in an entity id. */
+export const DEVICE_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
+const ATTRIBUTE_NAME = /^[^\s/+#]{1,256}$/;
+const GEOMETRY_TYPES = new Set(['Point', 'MultiPoint', 'LineString', 'MultiLineString', 'Polygon', 'MultiPolygon', 'GeometryCollection']);
+const STATUS_VALUES = new Set(['online', 'offline']);
+
+export type MeasurementTopic =
+  | { kind: 'attrs'; tenant: string; deviceId: string }
+  | { kind: 'attr'; tenant: string; deviceId: string; attr: string }
+  | { kind: 'status'; tenant: string; deviceId: string };
+
+/** Why a message was dropped (the counters' keys). */
+export type DropReason =
+  | 'topic' | 'too-large' | 'not-json' | 'shape' | 'observed-at' | 'invalid' | 'unknown-device' | 'forbidden' | 'failed';
+
+/** What ingestion needs of the device registry: the mapping of a registered device. */
+export interface DeviceMapping {
+  entityId: string;
+  /** A type name or IRI, expanded with the device's context. */
+  entityType: string;
+  /** Measurement key → attribute name. */
+  renames: Record<string, string>;
+  /** Attribute name → unitCode, added to a Property that has none. */
+  unitCodes: Record<string, string>;
+  /** Attributes (compact, normalized) the entity starts with when a measurement creates it. */
+  staticAttributes: Record<string, unknown>;
+  /** The @context its names expand with (absent: the core context). */
+  context?: unknown;
+}
+
+export interface IngestDeps {
+  clock: Clock;
+  log: Logger;
+  maxPayload: number;
+  /** Type of an unregistered device's entity (`mqtt.default-entity-type`). */
+  defaultEntityType: string;
+  /** Whether an unregistered device's entity is created on its first measurement. */
+  autoprovision: boolean;
+  /** The registry's mapping of a device; undefined when unregistered. */
+  device(tenant: string, deviceId: string): DeviceMapping | undefined;
+  /** Term maps of a context (undefined: the core context); cached by the context service. */
+  mapper(context: unknown): Promise<TermMapper>;
+  /** The write (entities' measurement use case). */
+  record(actor: Principal, m: Measurement, opts: { create: boolean }): Promise<{ created: boolean }>;
+}
+
+export type IngestOutcome = { stored: true; created: boolean } | { stored: false; reason: DropReason; detail: string };
+
+export interface IngestStats {
+  received: number;
+  stored: number;
+  dropped: Record<DropReason, number>;
+}
+
+export interface Ingest {
+  /**
+   * Stores one message as `actor` (resolves after commit) or drops it; never rejects. No actor: the
+   * client may not publish for this device (dropped as forbidden).
+   */
+  handle(actor: Principal | undefined, topic: MeasurementTopic, payload: Buffer): Promise<IngestOutcome>;
+  stats(): IngestStats;
+}
+
+/** The measurement topic of a publish, or undefined when it is not one (or malformed). */
+export function parseMeasurementTopic(topic: string): MeasurementTopic | undefined {
+  if (!topic.startsWith(MEASUREMENT_PREFIX)) return undefined;
+  const [, tenantSegment, deviceId, kind, attr, ...rest] = topic.split('/');
+  if (tenantSegment === undefined || deviceId === undefined || !TENANT.test(tenantSegment) || !DEVICE_ID.test(deviceId) || rest.length > 0) return undefined;
+  const tenant = tenantSegment === DEFAULT_TENANT_SEGMENT ? '' : tenantSegment;
+  if (kind === 'attrs' && attr === undefined) return { kind: 'attrs', tenant, deviceId };
+  if (kind === 'attrs' && attr !== undefined && ATTRIBUTE_NAME.test(attr)) return { kind: 'attr', tenant, deviceId, attr };
+  if (kind === 'status' && attr === undefined) return { kind: 'status', tenant, deviceId };
+  return undefined;
+}
+
+/** Compact attributes whose observedAt the device gave, and those stamped with the receive time. */
+interface CompactSplit {
+  given: Record<string, unknown>;
+  received: Record<string, unknown>;
+}
+
+class Dropped extends Error {
+  constructor(readonly reason: DropReason, detail: string) {
+    super(detail);
+  }
+}
+
+const OBJECT = z.record(z.string(), z.unknown());
+const ATTRS_PAYLOAD = z.union([OBJECT, z.array(OBJECT).min(1).max(10_000)]);
+
+/** A measurement value as a compact NGSI-LD attribute (edge.md §2). */
+function attributeOf(raw: unknown, observedAt: string): Record<string, unknown> {
+  if (isPlainObject(raw)) {
+    if (typeof raw['type'] === 'string' && GEOMETRY_TYPES.has(raw['type']) && ('coordinates' in raw || 'geometries' in raw)) {
+      return { type: 'GeoProperty', value: raw, observedAt };
+    }
+    if ('object' in raw) return { type: 'Relationship', observedAt, ...raw };
+    if ('value' in raw) return { type: 'Property', observedAt, ...raw };
+  }
+  return { type: 'Property', value: raw as never, observedAt };
+}
+
+export function createIngest(deps: IngestDeps): Ingest {
+  const { clock, log } = deps;
+  const dropped = Object.fromEntries(
+    (['topic', 'too-large', 'not-json', 'shape', 'observed-at', 'invalid', 'unknown-device', 'forbidden', 'failed'] as const).map((r) => [r, 0]),
+  ) as Record<DropReason, number>;
+  let received = 0;
+  let stored = 0;
+
+  const json = (payload: Buffer): unknown => {
+    try {
+      return JSON.parse(payload.toString('utf8'));
+    } catch {
+      throw new Dropped('not-json', 'the payload is not JSON');
+    }
+  };
+
+  /**
+   * The compact attributes of one payload object, each with its observedAt (the attribute's, else the
+   * payload's, else the receive time), split by whether the device gave the time.
+   */
+  const compactOf = (obj: Record<string, unknown>, device: DeviceMapping | undefined, now: string): CompactSplit => {
+    let observedAt: string | undefined;
+    if (obj['observedAt'] !== undefined) {
+      if (typeof obj['observedAt'] !== 'string' || parseDateTime(obj['observedAt']) === undefined) {
+        throw new Dropped('observed-at', 'observedAt must be an ISO 8601 date-time');
+      }
+      observedAt = obj['observedAt'];
+    }
+    const out: CompactSplit = { given: {}, received: {} };
+    let n = 0;
+    for (const [key, raw] of Object.entries(obj)) {
+      if (key === 'observedAt') continue;
+      const name = device?.renames[key] ?? key;
+      const attr = attributeOf(raw, observedAt ?? now);
+      const unitCode = device?.unitCodes[name];
+      if (unitCode !== undefined && attr['type'] === 'Property' && attr['unitCode'] === undefined) attr['unitCode'] = unitCode;
+      const given = observedAt !== undefined || (isPlainObject(raw) && raw['observedAt'] !== undefined);
+      (given ? out.given : out.received)[name] = attr;
+      n += 1;
+    }
+    if (n === 0) throw new Dropped('shape', 'the payload has no attribute');
+    return out;
+  };
+
+  /** Observed instances of compact attributes (names checked and expanded with the device's context). */
+  const instancesOf = (compact: Record<string, unknown>, mapper: TermMapper, now: number): ObservedInstance[] => {
+    if (Object.keys(compact).length === 0) return [];
+    let inputs;
+    try {
+      inputs = parseAttributes(compact, mapper, { now, allowNull: false });
+    } catch (err) {
+      if (err instanceof NgsiError) throw new Dropped('invalid', err.detail ?? err.message);
+      throw err;
+    }
+    const out: ObservedInstance[] = [];
+    for (const [attr, list] of Object.entries(inputs) as Array<[Iri, typeof inputs[string]]>) {
+      for (const a of list ?? []) {
+        if (isDeletion(a) || a.observedAt === undefined) throw new Dropped('invalid', `${mapper.compactIri(attr)}: no value`);
+        out.push({ attr, attribute: { ...a, observedAt: a.observedAt } });
+      }
+    }
+    return out;
+  };
+
+  const payloadObjects = (topic: MeasurementTopic, payload: Buffer, now: string): Array<Record<string, unknown>> => {
+    if (topic.kind === 'status') {
+      const text = payload.toString('utf8').trim();
+      const value = text.startsWith('"') ? json(payload) : text;
+      if (typeof value !== 'string' || !STATUS_VALUES.has(value)) throw new Dropped('shape', 'status must be online or offline');
+      return [{ connectionStatus: { value, observedAt: now } }];
+    }
+    const body = json(payload);
+    if (topic.kind === 'attr') return [{ [topic.attr]: body }];
+    const parsed = ATTRS_PAYLOAD.safeParse(body);
+    if (!parsed.success) throw new Dropped('shape', 'expected a JSON object of attributes, or a non-empty array of them');
+    return Array.isArray(parsed.data) ? parsed.data : [parsed.data];
+  };
+
+  const handle = async (actor: Principal | undefined, topic: MeasurementTopic, payload: Buffer): Promise<IngestOutcome> => {
+    if (payload.length > deps.maxPayload) throw new Dropped('too-large', `${payload.length} bytes is over mqtt.max-payload (${deps.maxPayload})`);
+    if (actor === undefined) throw new Dropped('forbidden', 'this client may not publish measurements of this device');
+    const device = deps.device(topic.tenant, topic.deviceId);
+    if (device === undefined && !deps.autoprovision) throw new Dropped('unknown-device', `device ${topic.deviceId} is not registered`);
+    const nowMs = clock.now();
+    const now = formatDateTime(nowMs);
+    const objects = payloadObjects(topic, payload, now);
+    const mapper = await deps.mapper(device?.context);
+    const split = objects.map((o) => compactOf(o, device, now));
+    const instances = split.flatMap((c) => instancesOf(c.given, mapper, nowMs));
+    const received = split.flatMap((c) => instancesOf(c.received, mapper, nowMs));
+    const entityType = mapper.expandTerm(device?.entityType ?? deps.defaultEntityType);
+    const m: Measurement = {
+      entityId: device?.entityId ?? `urn:ngsi-ld:${deps.defaultEntityType}:${topic.deviceId}`, types: [entityType], instances, received,
+    };
+    if (device !== undefined && Object.keys(device.staticAttributes).length > 0) {
+      m.initial = instancesOf(Object.fromEntries(Object.entries(device.staticAttributes).map(([k, v]) => [k, { observedAt: now, ...(v as object) }])), mapper, nowMs);
+    }
+    try {
+      const { created } = await deps.record(actor, m, { create: true });
+      return { stored: true, created };
+    } catch (err) {
+      if (err instanceof NgsiError) throw new Dropped(err.status === 403 ? 'forbidden' : 'invalid', err.detail ?? err.message);
+      throw err;
+    }
+  };
+
+  return {
+    async handle(actor, topic, payload) {
+      received += 1;
+      try {
+        const outcome = await handle(actor, topic, payload);
+        stored += 1;
+        return outcome;
+      } catch (err) {
+        const reason: DropReason = err instanceof Dropped ? err.reason : 'failed';
+        const detail = err instanceof Error ? err.message : String(err);
+        dropped[reason] += 1;
+        if (reason === 'failed') log.error('mqtt measurement not stored', { tenant: topic.tenant, deviceId: topic.deviceId, err });
+        else log.warn('mqtt measurement dropped', { tenant: topic.tenant, deviceId: topic.deviceId, reason, detail });
+        return { stored: false, reason, detail };
+      }
+    },
+    stats: () => ({ received, stored, dropped: { ...dropped } }),
+  };
+}
