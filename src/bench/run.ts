@@ -15,12 +15,16 @@ import { SCENARIOS } from './scenarios.js';
 
 interface RunOptions extends MeasureOptions {
   readonly ceilingOnly: boolean;
+  /** Only the notification scenarios, on a broker of their own (no ceiling). */
+  readonly notificationsOnly: boolean;
   /** The broker's entry script; undefined means dist/main.js. */
   readonly broker: string | undefined;
 }
 
-const USAGE = `usage: node dist/bench/run.js [--ceiling-only] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
+const USAGE = `usage: node dist/bench/run.js [--ceiling-only | --only notifications] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
   --ceiling-only   benchmark only the bare Hono + SQLite ceiling
+  --only notifications
+                   run only the notification scenarios (on a broker of their own; no ceiling)
   --concurrency N  requests in flight in throughput scenarios (default 16)
   --duration S     measured seconds per throughput scenario (default 3); the one-shot ingest and the
                    latency scenarios send a fixed number of requests, one at a time
@@ -44,6 +48,7 @@ function parseOptions(argv: readonly string[]): RunOptions {
     args: [...argv],
     options: {
       'ceiling-only': { type: 'boolean', default: false },
+      only: { type: 'string' },
       concurrency: { type: 'string', default: '16' },
       duration: { type: 'string', default: '3' },
       warmup: { type: 'string', default: '1' },
@@ -56,6 +61,11 @@ function parseOptions(argv: readonly string[]): RunOptions {
     process.stdout.write(`${USAGE}\n`);
     process.exit(0);
   }
+  if (values.only !== undefined && values.only !== 'notifications') {
+    throw new Error(`--only: expected notifications\n${USAGE}`);
+  }
+  const notificationsOnly = values.only === 'notifications';
+  if (notificationsOnly && values['ceiling-only']) throw new Error(`--only and --ceiling-only exclude each other\n${USAGE}`);
   const concurrency = Number(values.concurrency);
   const seconds = Number(values.duration);
   if (!Number.isInteger(concurrency) || concurrency < 1) {
@@ -66,6 +76,7 @@ function parseOptions(argv: readonly string[]): RunOptions {
   if (!(warmup >= 0 && warmup <= 60)) throw new Error(`--warmup: expected seconds between 0 and 60\n${USAGE}`);
   return {
     ceilingOnly: values['ceiling-only'],
+    notificationsOnly,
     concurrency,
     durationMs: seconds * 1000,
     warmupMs: warmup * 1000,
@@ -129,6 +140,15 @@ function describeScenarios(): string[] {
   ];
 }
 
+/** The notification scenarios, on a broker of their own: their rows, and notes with the targets. */
+async function runNotifications(broker: Target, options: RunOptions, cleanup: Cleanup): Promise<{ rows: Row[]; notes: string[] }> {
+  log('[broker] notifications, on a broker of their own');
+  const n = await withFreshTarget(broker, options, cleanup, (server, mqttPort) => benchNotifications({
+    httpPort: server.port, mqttPort, concurrency: options.concurrency, durationMs: options.durationMs,
+  }));
+  return { rows: n.rows, notes: [...n.notes, ...describeNotificationTargets(n.rows)] };
+}
+
 async function main(): Promise<void> {
   let options: RunOptions;
   try {
@@ -149,13 +169,17 @@ async function main(): Promise<void> {
   }
 
   try {
-    const targets: Target[] = [];
     const nodeFlags = readNodeFlags();
-    if (!options.ceilingOnly) {
-      const script = options.broker === undefined ? here('../main.js') : resolve(options.broker);
-      if (!existsSync(script)) throw new Error(`${script} not found: build the broker first, or pass --ceiling-only`);
-      targets.push({ name: 'broker', script, nodeFlags });
+    const script = options.broker === undefined ? here('../main.js') : resolve(options.broker);
+    if (!options.ceilingOnly && !existsSync(script)) throw new Error(`${script} not found: build the broker first, or pass --ceiling-only`);
+    const brokerTarget: Target = { name: 'broker', script, nodeFlags };
+    if (options.notificationsOnly) {
+      const n = await runNotifications(brokerTarget, options, cleanup);
+      const noteLines = n.notes.map((note) => `note: ${note}`).join('\n');
+      process.stdout.write(`${formatTable(n.rows)}\n\n${noteLines}\n${formatJson(n.rows)}\n`);
+      return;
     }
+    const targets: Target[] = options.ceilingOnly ? [] : [brokerTarget];
     targets.push({ name: 'ceiling', script: here('./ceiling.js'), nodeFlags });
     const results = await benchTargets(targets, options, cleanup);
     const broker = results.find((r) => r.name === 'broker');
@@ -164,14 +188,10 @@ async function main(): Promise<void> {
 
     const rows = buildRows(broker, ceiling);
     const extraNotes: string[] = [];
-    const brokerTarget = targets.find((t) => t.name === 'broker');
-    if (brokerTarget) {
-      log('[broker] notifications, on a broker of their own');
-      const n = await withFreshTarget(brokerTarget, options, cleanup, (server, mqttPort) => benchNotifications({
-        httpPort: server.port, mqttPort, concurrency: options.concurrency, durationMs: options.durationMs,
-      }));
+    if (broker) {
+      const n = await runNotifications(brokerTarget, options, cleanup);
       rows.push(...n.rows);
-      extraNotes.push(...n.notes, ...describeNotificationTargets(n.rows));
+      extraNotes.push(...n.notes);
     }
     const notes = [
       ...describeRun(options, ceiling), ...describeScenarios(), ...describeSizes(broker, ceiling),

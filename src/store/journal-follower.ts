@@ -33,8 +33,9 @@ export interface JournalFollower {
   /** New changes were committed. */
   wake(): void;
   /**
-   * New changes, as committed: handled without reading the journal when they follow the cursor with
-   * no gap and nothing is being handled; false otherwise (then call wake).
+   * New changes, as committed: handled without reading the journal when they follow with no gap the
+   * cursor, or the changes being handled (then they are handled next); false otherwise (then call
+   * wake).
    */
   offer(changes: readonly ChangeEvent[]): boolean;
   /**
@@ -59,6 +60,10 @@ export function createJournalFollower(opts: JournalFollowerOptions): JournalFoll
   let savedAt = 0;
   let running: Promise<void> | undefined;
   let again = false;
+  /** The last sequence of the changes being handled or offered after them (while running). */
+  let tail = 0;
+  /** Changes offered while a batch is handled, right after it: handled next, without a journal read. */
+  let offeredNext: ChangeEvent[] = [];
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
   let idleWaiters: Array<() => void> = [];
@@ -80,17 +85,27 @@ export function createJournalFollower(opts: JournalFollowerOptions): JournalFoll
   const drain = async (offered?: ChangeEvent[]): Promise<void> => {
     let next = offered;
     for (;;) {
-      again = false;
-      const changes = next ?? journal.readAfter(cursor, batch, opts.read);
-      next = undefined;
-      if (changes.length === 0) {
-        if (again && !stopped) continue;
-        return;
+      let changes: ChangeEvent[];
+      if (next !== undefined) {
+        changes = next;
+        next = undefined;
+      } else {
+        // A read covers every change announced before it.
+        again = false;
+        changes = journal.readAfter(cursor, batch, opts.read);
+        if (changes.length === 0) return;
       }
+      const last = changes[changes.length - 1]!.seq;
+      tail = last;
       await handle(changes);
-      cursor = changes[changes.length - 1]!.seq;
+      cursor = last;
       if (opts.saveEveryMs === undefined || performance.now() - savedAt >= opts.saveEveryMs) save();
       if (stopped) return;
+      if (offeredNext.length > 0) {
+        next = offeredNext;
+        offeredNext = [];
+        continue;
+      }
       // An offered batch is all there is unless more was announced meanwhile.
       if (offered !== undefined && !again) return;
     }
@@ -105,11 +120,18 @@ export function createJournalFollower(opts: JournalFollowerOptions): JournalFoll
     running = drain(offered).then(
       () => {
         running = undefined;
-        if (again && !stopped) run();
+        // Offered after the last batch was handled, before this callback.
+        const next = offeredNext;
+        offeredNext = [];
+        if (stopped) settleIdle();
+        else if (next.length > 0) run(next);
+        else if (again) run();
         else settleIdle();
       },
       (err: unknown) => {
         running = undefined;
+        // What was offered is read again from the journal.
+        offeredNext = [];
         log.error('journal reader failed; retrying', { reader, after: cursor, err });
         if (stopped) return settleIdle();
         retry = setTimeout(() => {
@@ -136,9 +158,15 @@ export function createJournalFollower(opts: JournalFollowerOptions): JournalFoll
     },
     wake: () => run(),
     offer(changes) {
-      if (stopped || running || retry || changes.length === 0 || changes[0]!.seq !== cursor + 1) return false;
+      if (stopped || retry || changes.length === 0 || changes[0]!.seq !== (running ? tail : cursor) + 1) return false;
       for (let i = 1; i < changes.length; i++) if (changes[i]!.seq !== changes[i - 1]!.seq + 1) return false;
-      run([...changes]);
+      if (!running) {
+        run([...changes]);
+        return true;
+      }
+      if (offeredNext.length + changes.length > batch) return false;
+      offeredNext.push(...changes);
+      tail = changes[changes.length - 1]!.seq;
       return true;
     },
     skipToEnd(seq) {

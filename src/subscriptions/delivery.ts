@@ -1,6 +1,8 @@
 // Delivery of queued notifications (behaviour §7): one sender loop per subscription, in queue
 // order; a failure is recorded and retried with exponential backoff and jitter, a bounded number of
-// times; a slow or dead receiver holds only its own subscription's queue.
+// times; a slow or dead receiver holds only its own subscription's queue. What is queued is also
+// handed to its subscription in memory once committed: the queue is read back only after a
+// restart, a failure or a backlog.
 
 import type { Clock, Logger } from '../lib/index.js';
 import type { JsonObject } from '../ngsi/index.js';
@@ -29,6 +31,18 @@ export interface DeliveryOptions {
   timeoutMs: number;
 }
 
+/** A queued notification to deliver, its message decoded. */
+export interface PendingNotification {
+  /** Its id in the queue. */
+  id: number;
+  tenant: string;
+  subscriptionId: string;
+  attempts: number;
+  message: QueuedMessage;
+  /** JSON text, sent as it is. */
+  body: string;
+}
+
 export interface DeliveryDeps {
   store: Pick<Store, 'notifications' | 'subscriptions' | 'write'>;
   registry: SubscriptionRegistry;
@@ -52,6 +66,13 @@ export interface Dispatcher {
   kick(tenant: string, subscriptionId: string): void;
   /** Kicks every subscription with something pending (at start). */
   kickAll(): void;
+  /**
+   * Notifications whose enqueueing is committed, in queue order: a subscription whose pending
+   * notifications are all in memory gets them without reading the queue; every one is kicked.
+   */
+  handOver(notifications: readonly PendingNotification[]): void;
+  /** Forgets what was handed over: every subscription reads the queue again (rows were dropped). */
+  resync(): void;
   /** Resolves when no loop is sending (retries waiting count as idle only once given up or done). */
   idle(): Promise<void>;
   stats(): DeliveryStats;
@@ -59,6 +80,25 @@ export interface Dispatcher {
 }
 
 const keyOf = (tenant: string, id: string): string => `${tenant}\n${id}`;
+
+/** Most notifications a subscription holds in memory; beyond, it reads them from the queue. */
+const MAX_HANDED = 32;
+
+/**
+ * The notifications handed over to one subscription, oldest first: every one queued for it since
+ * the first of them. Complete: nothing else is pending (after `lastDone`), so the queue need not be
+ * read.
+ */
+interface Lane {
+  list: PendingNotification[];
+  isComplete: boolean;
+}
+
+function pendingOf(row: QueuedNotification): PendingNotification {
+  const { id, tenant, subscriptionId, attempts, body } = row;
+  // The message was written by the notifier as a QueuedMessage.
+  return { id, tenant, subscriptionId, attempts, message: JSON.parse(row.message) as QueuedMessage, body };
+}
 
 function mqttOptionsOf(message: QueuedMessage, timeoutMs: number): MqttSendOptions {
   const info = new Map((message.notifierInfo ?? []).map((p) => [p.key, p.value]));
@@ -96,6 +136,8 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
 
   /** Per subscription, the last notification handed over whose removal may not be committed yet. */
   const lastDone = new Map<string, number>();
+  /** Per subscription, what was handed over (the queue keeps every notification until delivered). */
+  const lanes = new Map<string, Lane>();
   /** Removals and counters being committed, awaited on stop. */
   const writes = new Set<Promise<void>>();
   /** Deliveries not recorded yet, per subscription: recorded together, once per loop turn. */
@@ -132,7 +174,7 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
    * before; the loop reads past `lastDone` meanwhile. A crash before that commit sends the
    * notification again after the restart (at least once).
    */
-  const recordDelivered = (row: QueuedNotification): void => {
+  const recordDelivered = (row: PendingNotification): void => {
     const key = keyOf(row.tenant, row.subscriptionId);
     const d = delivered.get(key) ?? { tenant: row.tenant, subscriptionId: row.subscriptionId, ids: [], at: 0 };
     d.ids.push(row.id);
@@ -148,7 +190,7 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
    * Records a failed attempt in one transaction: the notification's attempt count, or its removal
    * from the queue when `done` (given up), and the subscription's counters.
    */
-  const recordFailure = (row: QueuedNotification, attempts: number, done: boolean, error: string): Promise<void> => {
+  const recordFailure = (row: PendingNotification, attempts: number, done: boolean, error: string): Promise<void> => {
     const at = clock.now();
     return track(store.write(() => {
       if (done) store.notifications.remove(row.id);
@@ -174,21 +216,56 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
     waiting.set(key, resolve);
   });
 
+  const laneOf = (key: string): Lane => {
+    let lane = lanes.get(key);
+    if (lane === undefined) {
+      lane = { list: [], isComplete: false };
+      lanes.set(key, lane);
+    }
+    return lane;
+  };
+
+  /**
+   * The next notification of a subscription: handed over when its lane is complete, else read from
+   * the queue. The lane becomes complete once the queue has nothing older than its first one.
+   */
+  const nextOf = (tenant: string, subscriptionId: string, key: string): PendingNotification | undefined => {
+    const lane = laneOf(key);
+    if (lane.isComplete) return lane.list.shift();
+    const done = lastDone.get(key) ?? 0;
+    while (lane.list.length > 0 && lane.list[0]!.id <= done) lane.list.shift();
+    const row = store.notifications.next(tenant, subscriptionId, done);
+    // NOTE: a notification is handed over once its enqueueing is committed, so every one handed
+    // over is visible to this read, and one it does not find was handed over already.
+    if (row === undefined || row.id === lane.list[0]?.id) {
+      lane.isComplete = true;
+      if (row === undefined) lane.list = [];
+      return lane.list.shift();
+    }
+    return pendingOf(row);
+  };
+
+  const hasPending = (tenant: string, subscriptionId: string, key: string): boolean => {
+    const lane = lanes.get(key);
+    if (lane?.isComplete === true) return lane.list.length > 0;
+    return store.notifications.next(tenant, subscriptionId, lastDone.get(key) ?? 0) !== undefined;
+  };
+
   const loop = async (tenant: string, subscriptionId: string): Promise<void> => {
     const key = keyOf(tenant, subscriptionId);
     while (!stopped) {
-      const row = store.notifications.next(tenant, subscriptionId, lastDone.get(key) ?? 0);
+      const row = nextOf(tenant, subscriptionId, key);
       if (!row) return;
       if (!registry.get(tenant, subscriptionId)) {
         // Deleted meanwhile: what it had pending goes with it.
         await store.write(() => store.notifications.removeForSubscription(tenant, subscriptionId));
         lastDone.delete(key);
+        lanes.delete(key);
         return;
       }
       let failure: string | undefined;
       try {
-        // The message was written by the notifier as a QueuedMessage.
-        await send(JSON.parse(row.message) as QueuedMessage, row.body);
+        await send(row.message, row.body);
       } catch (err) {
         failure = err instanceof Error ? err.message : String(err);
       }
@@ -198,6 +275,8 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
         recordDelivered(row);
         continue;
       }
+      // Retries are read from the queue, which counts the attempts.
+      laneOf(key).isComplete = false;
       stats.failed += 1;
       const attempts = row.attempts + 1;
       if (attempts >= options.maxAttempts) {
@@ -229,10 +308,26 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
       .finally(() => {
         loops.delete(key);
         // Queued while the loop was finishing: go again.
-        if (!stopped && store.notifications.next(tenant, subscriptionId, lastDone.get(key) ?? 0)) kick(tenant, subscriptionId);
+        if (!stopped && hasPending(tenant, subscriptionId, key)) kick(tenant, subscriptionId);
         else settleIdle();
       });
     loops.set(key, run);
+  };
+
+  const handOver = (notifications: readonly PendingNotification[]): void => {
+    for (const n of notifications) {
+      const key = keyOf(n.tenant, n.subscriptionId);
+      const lane = laneOf(key);
+      const last = lane.list[lane.list.length - 1]?.id ?? lastDone.get(key) ?? 0;
+      if (n.id <= last) continue;
+      if (lane.list.length >= MAX_HANDED) {
+        // A backlog: read from the queue, until its reading reaches what is handed over from now on.
+        lane.list = [];
+        lane.isComplete = false;
+      }
+      lane.list.push(n);
+      kick(n.tenant, n.subscriptionId);
+    }
   };
 
   return {
@@ -240,6 +335,8 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
     kickAll: () => {
       for (const { tenant, subscriptionId } of store.notifications.subscriptionsWithPending()) kick(tenant, subscriptionId);
     },
+    handOver,
+    resync: () => lanes.clear(),
     idle: async () => {
       if (loops.size > 0) await new Promise<void>((resolve) => idleWaiters.push(resolve));
       flushDelivered();

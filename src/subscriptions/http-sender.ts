@@ -27,11 +27,16 @@ export function sendHttp(delivery: HttpDelivery, timeoutMs: number): Promise<voi
       reject(new Error(`not a URL: ${delivery.uri}`, { cause: err }));
       return;
     }
-    const body = Buffer.from(delivery.body);
+    const { body } = delivery;
     const secure = url.protocol === 'https:';
+    // NOTE: plain options rather than the URL (node would convert it on every request), and the body
+    // as text: node then writes the head and the body together, without copying the body first.
     const options = {
       method: 'POST', agent: secure ? httpsAgent : httpAgent,
-      headers: { ...delivery.headers, 'Content-Length': String(body.length) },
+      protocol: url.protocol, hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+      path: url.pathname + url.search, headers: { ...delivery.headers, 'Content-Length': String(Buffer.byteLength(body)) },
+      ...(url.port === '' ? {} : { port: Number(url.port) }),
+      ...(url.username === '' && url.password === '' ? {} : { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` }),
     };
     let settled = false;
     const done = (err?: Error): void => {
@@ -48,7 +53,7 @@ export function sendHttp(delivery: HttpDelivery, timeoutMs: number): Promise<voi
       res.on('end', () => done(status >= 200 && status <= 299 ? undefined : new Error(`the endpoint answered ${status}`)));
       res.on('error', (err) => done(new Error(`the answer broke off: ${err.message}`, { cause: err })));
     };
-    const req = secure ? httpsRequest(url, options, onResponse) : httpRequest(url, options, onResponse);
+    const req = secure ? httpsRequest(options, onResponse) : httpRequest(options, onResponse);
     const timer = setTimeout(() => {
       done(new Error(`no answer within ${timeoutMs} ms`));
       req.destroy();

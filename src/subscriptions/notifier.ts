@@ -7,7 +7,9 @@ import type { ChangeEvent } from '../events.js';
 import type { Clock, Logger } from '../lib/index.js';
 import type { Entity, EntityFacts } from '../ngsi/index.js';
 import { createJournalFollower, type NewNotification, type Store } from '../store/index.js';
-import { createDispatcher, type DeliveryDeps, type DeliveryOptions, type DeliveryStats, type QueuedMessage } from './delivery.js';
+import {
+  createDispatcher, type DeliveryDeps, type DeliveryOptions, type DeliveryStats, type PendingNotification, type QueuedMessage,
+} from './delivery.js';
 import { createMatchCache, matchesEntity, matchSubscription, type SubscriptionMatch } from './matcher.js';
 import { changeTriggers } from './triggers.js';
 import { statusOf, type Subscription } from './model.js';
@@ -71,6 +73,12 @@ export interface Notifier {
 
 const keyOf = (tenant: string, id: string): string => `${tenant}\n${id}`;
 
+/** One notification to queue: its row, and its message as the dispatcher takes it. */
+interface QueueItem {
+  row: NewNotification;
+  message: QueuedMessage;
+}
+
 function notifiedOf(change: ChangeEvent, match: SubscriptionMatch): NotifiedEntity {
   const { entity, deleted } = match;
   if (deleted) {
@@ -92,15 +100,27 @@ export function createNotifier(deps: NotifierDeps): Notifier {
   let queued = 0;
   let overflowed = 0;
 
-  const messageOf = async (tenant: string, sub: Subscription, entities: NotifiedEntity[], now: number): Promise<NewNotification> => {
+  /**
+   * The last message of each subscription and its JSON text: the same for every notification of a
+   * subscription while its Link and tenant are (a changed subscription is a new object).
+   */
+  const messages = new WeakMap<Subscription, { linkUrl: string; tenant: string; message: QueuedMessage; json: string }>();
+
+  const messageOf = async (tenant: string, sub: Subscription, entities: NotifiedEntity[], now: number): Promise<QueueItem> => {
     const context = await deps.contextOf(sub);
     const load = (ids: string[]): Map<string, Entity> => store.entities.getMany({ tenant }, ids);
     const built = buildNotification({ subscription: sub, entities, context, now, newId: deps.newId, tenant, load });
-    const { endpoint } = sub.notification;
-    const message: QueuedMessage = { uri: endpoint.uri, headers: built.headers };
-    if (endpoint.timeout !== undefined) message.timeout = endpoint.timeout;
-    if (endpoint.notifierInfo !== undefined) message.notifierInfo = endpoint.notifierInfo;
-    return { tenant, subscriptionId: sub.id, queuedAt: now, message: JSON.stringify(message), body: JSON.stringify(built.body) };
+    let known = messages.get(sub);
+    if (known === undefined || known.linkUrl !== context.linkUrl || known.tenant !== tenant) {
+      const { endpoint } = sub.notification;
+      const message: QueuedMessage = { uri: endpoint.uri, headers: built.headers };
+      if (endpoint.timeout !== undefined) message.timeout = endpoint.timeout;
+      if (endpoint.notifierInfo !== undefined) message.notifierInfo = endpoint.notifierInfo;
+      known = { linkUrl: context.linkUrl, tenant, message, json: JSON.stringify(message) };
+      messages.set(sub, known);
+    }
+    const row = { tenant, subscriptionId: sub.id, queuedAt: now, message: known.json, body: JSON.stringify(built.body) };
+    return { row, message: known.message };
   };
 
   /**
@@ -116,7 +136,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
   };
 
   /** The queue item of one notification, or undefined when it cannot be built (recorded as a failure). */
-  const itemOf = async (tenant: string, sub: Subscription, entities: NotifiedEntity[], now: number): Promise<NewNotification | undefined> => {
+  const itemOf = async (tenant: string, sub: Subscription, entities: NotifiedEntity[], now: number): Promise<QueueItem | undefined> => {
     try {
       return await messageOf(tenant, sub, entities, now);
     } catch (err) {
@@ -125,20 +145,23 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     }
   };
 
-  /** Queues in one write, with the cursor when given; then starts their delivery. */
-  const enqueue = async (items: NewNotification[], cursor?: number): Promise<void> => {
+  /** Queues in one write, with the cursor when given; once committed, hands them to their delivery. */
+  const enqueue = async (items: QueueItem[], cursor?: number): Promise<void> => {
     // Group-committed with the writes of the same turn: no commit of its own.
-    const trimmed = await store.write(() => {
-      store.notifications.enqueue(items);
+    const { ids, trimmed } = await store.write(() => {
+      const added = store.notifications.enqueue(items.map((i) => i.row));
       if (cursor !== undefined) store.journal.setCursor(NOTIFIER_READER, cursor);
-      return store.notifications.trimTo(options.maxPending);
+      return { ids: added, trimmed: store.notifications.trimTo(options.maxPending) };
     });
     if (trimmed > 0) {
       overflowed += trimmed;
       log.warn('notification queue full: oldest notifications dropped', { count: trimmed, max: options.maxPending });
+      dispatcher.resync();
     }
     queued += items.length;
-    for (const i of items) dispatcher.kick(i.tenant, i.subscriptionId);
+    dispatcher.handOver(items.map(({ row, message }, n): PendingNotification => (
+      { id: ids[n]!, tenant: row.tenant, subscriptionId: row.subscriptionId, attempts: 0, message, body: row.body }
+    )));
   };
 
   /** Events of committed changes not read yet, by sequence (bounded: the oldest go first). */
@@ -148,7 +171,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
   let offered: ChangeEvent[] = [];
 
   const handle = async (changes: ChangeEvent[]): Promise<void> => {
-    const items: NewNotification[] = [];
+    const items: QueueItem[] = [];
     for (const change of changes) {
       // A change is matched as of when it was committed (expiry, throttling), whenever it is read.
       const at = change.at;
@@ -229,7 +252,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     },
 
     async runPeriodic(now) {
-      const items: NewNotification[] = [];
+      const items: QueueItem[] = [];
       for (const { tenant, sub } of registry.periodic()) {
         if (sub.timeInterval === undefined || statusOf(sub, now) !== 'active') continue;
         const key = keyOf(tenant, sub.id);

@@ -17,7 +17,7 @@ export interface SubscriptionRegistry {
    * (or every type), or, without entities, watching one of the touched attributes. Periodic
    * (timeInterval) subscriptions are never candidates. The matcher decides.
    */
-  candidates(change: ChangeEvent): Subscription[];
+  candidates(change: ChangeEvent): readonly Subscription[];
   /** Periodic subscriptions (timeInterval), for the job that notifies them. */
   periodic(): Array<{ tenant: string; sub: Subscription }>;
   /** Keeps the delivery members in step after the store recorded an attempt. */
@@ -25,11 +25,16 @@ export interface SubscriptionRegistry {
   size(): number;
 }
 
+/** Most entity types whose candidates a tenant keeps. */
+const MAX_CACHED_TYPES = 1_000;
+
 interface TenantIndex {
   byId: Map<SubscriptionId, Subscription>;
   byType: Map<Iri, Set<SubscriptionId>>;
   anyType: Set<SubscriptionId>;
   byWatched: Map<Iri, Set<SubscriptionId>>;
+  /** Candidates of an entity of one type, by type, while the index does not change (and no one watches attributes). */
+  byTypeCandidates: Map<Iri, Subscription[]>;
 }
 
 /** Types one of which an entity selected by expr must have; '*' when any entity may be. */
@@ -84,11 +89,15 @@ export function createSubscriptionRegistry(initial: Iterable<{ tenant: string; s
   const tenants = new Map<string, TenantIndex>();
   const tenantIndex = (tenant: string): TenantIndex => {
     let t = tenants.get(tenant);
-    if (t === undefined) tenants.set(tenant, (t = { byId: new Map(), byType: new Map(), anyType: new Set(), byWatched: new Map() }));
+    if (t === undefined) {
+      t = { byId: new Map(), byType: new Map(), anyType: new Set(), byWatched: new Map(), byTypeCandidates: new Map() };
+      tenants.set(tenant, t);
+    }
     return t;
   };
 
   const unindex = (t: TenantIndex, id: SubscriptionId): void => {
+    t.byTypeCandidates.clear();
     t.byId.delete(id);
     t.anyType.delete(id);
     removeFrom(t.byType, id);
@@ -122,6 +131,10 @@ export function createSubscriptionRegistry(initial: Iterable<{ tenant: string; s
       const t = tenants.get(change.tenant);
       const entity = change.entity ?? change.previous;
       if (t === undefined || entity === undefined || change.kind === 'historyChanged') return [];
+      // The common case, an entity of one type and no subscription by watched attributes alone.
+      const single = entity.types.length === 1 && t.byWatched.size === 0 ? entity.types[0] : undefined;
+      const known = single === undefined ? undefined : t.byTypeCandidates.get(single);
+      if (known !== undefined) return known;
       const ids = new Set(t.anyType);
       for (const type of entity.types) for (const id of t.byType.get(type) ?? []) ids.add(id);
       if (t.byWatched.size > 0) {
@@ -129,7 +142,12 @@ export function createSubscriptionRegistry(initial: Iterable<{ tenant: string; s
           ? Object.keys(entity.attrs) : [...change.written, ...change.deleted];
         for (const a of touched) for (const id of t.byWatched.get(a) ?? []) ids.add(id);
       }
-      return [...ids].flatMap((id) => t.byId.get(id) ?? []);
+      const found = [...ids].flatMap((id) => t.byId.get(id) ?? []);
+      if (single !== undefined) {
+        if (t.byTypeCandidates.size >= MAX_CACHED_TYPES) t.byTypeCandidates.clear();
+        t.byTypeCandidates.set(single, found);
+      }
+      return found;
     },
     periodic() {
       const out: Array<{ tenant: string; sub: Subscription }> = [];
@@ -139,7 +157,9 @@ export function createSubscriptionRegistry(initial: Iterable<{ tenant: string; s
     setDelivery(tenant, id, delivery) {
       const t = tenants.get(tenant);
       const sub = t?.byId.get(id);
-      if (t !== undefined && sub !== undefined) t.byId.set(id, { ...sub, delivery });
+      if (t === undefined || sub === undefined) return;
+      t.byId.set(id, { ...sub, delivery });
+      t.byTypeCandidates.clear();
     },
     size: () => [...tenants.values()].reduce((n, t) => n + t.byId.size, 0),
   };

@@ -6,7 +6,7 @@ import { createSubscriptionRegistry, typesSelectedBy, type Subscription } from '
 import { change, dc, entity, EX, subscription } from './support.js';
 
 const withId = (sub: Subscription, id: string): Subscription => ({ ...sub, id });
-const ids = (subs: Subscription[]): string[] => subs.map((s) => s.id).sort();
+const ids = (subs: readonly Subscription[]): string[] => subs.map((s) => s.id).sort();
 
 const building = entity({ temperature: { type: 'Property', value: 20 } });
 const sensor = entity({ id: 'urn:ngsi-ld:Sensor:s1', type: 'Sensor', humidity: { type: 'Property', value: 40 } });
