@@ -1,6 +1,6 @@
 // The subject registry (interface 2.8, 4.8; behaviour §8): users and groups learnt from the claims of
 // valid tokens, listed for administrators, and the deletion of a user with, when configured, every
-// entity it owns (interface 3).
+// entity it owns (interface 6 item 4).
 
 import { claimAt, subjectUri } from '../auth/index.js';
 import { AccessDeniedError, ResourceNotFoundError, anonymousIn, type Principal } from '../ngsi/index.js';
@@ -82,11 +82,23 @@ export function createSubjectService(deps: SubjectServiceDeps): SubjectService {
     return out;
   };
 
-  /** Finds a user by its id as stored (`sub`) or as shown (its URI). */
-  const findUser = (id: string): SubjectRecord | undefined => {
+  /**
+   * A subject of the kind by its id as stored (the claim value: `sub`, a group) or as the subject API
+   * shows it (its URI, see subjectUri): permissions name subjects either way.
+   */
+  const findSubject = (kind: SubjectRecord['kind'], id: string): SubjectRecord | undefined => {
     const direct = subjects.get(id);
-    if (direct?.kind === 'User') return direct;
-    return subjects.list('User').find((u) => subjectUri('User', u.id) === id);
+    if (direct?.kind === kind) return direct;
+    const prefix = subjectUri(kind, '');
+    if (!id.startsWith(prefix)) return undefined;
+    let stored: string;
+    try {
+      stored = decodeURIComponent(id.slice(prefix.length));
+    } catch {
+      return undefined;
+    }
+    const record = subjects.get(stored);
+    return record?.kind === kind && subjectUri(kind, record.id) === id ? record : undefined;
   };
 
   return {
@@ -126,12 +138,14 @@ export function createSubjectService(deps: SubjectServiceDeps): SubjectService {
     },
 
     async deleteUser(actor, id) {
-      const user = findUser(id);
-      if (!user) throw new ResourceNotFoundError('User not found', id);
+      // NOTE: the role is checked before existence: only administrators may list users, so nobody else
+      // learns from a 404 which users exist.
       if (!actor.admin) throw new AccessDeniedError('Access denied', 'Deleting a user needs the admin role');
+      const user = findSubject('User', id);
+      if (!user) throw new ResourceNotFoundError('User not found', id);
       let entitiesDeleted = 0;
       if (cascade) {
-        // Interface 3: every entity the user owns is deleted for good (its history and permissions too).
+        // Interface 6 item 4: every entity the user owns is deleted for good (its history and permissions too).
         const owned = store.permissions.ownedBy(user.id);
         const byTenant = new Map<string, string[]>();
         for (const { tenant, id: entityId } of owned) byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), entityId]);
@@ -140,7 +154,9 @@ export function createSubjectService(deps: SubjectServiceDeps): SubjectService {
         }
       }
       store.transaction(() => {
+        // Its permissions name it by claim value or by URI (principalOf gives the user both).
         store.permissions.removeAssignedTo(user.id);
+        store.permissions.removeAssignedTo(subjectUri('User', user.id));
         subjects.delete(user.id);
       });
       seen.delete(user.id);
@@ -149,7 +165,7 @@ export function createSubjectService(deps: SubjectServiceDeps): SubjectService {
     },
 
     describe(id) {
-      const record = subjects.get(id);
+      const record = findSubject('User', id) ?? findSubject('Group', id);
       if (record?.kind === 'User') {
         const u = userOf(record);
         const subjectInfo: Record<string, unknown> = { username: u.username };
