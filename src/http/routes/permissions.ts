@@ -59,6 +59,16 @@ function actionOf(value: string): Action {
   return value;
 }
 
+/** details, detailsPick and sysAttrs (interface 4.7); detailsPick without details=true is refused, not ignored. */
+function viewOf(params: ReturnType<typeof readParams>): { details: boolean; pick?: string[]; sysAttrs: boolean } {
+  const options = csv(params, 'options') ?? [];
+  for (const o of options) if (o !== 'sysAttrs') throw new BadRequestDataError('Invalid options', `options: '${o}' is not supported here`);
+  const details = bool(params, 'details');
+  const pick = params.get('detailsPick') === undefined ? undefined : csv(params, 'detailsPick') ?? [];
+  if (pick !== undefined && !details) throw new BadRequestDataError('Invalid detailsPick', 'detailsPick needs details=true');
+  return { details, sysAttrs: bool(params, 'sysAttrs') || options.includes('sysAttrs'), ...(pick ? { pick } : {}) };
+}
+
 function permissionIdParam(c: AppContext): string {
   const id = c.req.param('id') ?? '';
   if (!isAbsoluteUri(id)) throw new BadRequestDataError('Invalid permission id', `'${id}' is not an absolute URI`);
@@ -106,8 +116,7 @@ export function registerPermissionRoutes(app: App, deps: AppDeps): void {
     const p = page(params, config);
     const action = oneOf(params, 'action', ['read', 'write', 'admin', 'own'] as const) ?? 'admin';
     const scopeQ = params.get('targetScopeQ');
-    const options = csv(params, 'options') ?? [];
-    for (const o of options) if (o !== 'sysAttrs') throw new BadRequestDataError('Invalid options', `options: '${o}' is not supported here`);
+    const view = viewOf(params);
     const query: PermissionQuery = { action, limit: p.limit + 1, offset: p.offset, count: p.count };
     const targetIds = csv(params, 'targetId');
     if (targetIds) query.targetIds = targetIds;
@@ -118,10 +127,6 @@ export function registerPermissionRoutes(app: App, deps: AppDeps): void {
     if (assignee !== undefined) query.assignee = assignee;
     const assigner = params.get('assigner');
     if (assigner !== undefined) query.assigner = assigner;
-    const view = {
-      details: bool(params, 'details'), sysAttrs: bool(params, 'sysAttrs') || options.includes('sysAttrs'),
-      ...(params.get('detailsPick') !== undefined ? { pick: csv(params, 'detailsPick') ?? [] } : {}),
-    };
     const found = permissions.list(actorOf(c), query, assigned);
     const payload = found.items.slice(0, p.limit).map((perm) => render(c, perm, ctx, view));
     return sendPayload(c, payload, ctx, mediaType, 200, pageHeaders(c.req.url, p, found.items.length > p.limit, found.count, mediaType));
@@ -161,12 +166,8 @@ export function registerPermissionRoutes(app: App, deps: AppDeps): void {
         const params = readParams(c.req.url, ['details', 'detailsPick', 'sysAttrs', 'options']);
         const mediaType = negotiate(c.req.header('accept'), OFFERED);
         const ctx = await linkContext(c, deps);
+        const view = viewOf(params);
         const perm = permissions.get(actorOf(c), permissionIdParam(c));
-        const options = csv(params, 'options') ?? [];
-        const view = {
-          details: bool(params, 'details'), sysAttrs: bool(params, 'sysAttrs') || options.includes('sysAttrs'),
-          ...(params.get('detailsPick') !== undefined ? { pick: csv(params, 'detailsPick') ?? [] } : {}),
-        };
         return sendPayload(c, render(c, perm, ctx, view), ctx, mediaType);
       },
       PATCH: async (c) => {

@@ -125,6 +125,10 @@ describe('GET /auth/permissions and /auth/permissions/assigned: listings [interf
     expect(plain.json[0].target).toEqual({ id: ROOM2, type: 'Room' });
     const picked = await w.as('bob', 'GET', `${P}/assigned?action=read&details=true&detailsPick=temperature,humidity&targetId=${enc(ROOM2)}`);
     expect(Object.keys(picked.json[0].target).sort()).toEqual(['humidity', 'id', 'temperature', 'type']);
+    // detailsPick alone is refused, not ignored.
+    const alone = await w.as('bob', 'GET', `${P}/assigned?action=read&detailsPick=temperature`);
+    expect(alone.status).toBe(400);
+    expect(alone.json.detail).toBe('detailsPick needs details=true');
   });
 
   it('sysAttrs=true and options=sysAttrs add createdAt and modifiedAt', async () => {
