@@ -1,6 +1,7 @@
 // Composition root: builds every module with its narrow dependencies, starts the HTTP listener and
 // the embedded MQTT broker, and disposes everything in reverse order on shutdown.
 
+import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Config } from './config/index.js';
 import { createChangeEmitter, type ChangeEmitter } from './events.js';
@@ -52,6 +53,8 @@ export interface Broker {
   readonly mqttPort: number | undefined;
   /** The bound WebSocket port of the embedded MQTT broker; undefined when off or not started. */
   readonly mqttWsPort: number | undefined;
+  /** The bound TLS port of the embedded MQTT broker; undefined when off or not started. */
+  readonly mqttTlsPort: number | undefined;
   /** Publishes on the embedded MQTT broker in-process; rejects before `listen()` and after `close()`. */
   publishLocal(topic: string, payload: Buffer | string, qos: MqttQos): Promise<void>;
   /** Sends notifications to MQTT endpoints: in-process when the URI names this gateway's broker. */
@@ -67,6 +70,15 @@ export interface Broker {
   listen(): Promise<number>;
   /** Orderly shutdown: stop accepting, drain in-flight requests, flush writes, checkpoint, close. */
   close(): Promise<void>;
+}
+
+/** A file an option names; a failure names the option. */
+async function readOption(option: string, path: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (err) {
+    throw new Error(`${option}: cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
 }
 
 export function createBroker(deps: BrokerDeps): Broker {
@@ -225,6 +237,9 @@ export function createBroker(deps: BrokerDeps): Broker {
     get mqttWsPort() {
       return mqtt?.wsPort;
     },
+    get mqttTlsPort() {
+      return mqtt?.tlsPort;
+    },
     listen: async () => {
       jobs.schedule('journal-prune', config.journal.pruneSchedule, () => pruneJournal({ store, log: log.child('journal'), horizon }, clock.now()));
       if (retention) jobs.schedule('history-retention', config.history.retentionSchedule, () => temporal.applyRetention(clock.now()));
@@ -239,6 +254,9 @@ export function createBroker(deps: BrokerDeps): Broker {
           wsPort: config.mqtt.wsPort < 0 ? undefined : config.mqtt.wsPort,
           log: log.child('mqtt'),
           hooks: mqttAccess,
+          tls: config.mqtt.tlsPort < 0 ? undefined : {
+            port: config.mqtt.tlsPort, key: await readOption('mqtt.tls-key', config.mqtt.tlsKey), cert: await readOption('mqtt.tls-cert', config.mqtt.tlsCert),
+          },
         });
       } catch (err) {
         // Nothing may keep the process alive when it cannot serve (a cron schedule would).

@@ -5,7 +5,7 @@ import type { EventEmitter } from 'node:events';
 import { Aedes, type Client } from 'aedes';
 import type { Logger } from '../lib/index.js';
 import { createAnonymousHooks, type MqttAccessHooks } from './hooks.js';
-import { listenTcp, listenWebSocket, type Listener } from './listeners.js';
+import { listenTcp, listenTls, listenWebSocket, type Listener } from './listeners.js';
 
 export type MqttQos = 0 | 1 | 2;
 
@@ -18,6 +18,8 @@ export interface MqttBrokerOptions {
   log: Logger;
   /** Access decisions; anonymous access when absent. */
   hooks?: MqttAccessHooks;
+  /** MQTT over TLS: port (0 picks a free one), PEM key and certificate; absent: off. */
+  tls?: { port: number; key: Buffer; cert: Buffer } | undefined;
 }
 
 export interface MqttBroker {
@@ -25,6 +27,8 @@ export interface MqttBroker {
   readonly port: number;
   /** The bound WebSocket port, or undefined when WebSocket is off. */
   readonly wsPort: number | undefined;
+  /** The bound TLS port, or undefined when TLS is off. */
+  readonly tlsPort: number | undefined;
   /** Publishes on behalf of the gateway; resolves once Aedes has taken the packet (stored for QoS 1/2). */
   publish(topic: string, payload: Buffer | string, qos: MqttQos): Promise<void>;
   /** Stops accepting, disconnects every client, closes the listeners; resolves when no socket is left. */
@@ -63,15 +67,18 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
     aedes.handle(stream, req);
   };
   const listeners: Listener[] = [];
+  let tlsListener: Listener | undefined;
   const closeAll = async (): Promise<void> => {
-    const closing = listeners.map((l) => l.close());
+    const all = tlsListener ? [...listeners, tlsListener] : listeners;
+    const closing = all.map((l) => l.close());
     await new Promise<void>((resolve) => aedes.close(() => resolve()));
-    for (const l of listeners) l.destroySockets();
+    for (const l of all) l.destroySockets();
     await Promise.all(closing);
   };
   try {
     listeners.push(await listenTcp({ port: opts.port, host: opts.host, handle, log }));
     if (opts.wsPort !== undefined) listeners.push(await listenWebSocket({ port: opts.wsPort, host: opts.host, handle, log }));
+    if (opts.tls !== undefined) tlsListener = await listenTls({ ...opts.tls, host: opts.host, handle, log });
   } catch (err) {
     await closeAll();
     throw err;
@@ -81,6 +88,7 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
   return {
     port: tcp!.port, // NOTE: pushed first above, or startMqttBroker threw
     wsPort: ws?.port,
+    tlsPort: tlsListener?.port,
     publish: (topic, payload, qos) => new Promise<void>((resolve, reject) => {
       if (closed || aedes.closed) {
         reject(new Error('the embedded MQTT broker is stopped'));

@@ -3,6 +3,7 @@
 
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
@@ -20,7 +21,7 @@ export interface Listener {
   destroySockets(): void;
 }
 
-function trackSockets(server: TcpServer | HttpServer): Set<Socket> {
+function trackSockets(server: TcpServer | HttpServer | TlsServer): Set<Socket> {
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
@@ -29,7 +30,7 @@ function trackSockets(server: TcpServer | HttpServer): Set<Socket> {
   return sockets;
 }
 
-function bind(server: TcpServer | HttpServer, option: MqttListenError['option'], host: string, port: number): Promise<number> {
+function bind(server: TcpServer | HttpServer | TlsServer, option: MqttListenError['option'], host: string, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (err: Error): void => reject(new MqttListenError(option, host, port, err));
     server.once('error', onError);
@@ -40,7 +41,7 @@ function bind(server: TcpServer | HttpServer, option: MqttListenError['option'],
   });
 }
 
-function closeServer(server: TcpServer | HttpServer, sockets: Set<Socket>): Promise<void> {
+function closeServer(server: TcpServer | HttpServer | TlsServer, sockets: Set<Socket>): Promise<void> {
   return new Promise((resolve) => {
     if (!server.listening) {
       for (const s of sockets) s.destroy();
@@ -95,6 +96,23 @@ export async function listenWebSocket(opts: { port: number; host: string; handle
     },
     destroySockets: () => {
       for (const client of wss.clients) client.terminate();
+      for (const s of sockets) s.destroy();
+    },
+  };
+}
+
+/** Listens for MQTT over TLS (key and certificate in PEM); every accepted socket goes to `handle`. */
+export async function listenTls(opts: { port: number; host: string; key: Buffer; cert: Buffer; handle: HandleConnection; log: Logger }): Promise<Listener> {
+  const server = createTlsServer({ key: opts.key, cert: opts.cert, noDelay: true }, (socket) => opts.handle(socket));
+  // NOTE: TLS sockets are tracked from the raw TCP connection, so one that never finishes its handshake is closed too.
+  const sockets = trackSockets(server);
+  server.on('tlsClientError', (err) => opts.log.debug('mqtt tls handshake failed', { err: err.message }));
+  const port = await bind(server, 'mqtt.tls-port', opts.host, opts.port);
+  server.on('error', (err) => opts.log.warn('mqtt tls listener error', { err }));
+  return {
+    port,
+    close: () => closeServer(server, sockets),
+    destroySockets: () => {
       for (const s of sockets) s.destroy();
     },
   };

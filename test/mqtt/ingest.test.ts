@@ -189,3 +189,36 @@ describe('throughput', () => {
     expect(total).toBe(10_000);
   }, 60_000);
 });
+
+describe('TLS listener', () => {
+  it('takes measurements over mqtts:// with the configured key and certificate', async () => {
+    const { readFileSync } = await import('node:fs');
+    const fixture = (name: string) => new URL(`../fixtures/tls/${name}`, import.meta.url).pathname;
+    const t = await startTestBroker({
+      config: { server: { port: 0, host: '127.0.0.1' }, mqtt: { port: 0, host: '127.0.0.1', tlsPort: 0, tlsKey: fixture('key.pem'), tlsCert: fixture('cert.pem') } },
+    });
+    try {
+      await t.broker.listen();
+      const secure = await connectClient(`mqtts://127.0.0.1:${t.broker.mqttTlsPort}`, { ca: readFileSync(fixture('cert.pem')) });
+      await secure.publishAsync('ngsi/default/tls1/attrs', JSON.stringify({ temperature: 7 }), { qos: 1 });
+      await secure.endAsync();
+      const res = await t.request('GET', `/ngsi-ld/v1/entities/${encodeURIComponent(id('tls1'))}`);
+      expect(res.json.temperature.value).toBe(7);
+      // The certificate is checked: a client that does not trust it cannot connect.
+      await expect(connectClient(`mqtts://127.0.0.1:${t.broker.mqttTlsPort}`, {}, 3_000)).rejects.toThrow();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a key file that cannot be read stops the start, naming the option', async () => {
+    const t = await startTestBroker({
+      config: { server: { port: 0, host: '127.0.0.1' }, mqtt: { port: 0, host: '127.0.0.1', tlsPort: 0, tlsKey: '/nonexistent/key.pem', tlsCert: '/nonexistent/cert.pem' } },
+    });
+    try {
+      await expect(t.broker.listen()).rejects.toThrow(/mqtt\.tls-key: cannot read/);
+    } finally {
+      await t.close();
+    }
+  });
+});
