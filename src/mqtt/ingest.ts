@@ -203,7 +203,6 @@ export function createIngest(deps: IngestDeps): Ingest {
     if (payload.length > deps.maxPayload) throw new Dropped('too-large', `${payload.length} bytes is over mqtt.max-payload (${deps.maxPayload})`);
     if (actor === undefined) throw new Dropped('forbidden', 'this client may not publish measurements of this device');
     const device = deps.device(topic.tenant, topic.deviceId);
-    if (device === undefined && !deps.autoprovision) throw new Dropped('unknown-device', `device ${topic.deviceId} is not registered`);
     const nowMs = clock.now();
     const now = formatDateTime(nowMs);
     const objects = payloadObjects(topic, payload, now);
@@ -219,9 +218,11 @@ export function createIngest(deps: IngestDeps): Ingest {
       m.initial = instancesOf(Object.fromEntries(Object.entries(device.staticAttributes).map(([k, v]) => [k, { observedAt: now, ...(v as object) }])), mapper, nowMs);
     }
     try {
-      const { created } = await deps.record(actor, m, { create: true });
+      // A registered device's entity is created on first use; an unregistered one's only with autoprovisioning.
+      const { created } = await deps.record(actor, m, { create: device !== undefined || deps.autoprovision });
       return { stored: true, created };
     } catch (err) {
+      if (err instanceof NgsiError && err.status === 404) throw new Dropped('unknown-device', `device ${topic.deviceId} is not registered and has no entity`);
       if (err instanceof NgsiError) throw new Dropped(err.status === 403 ? 'forbidden' : 'invalid', err.detail ?? err.message);
       throw err;
     }

@@ -3,7 +3,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyPair } from 'jose';
-import { mint, startAuthBroker, type AuthBroker } from '../helpers/auth.js';
+import { ADMIN_ROLE, mint, startAuthBroker, type AuthBroker } from '../helpers/auth.js';
 import { connectClient } from '../helpers/mqtt.js';
 
 describe('embedded MQTT broker with authentication', () => {
@@ -20,6 +20,63 @@ describe('embedded MQTT broker with authentication', () => {
     const client = await connectClient(url, { username: 'dashboard', password: await b.token('alice') });
     expect(client.connected).toBe(true);
     await client.endAsync();
+  });
+
+  it('writes measurements with the permissions of the token\'s subject', async () => {
+    const alice = await connectClient(url, { username: 'alice', password: await b.token('alice') });
+    const bob = await connectClient(url, { username: 'bob', password: await b.token('bob') });
+    const admin = await connectClient(url, { username: 'root', password: await b.token('root', { roles: [ADMIN_ROLE] }) });
+    try {
+      // Authentication on: no autoprovisioning by default, so an administrator creates the entity.
+      const created = await b.as('alice', 'POST', '/ngsi-ld/v1/entities', { body: { id: 'urn:ngsi-ld:Device:m1', type: 'Device' } });
+      expect(created.status).toBe(201);
+      const before = b.broker.mqttIngest.stats();
+      await alice.publishAsync('ngsi/default/m1/attrs', JSON.stringify({ temperature: 1 }), { qos: 1 });
+      await bob.publishAsync('ngsi/default/m1/attrs', JSON.stringify({ temperature: 666 }), { qos: 1 });
+      const after = b.broker.mqttIngest.stats();
+      expect(after.stored - before.stored).toBe(1);
+      expect(after.dropped.forbidden - before.dropped.forbidden).toBe(1);
+      const res = await b.as('alice', 'GET', `/ngsi-ld/v1/entities/${encodeURIComponent('urn:ngsi-ld:Device:m1')}`);
+      expect(res.json.temperature.value).toBe(1);
+      // An unknown device is not created when autoprovisioning is off (authentication on).
+      await admin.publishAsync('ngsi/default/unknown9/attrs', JSON.stringify({ temperature: 2 }), { qos: 1 });
+      expect(b.broker.mqttIngest.stats().dropped['unknown-device'] - after.dropped['unknown-device']).toBe(1);
+    } finally {
+      await Promise.all([alice, bob, admin].map((c) => c.endAsync()));
+    }
+  });
+
+  it('keeps measurement topics from non-administrators', async () => {
+    const bob = await connectClient(url, { username: 'bob', password: await b.token('bob') });
+    const admin = await connectClient(url, { username: 'root', password: await b.token('root', { roles: [ADMIN_ROLE] }) });
+    try {
+      // SUBACK 0x80: mqtt.js rejects the subscription.
+      await expect(bob.subscribeAsync('ngsi/#', { qos: 0 })).rejects.toThrow(/Subscribe error/);
+      await expect(bob.subscribeAsync('#', { qos: 0 })).rejects.toThrow(/Subscribe error/);
+      const other = await bob.subscribeAsync('plant/room1', { qos: 1 });
+      expect(other[0]?.qos).toBe(1);
+      const granted = await admin.subscribeAsync('ngsi/#', { qos: 1 });
+      expect(granted[0]?.qos).toBe(1);
+    } finally {
+      await Promise.all([bob, admin].map((c) => c.endAsync()));
+    }
+  });
+
+  it('lets only its owner subscribe to the topic a subscription notifies on', async () => {
+    const created = await b.as('alice', 'POST', '/ngsi-ld/v1/subscriptions', {
+      body: { type: 'Subscription', entities: [{ type: 'Device' }], notification: { endpoint: { uri: `mqtt://127.0.0.1:${b.broker.mqttPort}/alerts/alice` } } },
+    });
+    expect(created.status, created.text).toBe(201);
+    const alice = await connectClient(url, { username: 'alice', password: await b.token('alice') });
+    const bob = await connectClient(url, { username: 'bob', password: await b.token('bob') });
+    try {
+      await expect(bob.subscribeAsync('alerts/alice', { qos: 0 })).rejects.toThrow(/Subscribe error/);
+      await expect(bob.subscribeAsync('alerts/+', { qos: 0 })).rejects.toThrow(/Subscribe error/);
+      expect((await bob.subscribeAsync('alerts/bob', { qos: 0 }))[0]?.qos).toBe(0);
+      expect((await alice.subscribeAsync('alerts/alice', { qos: 0 }))[0]?.qos).toBe(0);
+    } finally {
+      await Promise.all([alice, bob].map((c) => c.endAsync()));
+    }
   });
 
   it('refuses anonymous clients and bad tokens with CONNACK 4', async () => {
