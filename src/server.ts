@@ -23,6 +23,7 @@ import { createIdentityProvider, type IdentityProvider } from './auth/index.js';
 import { allows, createAuthenticator, createTokenVerifier } from './auth/index.js';
 import type { EntityFacts } from './ngsi/index.js';
 import { createPermissionService, createSubjectService } from './permissions/index.js';
+import { createDeviceService, type DeviceService } from './devices/index.js';
 
 export interface BrokerDeps {
   config: Config;
@@ -42,6 +43,8 @@ export interface Broker {
   entities: EntityService;
   temporal: TemporalService;
   subscriptions: SubscriptionService;
+  /** The device registry: what MQTT ingestion reads of a device, and its secret check. */
+  devices: DeviceService;
   /** The subscriptions in memory, for the notifier: candidates of a change. */
   subscriptionRegistry: SubscriptionRegistry;
   /** Matches committed changes against subscriptions and delivers their notifications. */
@@ -118,6 +121,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   // The registry is filled from the store before any request can change it.
   const subscriptionRegistry = createSubscriptionRegistry(loadSubscriptions(store));
   const subscriptions = createSubscriptionService({ store, registry: subscriptionRegistry, clock, newId: deps.newId ?? uuid });
+  const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType });
   const jobs = createJobScheduler({ log: log.child('jobs') });
   const journalMaxAge = parseDuration(config.journal.maxAge);
   if (!journalMaxAge) throw new Error(`journal.max-age: '${config.journal.maxAge}' is too large a duration`);
@@ -175,6 +179,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     subscriptions,
     permissions,
     subjects,
+    devices,
     ...(auth ? { auth } : {}),
     log: log.child('http'),
     isReady: () => !closing && store.isOpen(),
@@ -182,7 +187,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
 
   return {
-    app, store, contexts, entities, temporal, subscriptions, subscriptionRegistry, notifier, events, publishLocal, mqttSender, identity,
+    app, store, contexts, entities, temporal, subscriptions, devices, subscriptionRegistry, notifier, events, publishLocal, mqttSender, identity,
     get mqttPort() {
       return mqtt?.port;
     },
