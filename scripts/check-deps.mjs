@@ -11,7 +11,7 @@ export const LAYERS = [
   ['lib'],
   ['ngsi', 'events'],
   ['store', 'jsonld', 'auth', 'config'],
-  ['entities', 'temporal', 'subscriptions', 'federation', 'permissions'],
+  ['entities', 'temporal', 'subscriptions', 'federation', 'permissions', 'devices'],
   ['http', 'mqtt', 'jobs'],
   ['server'],
   ['main'],

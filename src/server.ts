@@ -25,6 +25,7 @@ import { createIdentityProvider, type IdentityProvider } from './auth/index.js';
 import { allows, createAuthenticator, createTokenVerifier } from './auth/index.js';
 import type { EntityFacts, Principal } from './ngsi/index.js';
 import { createPermissionService, createSubjectService } from './permissions/index.js';
+import { createDeviceService, type DeviceService } from './devices/index.js';
 
 export interface BrokerDeps {
   config: Config;
@@ -44,6 +45,8 @@ export interface Broker {
   entities: EntityService;
   temporal: TemporalService;
   subscriptions: SubscriptionService;
+  /** The device registry: what MQTT ingestion reads of a device, and its secret check. */
+  devices: DeviceService;
   /** The subscriptions in memory, for the notifier: candidates of a change. */
   subscriptionRegistry: SubscriptionRegistry;
   /** Matches committed changes against subscriptions and delivers their notifications. */
@@ -133,6 +136,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   // The registry is filled from the store before any request can change it.
   const subscriptionRegistry = createSubscriptionRegistry(loadSubscriptions(store));
   const subscriptions = createSubscriptionService({ store, registry: subscriptionRegistry, clock, newId: deps.newId ?? uuid });
+  const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType });
   const jobs = createJobScheduler({ log: log.child('jobs') });
   const journalMaxAge = parseDuration(config.journal.maxAge);
   if (!journalMaxAge) throw new Error(`journal.max-age: '${config.journal.maxAge}' is too large a duration`);
@@ -181,7 +185,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   const ingest = createIngest({
     clock, log: log.child('mqtt-ingest'), maxPayload: config.mqtt.maxPayload, defaultEntityType: config.mqtt.defaultEntityType,
     autoprovision: config.mqtt.autoprovision === 'auto' ? !authConfig.enabled : config.mqtt.autoprovision === 'true',
-    device: () => undefined,
+    device: (tenant, deviceId) => devices.resolve(tenant, deviceId),
     mapper: (context) => contexts.resolve(context as ContextInput | undefined),
     record: (actor, m, opts) => measurements.record(actor, m, opts),
   });
@@ -205,7 +209,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     ...(auth ? {
       auth: {
         principal: (token, tenant) => auth.authenticate(token, tenant),
-        deviceSecret: () => Promise.resolve(false),
+        deviceSecret: (tenant, deviceId, secret) => devices.checkSecret(tenant, deviceId, secret),
         maySubscribe,
       },
     } : {}),
@@ -223,6 +227,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     subscriptions,
     permissions,
     subjects,
+    devices,
     ...(auth ? { auth } : {}),
     log: log.child('http'),
     isReady: () => !closing && store.isOpen(),
@@ -230,7 +235,8 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
 
   return {
-    app, store, contexts, entities, temporal, subscriptions, subscriptionRegistry, notifier, events, publishLocal, mqttSender, identity, mqttIngest: ingest,
+    app, store, contexts, entities, temporal, subscriptions, devices, subscriptionRegistry, notifier, events, publishLocal, mqttSender, identity,
+    mqttIngest: ingest,
     get mqttPort() {
       return mqtt?.port;
     },

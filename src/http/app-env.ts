@@ -11,6 +11,7 @@ import type { ContextService } from '../jsonld/index.js';
 import type { TemporalService } from '../temporal/index.js';
 import type { BatchService, DiscoveryService, EntityService } from '../entities/index.js';
 import type { SubscriptionService } from '../subscriptions/index.js';
+import type { DeviceService } from '../devices/index.js';
 import type { IdentityProvider } from '../auth/index.js';
 
 export interface HttpConfig {
@@ -34,6 +35,8 @@ export interface AppDeps {
   /** Permissions and subjects (the permission API answers 204/… when authentication is off). */
   permissions: PermissionService;
   subjects: SubjectService;
+  /** The device registry (/edgeld/v1/devices). */
+  devices: DeviceService;
   /** Present when authentication is on. */
   auth?: Authenticator;
   log: Logger;

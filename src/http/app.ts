@@ -17,6 +17,7 @@ import { registerEntityQueryRoutes } from './routes/entity-query.js';
 import { registerSubscriptionRoutes } from './routes/subscriptions.js';
 import { registerIdentityRoutes } from './routes/identity.js';
 import { registerPermissionRoutes } from './routes/permissions.js';
+import { registerDeviceRoutes } from './routes/devices.js';
 
 const TENANT = /^[A-Za-z0-9_-]{1,64}$/;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -66,11 +67,13 @@ export function createApp(deps: AppDeps): App {
   app.use('/ngsi-ld/*', tenantOf);
   app.use('/auth/permissions/*', tenantOf);
   app.use('/auth/permissions', tenantOf);
+  app.use('/edgeld/*', tenantOf);
   if (deps.auth) {
     const auth = authenticate(deps.auth);
     app.use('/ngsi-ld/*', auth);
     app.use('/auth/permissions/*', auth);
     app.use('/auth/permissions', auth);
+    app.use('/edgeld/*', auth);
   }
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
@@ -87,6 +90,7 @@ export function createApp(deps: AppDeps): App {
   registerSubscriptionRoutes(app, deps);
   if (deps.identity) registerIdentityRoutes(app, deps.identity);
   registerPermissionRoutes(app, deps);
+  registerDeviceRoutes(app, deps);
 
   app.notFound((c) => {
     const err = new ResourceNotFoundError('No such resource', c.req.path);

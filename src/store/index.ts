@@ -21,6 +21,7 @@ export type {
   TxContext,
 } from './types.js';
 export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } from './discovery.js';
+export type { DeviceContext, DeviceRecord, DeviceRepository } from './devices.js';
 export type { IdentityClient, IdentityRepository, IdentityUser, SigningKeyRecord } from './identity.js';
 
 

@@ -5,6 +5,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createBucketCatalogue } from './buckets.js';
 import { createContextPersistence } from './contexts.js';
+import { createDeviceRepository } from './devices.js';
 import { createDiscoveryRepository } from './discovery.js';
 import { createEntityRepository } from './entities.js';
 import { createEntityArchive } from './entity-archive.js';
@@ -116,6 +117,7 @@ export function openStore(opts: StoreOptions): Store {
     permissions,
     subjects: createSubjectRepository(db),
     identity: createIdentityRepository(db),
+    devices: createDeviceRepository(db),
     flush() {
       if (!db.open) return Promise.resolve();
       try {

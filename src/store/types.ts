@@ -7,6 +7,7 @@ import type { Entity, EntityFilter, EntityId, HistoryInstance, Iri } from '../ng
 
 export type { HistoryInstance };
 import type { DiscoveryRepository } from './discovery.js';
+import type { DeviceRepository } from './devices.js';
 import type { IdentityRepository } from './identity.js';
 import type { ChangeJournal } from './journal.js';
 import type { NotificationQueue } from './notification-queue.js';
@@ -70,6 +71,8 @@ export interface Store {
   readonly subjects: SubjectRepository;
   /** Users, clients and signing keys of the built-in identity provider. */
   readonly identity: IdentityRepository;
+  /** MQTT devices: the entity each writes, its measurement mapping and its secret hash. */
+  readonly devices: DeviceRepository;
   /** Commits what is queued now; resolves when it is committed (used at shutdown). */
   flush(): Promise<void>;
   /** PRAGMA wal_checkpoint(TRUNCATE). */

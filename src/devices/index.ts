@@ -1,0 +1,7 @@
+// The devices module's public surface: the device registry (the MQTT devices of each tenant, the
+// entity each one writes, how its measurements map to attributes, its secret).
+
+export {
+  createDeviceService, type Device, type DeviceInput, type DeviceMapping, type DevicePatch, type DeviceService, type DeviceServiceDeps,
+} from './service.js';
+export type { DeviceContext } from '../store/index.js';

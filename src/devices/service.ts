@@ -1,0 +1,254 @@
+// Device registry use cases: administrators register the MQTT devices of a tenant (the entity each
+// one writes, how its measurements map to attributes, its secret), and ingestion resolves a device
+// and checks its secret. Secrets are kept only as scrypt hashes and shown once.
+
+import { randomBytes } from 'node:crypto';
+import { hashSecret, verifySecret } from '../auth/index.js';
+import { AccessDeniedError, ResourceNotFoundError, type JsonObject, type Principal } from '../ngsi/index.js';
+import { createLru, type Clock } from '../lib/index.js';
+import type { ContextService } from '../jsonld/index.js';
+import type { DeviceContext, DeviceRecord, Store } from '../store/index.js';
+import { checkWithContext } from './check-context.js';
+import {
+  checkContext, checkDeviceId, checkEntityId, checkEntityType, checkRenames, checkStaticAttributes, checkUnitCodes, invalid, isDeviceId,
+} from './validate.js';
+
+/** A registered device as the registry shows it: never its secret nor the secret's hash. */
+export type Device = DeviceRecord;
+
+/** What an administrator gives to register a device. */
+export interface DeviceInput {
+  deviceId: string;
+  /** Default `urn:ngsi-ld:<entityType>:<deviceId>`. */
+  entityId?: string;
+  /** Default the configured default entity type (`mqtt.default-entity-type`). */
+  entityType?: string;
+  renames?: Record<string, string>;
+  unitCodes?: Record<string, string>;
+  staticAttributes?: JsonObject;
+  context?: DeviceContext;
+}
+
+/** What an update changes: each member given replaces the stored one; `context: null` is the core context again. */
+export interface DevicePatch {
+  entityId?: string;
+  entityType?: string;
+  renames?: Record<string, string>;
+  unitCodes?: Record<string, string>;
+  staticAttributes?: JsonObject;
+  context?: DeviceContext | null;
+}
+
+/** What ingestion needs of a registered device. Frozen: it is shared by every message of the device. */
+export interface DeviceMapping {
+  readonly entityId: string;
+  readonly entityType: string;
+  /** Measurement key → attribute name. */
+  readonly renames: Readonly<Record<string, string>>;
+  /** Attribute name → UN/CEFACT unit code. */
+  readonly unitCodes: Readonly<Record<string, string>>;
+  /** NGSI-LD attributes in compact normalized form. */
+  readonly staticAttributes: Readonly<JsonObject>;
+  /** The @context that expands the names above; absent: the core context. */
+  readonly context?: DeviceContext;
+}
+
+export interface DeviceService {
+  /** Throws AccessDenied unless the actor may manage devices (so an edge can refuse before reading a body). */
+  authorize(actor: Principal): void;
+  /** Registers a device; its secret is returned here only. AlreadyExists when the tenant has the id. */
+  create(actor: Principal, input: DeviceInput): Promise<{ device: Device; secret: string }>;
+  get(actor: Principal, deviceId: string): Device;
+  /** The devices of the actor's tenant in registration order; count computed only when asked. */
+  list(actor: Principal, page: { limit: number; offset: number; count: boolean }): { items: Device[]; count?: number };
+  update(actor: Principal, deviceId: string, patch: DevicePatch): Promise<Device>;
+  delete(actor: Principal, deviceId: string): void;
+  /** Draws a new secret (the old one stops working) and returns it, shown this once. */
+  rotateSecret(actor: Principal, deviceId: string): string;
+  /** The mapping of a registered device of the tenant ('' is the default tenant), or undefined. */
+  resolve(tenant: string, deviceId: string): DeviceMapping | undefined;
+  /** Whether the secret is the device's, compared in constant time; false for an unknown device. */
+  checkSecret(tenant: string, deviceId: string, secret: string): Promise<boolean>;
+}
+
+export interface DeviceServiceDeps {
+  store: Pick<Store, 'devices' | 'transaction'>;
+  clock: Clock;
+  /** Resolves a device's @context, against which its names and static attributes are checked. */
+  contexts: Pick<ContextService, 'resolve'>;
+  /** `mqtt.default-entity-type`. */
+  defaultEntityType: string;
+  /** A new device secret; default 24 random bytes, base64url. */
+  randomSecret?: () => string;
+}
+
+/** Devices whose resolution is kept in memory (the hot path of ingestion). */
+const CACHE_SIZE = 1_024;
+const SECRET_BYTES = 24;
+
+const drawSecret = (): string => randomBytes(SECRET_BYTES).toString('base64url');
+
+function requireAdmin(actor: Principal): void {
+  if (!actor.admin) throw new AccessDeniedError('Access denied', 'Managing devices needs the admin role');
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+function mappingOf(d: DeviceRecord): DeviceMapping {
+  const m = {
+    entityId: d.entityId, entityType: d.entityType, renames: d.renames, unitCodes: d.unitCodes, staticAttributes: d.staticAttributes,
+    ...(d.context === undefined ? {} : { context: d.context }),
+  };
+  return deepFreeze(m);
+}
+
+/** Checks the members a record has; the caller fills in defaults first. */
+function checkRecord(d: Omit<DeviceRecord, 'createdAt' | 'modifiedAt'>): void {
+  checkEntityType(d.entityType);
+  checkEntityId(d.entityId);
+  checkRenames(d.renames);
+  checkUnitCodes(d.unitCodes);
+  checkStaticAttributes(d.staticAttributes);
+  if (d.context !== undefined) checkContext(d.context);
+}
+
+/**
+ * The device registry over the store. Management needs an administrator (authentication off, or the
+ * admin role); `resolve` keeps recent answers in memory and forgets a device whenever it is written.
+ */
+export function createDeviceService(deps: DeviceServiceDeps): DeviceService {
+  const { store, clock, contexts, defaultEntityType } = deps;
+  const randomSecret = deps.randomSecret ?? drawSecret;
+  const { devices } = store;
+  // null: known to be unregistered (a device publishing without a record is looked up once).
+  const cache = createLru<string, DeviceMapping | null>(CACHE_SIZE);
+  const keyOf = (tenant: string, deviceId: string): string => `${tenant}\u0000${deviceId}`;
+  /** Hashed once, on the first check of an unknown device, so that a miss costs what a hit costs. */
+  let decoyHash: string | undefined;
+  /** Updates one after the other: each reads, checks (awaiting the context) and writes undisturbed. */
+  let updates: Promise<unknown> = Promise.resolve();
+
+  /** Runs a write of one device and forgets its cached mapping, now and again when the write commits. */
+  const writing = <T>(tenant: string, deviceId: string, fn: () => T): T => store.transaction((tx) => {
+    const key = keyOf(tenant, deviceId);
+    const result = fn();
+    cache.delete(key);
+    tx.onCommit(() => cache.delete(key));
+    return result;
+  });
+
+  const notFound = (deviceId: string): ResourceNotFoundError => new ResourceNotFoundError('Device not found', deviceId);
+
+  const existing = (tenant: string, deviceId: string): DeviceRecord => {
+    checkDeviceId(deviceId);
+    const d = devices.get(tenant, deviceId);
+    if (!d) throw notFound(deviceId);
+    return d;
+  };
+
+  const checked = async (d: DeviceRecord): Promise<void> => {
+    checkRecord(d);
+    await checkWithContext(contexts, d);
+  };
+
+  const update = async (actor: Principal, deviceId: string, patch: DevicePatch): Promise<Device> => {
+    const { context, ...members } = patch;
+    const { context: oldContext, ...old } = existing(actor.tenant, deviceId);
+    const kept = context === undefined ? oldContext : context ?? undefined;
+    const next: DeviceRecord = { ...old, ...members, ...(kept === undefined ? {} : { context: kept }), modifiedAt: clock.now() };
+    await checked(next);
+    writing(actor.tenant, deviceId, () => {
+      if (!devices.replace(actor.tenant, next)) throw notFound(deviceId);
+    });
+    return next;
+  };
+
+  return {
+    authorize: requireAdmin,
+
+    async create(actor, input) {
+      requireAdmin(actor);
+      checkDeviceId(input.deviceId);
+      const entityType = input.entityType ?? defaultEntityType;
+      const now = clock.now();
+      const device: DeviceRecord = {
+        deviceId: input.deviceId, entityId: input.entityId ?? `urn:ngsi-ld:${entityType}:${input.deviceId}`, entityType,
+        renames: input.renames ?? {}, unitCodes: input.unitCodes ?? {}, staticAttributes: input.staticAttributes ?? {},
+        ...(input.context === undefined ? {} : { context: input.context }), createdAt: now, modifiedAt: now,
+      };
+      await checked(device);
+      const secret = randomSecret();
+      const hash = hashSecret(secret);
+      writing(actor.tenant, device.deviceId, () => devices.insert(actor.tenant, device, hash));
+      return { device, secret };
+    },
+
+    get(actor, deviceId) {
+      requireAdmin(actor);
+      return existing(actor.tenant, deviceId);
+    },
+
+    list(actor, page) {
+      requireAdmin(actor);
+      return devices.list(actor.tenant, page);
+    },
+
+    update(actor, deviceId, patch) {
+      try {
+        requireAdmin(actor);
+        if (Object.keys(patch).length === 0) {
+          throw invalid('Nothing to change: give entityId, entityType, renames, unitCodes, staticAttributes or context');
+        }
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      const run = updates.then(() => update(actor, deviceId, patch));
+      updates = run.catch(() => undefined);
+      return run;
+    },
+
+    delete(actor, deviceId) {
+      requireAdmin(actor);
+      checkDeviceId(deviceId);
+      writing(actor.tenant, deviceId, () => {
+        if (!devices.delete(actor.tenant, deviceId)) throw notFound(deviceId);
+      });
+    },
+
+    rotateSecret(actor, deviceId) {
+      requireAdmin(actor);
+      existing(actor.tenant, deviceId);
+      const secret = randomSecret();
+      const hash = hashSecret(secret);
+      writing(actor.tenant, deviceId, () => {
+        if (!devices.setSecretHash(actor.tenant, deviceId, hash, clock.now())) throw notFound(deviceId);
+      });
+      return secret;
+    },
+
+    resolve(tenant, deviceId) {
+      const key = keyOf(tenant, deviceId);
+      const hit = cache.get(key);
+      if (hit !== undefined) return hit ?? undefined;
+      if (!isDeviceId(deviceId)) return undefined;
+      const d = devices.get(tenant, deviceId);
+      const mapping = d ? mappingOf(d) : null;
+      cache.set(key, mapping);
+      return mapping ?? undefined;
+    },
+
+    async checkSecret(tenant, deviceId, secret) {
+      const hash = isDeviceId(deviceId) ? devices.secretHash(tenant, deviceId) : undefined;
+      if (hash !== undefined) return verifySecret(secret, hash);
+      decoyHash ??= hashSecret(randomSecret());
+      await verifySecret(secret, decoyHash);
+      return false;
+    },
+  };
+}
