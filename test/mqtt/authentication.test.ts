@@ -87,3 +87,50 @@ describe('embedded MQTT broker with authentication', () => {
     }
   });
 });
+
+describe('devices with their secret', () => {
+  let b: AuthBroker;
+  let url: string;
+  let secret: string;
+  beforeAll(async () => {
+    b = await startAuthBroker({ config: { server: { port: 0, host: '127.0.0.1' } } });
+    await b.broker.listen();
+    url = `mqtt://127.0.0.1:${b.broker.mqttPort}`;
+    const reg = await b.as('root', 'POST', '/edgeld/v1/devices', { body: { deviceId: 'meter-1' }, claims: { roles: [ADMIN_ROLE] } });
+    expect(reg.status, reg.text).toBe(201);
+    secret = reg.json.secret;
+    const other = await b.as('root', 'POST', '/edgeld/v1/devices', { body: { deviceId: 'meter-2' }, claims: { roles: [ADMIN_ROLE] } });
+    expect(other.status).toBe(201);
+  });
+  afterAll(() => b.close());
+
+  it('connects with user name and client id <tenant>/<deviceId>, and writes its own entity', async () => {
+    const device = await connectClient(url, { clientId: 'default/meter-1', username: 'default/meter-1', password: secret });
+    try {
+      await device.publishAsync('ngsi/default/meter-1/attrs', JSON.stringify({ energy: 5 }), { qos: 1 });
+      const res = await b.as('root', 'GET', `/ngsi-ld/v1/entities/${encodeURIComponent('urn:ngsi-ld:Device:meter-1')}`, { claims: { roles: [ADMIN_ROLE] } });
+      expect(res.json.energy.value).toBe(5);
+      // Its writes are audited as the device.
+      const audit = await b.as('root', 'GET',
+        `/ngsi-ld/v1/temporal/entities/${encodeURIComponent('urn:ngsi-ld:Device:meter-1')}?options=audit&timeproperty=createdAt&timerel=after&timeAt=2000-01-01T00:00:00Z`,
+        { claims: { roles: [ADMIN_ROLE] } });
+      expect(audit.json.energy[0].sub.value).toBe('urn:ngsi-ld:Device:default:meter-1');
+      // Another device's topic: dropped as forbidden, nothing written.
+      const before = b.broker.mqttIngest.stats().dropped.forbidden;
+      await device.publishAsync('ngsi/default/meter-2/attrs', JSON.stringify({ energy: 99 }), { qos: 1 });
+      expect(b.broker.mqttIngest.stats().dropped.forbidden - before).toBe(1);
+      const other = await b.as('root', 'GET', `/ngsi-ld/v1/entities/${encodeURIComponent('urn:ngsi-ld:Device:meter-2')}`, { claims: { roles: [ADMIN_ROLE] } });
+      expect(other.status).toBe(404);
+      // Measurement topics of other devices cannot be subscribed to; its own can.
+      await expect(device.subscribeAsync('ngsi/default/meter-2/#', { qos: 0 })).rejects.toThrow(/Subscribe error/);
+      expect((await device.subscribeAsync('ngsi/default/meter-1/#', { qos: 0 }))[0]?.qos).toBe(0);
+    } finally {
+      await device.endAsync();
+    }
+  });
+
+  it('refuses a wrong secret (CONNACK 4) and a client id other than the user name (CONNACK 2)', async () => {
+    await expect(connectClient(url, { clientId: 'default/meter-1', username: 'default/meter-1', password: 'wrong' }, 3_000)).rejects.toMatchObject({ code: 4 });
+    await expect(connectClient(url, { clientId: 'someone', username: 'default/meter-1', password: secret }, 3_000)).rejects.toMatchObject({ code: 2 });
+  });
+});

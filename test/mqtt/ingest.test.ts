@@ -222,3 +222,24 @@ describe('TLS listener', () => {
     }
   });
 });
+
+describe('registered devices', () => {
+  it('map to their entity, rename keys, add unit codes and start with their static attributes', async () => {
+    const reg = await b.request('POST', '/edgeld/v1/devices', {
+      body: {
+        deviceId: 'boiler-7', entityId: 'urn:ngsi-ld:Boiler:7', entityType: 'Boiler',
+        renames: { t: 'temperature' }, unitCodes: { temperature: 'CEL' },
+        staticAttributes: { model: { type: 'Property', value: 'B-200' } },
+      },
+    });
+    expect(reg.status, reg.text).toBe(201);
+    await publish('ngsi/default/boiler-7/attrs', { t: 65 });
+    const res = await b.request('GET', `/ngsi-ld/v1/entities/${encodeURIComponent('urn:ngsi-ld:Boiler:7')}`);
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({
+      type: 'Boiler', temperature: { type: 'Property', value: 65, unitCode: 'CEL' }, model: { type: 'Property', value: 'B-200' },
+    });
+    expect(res.json.t).toBeUndefined();
+    expect((await entity('boiler-7')).status).toBe(404);
+  });
+});
