@@ -22,6 +22,9 @@ export type {
 } from './types.js';
 export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } from './discovery.js';
 export type { IdentityClient, IdentityRepository, IdentityUser, SigningKeyRecord } from './identity.js';
+export type {
+  MqttPacketRecord, MqttQueuedPacket, MqttSessionRepository, MqttStoredSubscription, MqttSubscriptionRecord, MqttWillRecord,
+} from './mqtt-sessions.js';
 
 
 export type { ChangeJournal, JournalEntry, JournalSources, PruneReport, ReadOptions } from './journal.js';

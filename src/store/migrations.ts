@@ -14,6 +14,7 @@ import { up as subscriptions } from './migration-009-subscriptions.js';
 import { up as notificationQueue } from './migration-010-notification-queue.js';
 import { up as permissions } from './migration-011-permissions.js';
 import { up as identity } from './migration-012-identity.js';
+import { up as mqtt } from './migration-014-mqtt.js';
 
 export interface Migration {
   version: number;
@@ -92,6 +93,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 10, up: notificationQueue },
   { version: 11, up: permissions },
   { version: 12, up: identity },
+  { version: 14, up: mqtt },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {

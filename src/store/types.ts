@@ -8,6 +8,7 @@ import type { Entity, EntityFilter, EntityId, HistoryInstance, Iri } from '../ng
 export type { HistoryInstance };
 import type { DiscoveryRepository } from './discovery.js';
 import type { IdentityRepository } from './identity.js';
+import type { MqttSessionRepository } from './mqtt-sessions.js';
 import type { ChangeJournal } from './journal.js';
 import type { NotificationQueue } from './notification-queue.js';
 import type { ReadScope } from './read-scope.js';
@@ -70,6 +71,8 @@ export interface Store {
   readonly subjects: SubjectRepository;
   /** Users, clients and signing keys of the built-in identity provider. */
   readonly identity: IdentityRepository;
+  /** The embedded MQTT broker's retained messages, persistent sessions and wills. */
+  readonly mqttSessions: MqttSessionRepository;
   /** Commits what is queued now; resolves when it is committed (used at shutdown). */
   flush(): Promise<void>;
   /** PRAGMA wal_checkpoint(TRUNCATE). */
