@@ -202,6 +202,7 @@ export function createBroker(deps: BrokerDeps): Broker {
           host: config.mqtt.host,
           wsPort: config.mqtt.wsPort < 0 ? undefined : config.mqtt.wsPort,
           log: log.child('mqtt'),
+          persistence: store.mqttSessions,
           // With authentication on, a client's password must be a token the HTTP API accepts.
           ...(auth ? {
             hooks: createTokenHooks(log.child('mqtt'), (token) => auth.authenticate(token, '').then(() => true, () => false)),

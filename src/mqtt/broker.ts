@@ -6,6 +6,9 @@ import { Aedes, type Client } from 'aedes';
 import type { Logger } from '../lib/index.js';
 import { createAnonymousHooks, type MqttAccessHooks } from './hooks.js';
 import { listenTcp, listenWebSocket, type Listener } from './listeners.js';
+import { SqlitePersistence } from './persistence.js';
+import type { MqttSessionStore } from './session-store.js';
+import { publishStaleWills } from './wills.js';
 
 export type MqttQos = 0 | 1 | 2;
 
@@ -18,6 +21,11 @@ export interface MqttBrokerOptions {
   log: Logger;
   /** Access decisions; anonymous access when absent. */
   hooks?: MqttAccessHooks;
+  /**
+   * Durable storage of retained messages, persistent sessions (QoS 1/2) and wills, so that they
+   * survive a restart; Aedes keeps them in memory only when absent.
+   */
+  persistence?: MqttSessionStore;
 }
 
 export interface MqttBroker {
@@ -53,12 +61,19 @@ function watchClients(aedes: Aedes, log: Logger): void {
 export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBroker> {
   const { log } = opts;
   const hooks = opts.hooks ?? createAnonymousHooks(log);
+  const persistence = opts.persistence && new SqlitePersistence(opts.persistence);
   const aedes = await Aedes.createBroker({
     authenticate: hooks.authenticate,
     authorizePublish: hooks.authorizePublish,
     authorizeSubscribe: hooks.authorizeSubscribe,
+    ...(persistence ? { persistence } : {}),
   });
   watchClients(aedes, log);
+  // Before any client connects: a client of the earlier run must not find its old will pending.
+  if (persistence) {
+    await publishStaleWills(aedes, persistence, hooks, log)
+      .catch((err: unknown) => log.warn('mqtt wills of an earlier run not published', { err }));
+  }
   const handle = (stream: Parameters<Aedes['handle']>[0], req?: Parameters<Aedes['handle']>[1]): void => {
     aedes.handle(stream, req);
   };

@@ -5,3 +5,4 @@ export { startMqttBroker, isPublishTopic, type MqttBroker, type MqttBrokerOption
 export { createAnonymousHooks, createTokenHooks, type MqttAccessHooks } from './hooks.js';
 export { MqttListenError } from './errors.js';
 export { isEmbeddedBrokerUrl } from './local-url.js';
+export type { MqttSessionStore } from './session-store.js';
