@@ -25,6 +25,7 @@ export const LIBRARY_HOMES = {
   hono: ['http'],
   '@hono/node-server': ['http'],
   aedes: ['mqtt'],
+  'aedes-persistence': ['mqtt'],
   ws: ['mqtt'],
   // The mqtt client sends notifications to outside brokers; the embedded broker is Aedes.
   mqtt: ['subscriptions'],

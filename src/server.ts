@@ -263,6 +263,7 @@ export function createBroker(deps: BrokerDeps): Broker {
           tls: config.mqtt.tlsPort < 0 ? undefined : {
             port: config.mqtt.tlsPort, key: await readOption('mqtt.tls-key', config.mqtt.tlsKey), cert: await readOption('mqtt.tls-cert', config.mqtt.tlsCert),
           },
+          persistence: store.mqttSessions,
         });
       } catch (err) {
         // Nothing may keep the process alive when it cannot serve (a cron schedule would).

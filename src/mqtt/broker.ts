@@ -6,6 +6,9 @@ import { Aedes, type Client } from 'aedes';
 import type { Logger } from '../lib/index.js';
 import { createAnonymousHooks, type MqttAccessHooks } from './hooks.js';
 import { listenTcp, listenTls, listenWebSocket, type Listener } from './listeners.js';
+import { SqlitePersistence } from './persistence.js';
+import type { MqttSessionStore } from './session-store.js';
+import { publishStaleWills } from './wills.js';
 
 export type MqttQos = 0 | 1 | 2;
 
@@ -20,6 +23,11 @@ export interface MqttBrokerOptions {
   hooks?: MqttAccessHooks;
   /** MQTT over TLS: port (0 picks a free one), PEM key and certificate; absent: off. */
   tls?: { port: number; key: Buffer; cert: Buffer } | undefined;
+  /**
+   * Durable storage of retained messages, persistent sessions (QoS 1/2) and wills, so that they
+   * survive a restart; Aedes keeps them in memory only when absent.
+   */
+  persistence?: MqttSessionStore;
 }
 
 export interface MqttBroker {
@@ -57,12 +65,19 @@ function watchClients(aedes: Aedes, log: Logger): void {
 export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBroker> {
   const { log } = opts;
   const hooks = opts.hooks ?? createAnonymousHooks(log);
+  const persistence = opts.persistence && new SqlitePersistence(opts.persistence);
   const aedes = await Aedes.createBroker({
     authenticate: hooks.authenticate,
     authorizePublish: hooks.authorizePublish,
     authorizeSubscribe: hooks.authorizeSubscribe,
+    ...(persistence ? { persistence } : {}),
   });
   watchClients(aedes, log);
+  // Before any client connects: a client of the earlier run must not find its old will pending.
+  if (persistence) {
+    await publishStaleWills(aedes, persistence, hooks, log)
+      .catch((err: unknown) => log.warn('mqtt wills of an earlier run not published', { err }));
+  }
   const handle = (stream: Parameters<Aedes['handle']>[0], req?: Parameters<Aedes['handle']>[1]): void => {
     aedes.handle(stream, req);
   };

@@ -10,3 +10,4 @@ export {
 } from './ingest.js';
 export { MqttListenError } from './errors.js';
 export { isEmbeddedBrokerUrl } from './local-url.js';
+export type { MqttSessionStore } from './session-store.js';

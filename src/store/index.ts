@@ -23,6 +23,9 @@ export type {
 export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } from './discovery.js';
 export type { DeviceContext, DeviceRecord, DeviceRepository } from './devices.js';
 export type { IdentityClient, IdentityRepository, IdentityUser, SigningKeyRecord } from './identity.js';
+export type {
+  MqttPacketRecord, MqttQueuedPacket, MqttSessionRepository, MqttStoredSubscription, MqttSubscriptionRecord, MqttWillRecord,
+} from './mqtt-sessions.js';
 
 
 export type { ChangeJournal, JournalEntry, JournalSources, PruneReport, ReadOptions } from './journal.js';

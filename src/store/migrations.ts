@@ -15,6 +15,7 @@ import { up as notificationQueue } from './migration-010-notification-queue.js';
 import { up as permissions } from './migration-011-permissions.js';
 import { up as identity } from './migration-012-identity.js';
 import { up as devices } from './migration-013-devices.js';
+import { up as mqtt } from './migration-014-mqtt.js';
 
 export interface Migration {
   version: number;
@@ -94,6 +95,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 11, up: permissions },
   { version: 12, up: identity },
   { version: 13, up: devices },
+  { version: 14, up: mqtt },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {

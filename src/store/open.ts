@@ -11,6 +11,7 @@ import { createEntityRepository } from './entities.js';
 import { createEntityArchive } from './entity-archive.js';
 import { createHistoryRepository } from './history.js';
 import { createIdentityRepository } from './identity.js';
+import { createMqttSessionRepository } from './mqtt-sessions.js';
 import { createSubscriptionRepository } from './subscriptions.js';
 import { createPermissionRepository } from './permissions.js';
 import { createSubjectRepository } from './subjects.js';
@@ -118,6 +119,7 @@ export function openStore(opts: StoreOptions): Store {
     subjects: createSubjectRepository(db),
     identity: createIdentityRepository(db),
     devices: createDeviceRepository(db),
+    mqttSessions: createMqttSessionRepository(db, runner.atomic),
     flush() {
       if (!db.open) return Promise.resolve();
       try {

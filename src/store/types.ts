@@ -9,6 +9,7 @@ export type { HistoryInstance };
 import type { DiscoveryRepository } from './discovery.js';
 import type { DeviceRepository } from './devices.js';
 import type { IdentityRepository } from './identity.js';
+import type { MqttSessionRepository } from './mqtt-sessions.js';
 import type { ChangeJournal } from './journal.js';
 import type { NotificationQueue } from './notification-queue.js';
 import type { ReadScope } from './read-scope.js';
@@ -73,6 +74,8 @@ export interface Store {
   readonly identity: IdentityRepository;
   /** MQTT devices: the entity each writes, its measurement mapping and its secret hash. */
   readonly devices: DeviceRepository;
+  /** The embedded MQTT broker's retained messages, persistent sessions and wills. */
+  readonly mqttSessions: MqttSessionRepository;
   /** Commits what is queued now; resolves when it is committed (used at shutdown). */
   flush(): Promise<void>;
   /** PRAGMA wal_checkpoint(TRUNCATE). */

@@ -1,0 +1,210 @@
+// Aedes persistence that survives a restart. Retained messages and the subscriptions of persistent
+// sessions stay in Aedes' in-memory persistence (the topic trie matched on every publish) and are
+// written through to storage, which fills them again at start. Queued packets, QoS 2 packets and
+// wills live only in storage: each is found by key, and a long-offline client's queue costs no heap.
+
+import { Readable } from 'node:stream';
+import type { Client } from 'aedes';
+import MemoryPersistence from 'aedes-persistence/asyncPersistence.js';
+import { copyPacket, decodePacket, encodePacket } from './packet-codec.js';
+import type { MqttSessionStore, QueuedPacket, StoredWill } from './session-store.js';
+
+type Packet = Parameters<MemoryPersistence['storeRetained']>[0];
+type Subscription = Parameters<MemoryPersistence['addSubscriptions']>[1][number];
+type WillPacket = NonNullable<Awaited<ReturnType<MemoryPersistence['getWill']>>>;
+
+const PAGE = 256;
+
+// NOTE: the packets handed back are rebuilt from storage with the fields Aedes stored; its types
+// cannot see through the decoding.
+const asPacket = (fields: Record<string, unknown>): Packet => fields as unknown as Packet;
+
+function numberOr(x: unknown): number | undefined {
+  return typeof x === 'number' ? x : undefined;
+}
+
+function toQueued(packet: Record<string, unknown>): QueuedPacket {
+  const brokerId = packet['brokerId'];
+  return {
+    ...encodePacket(packet),
+    brokerId: typeof brokerId === 'string' ? brokerId : undefined,
+    brokerCounter: numberOr(packet['brokerCounter']),
+    messageId: numberOr(packet['messageId']),
+  };
+}
+
+/** A queued packet as Aedes stored it, with the message id assigned since. */
+function fromQueued(q: QueuedPacket): Packet {
+  const packet = decodePacket(q);
+  if (q.messageId !== undefined) packet['messageId'] = q.messageId;
+  return asPacket(packet);
+}
+
+/** The SUBSCRIBE fields kept besides topic and QoS (MQTT 5 options, when a client sent them). */
+function optionsOf(sub: Subscription): string {
+  const { topic: _topic, qos: _qos, ...rest } = sub;
+  return JSON.stringify(rest);
+}
+
+function parseOptions(text: string): Record<string, unknown> {
+  const parsed: unknown = JSON.parse(text);
+  return typeof parsed === 'object' && parsed !== null ? { ...parsed } : {};
+}
+
+export class SqlitePersistence extends MemoryPersistence {
+  readonly #store: MqttSessionStore;
+  /** The Aedes instance (its id is read when a will is stored); set by setup. */
+  #broker: { id: string } = { id: '' };
+
+  constructor(store: MqttSessionStore) {
+    super();
+    this.#store = store;
+  }
+
+  /** Called by Aedes before it accepts clients: loads retained messages and persistent subscriptions. */
+  override async setup(broker: Parameters<MemoryPersistence['setup']>[0]): Promise<void> {
+    await super.setup(broker);
+    this.#broker = broker;
+    for (let page = this.#store.retainedPage('', PAGE); page.length > 0; page = this.#store.retainedPage(page[page.length - 1]!.topic, PAGE)) {
+      for (const { packet } of page) await super.storeRetained(asPacket(decodePacket(packet)));
+    }
+    let after: { clientId: string; topic: string } | undefined;
+    for (let page = this.#store.subscriptionsPage(after, PAGE); page.length > 0; page = this.#store.subscriptionsPage(after, PAGE)) {
+      const byClient = new Map<string, Subscription[]>();
+      for (const s of page) {
+        // NOTE: the options were written by optionsOf from a Subscription.
+        const sub = { ...parseOptions(s.options), topic: s.topic, qos: s.qos } as Subscription;
+        byClient.set(s.clientId, [...(byClient.get(s.clientId) ?? []), sub]);
+      }
+      // NOTE: the in-memory persistence reads only the id of a client.
+      for (const [id, subs] of byClient) await super.addSubscriptions({ id } as Client, subs);
+      const last = page[page.length - 1]!;
+      after = { clientId: last.clientId, topic: last.topic };
+    }
+  }
+
+  // Storage first: when a write fails, memory does not claim what storage lacks.
+
+  override async storeRetained(packet: Packet): Promise<void> {
+    if (packet.cmd !== 'publish') return;
+    // [MQTT-3.3.1-10] A retained message with an empty payload removes the one of its topic.
+    if (packet.payload.length === 0) this.#store.deleteRetained(packet.topic);
+    else this.#store.putRetained(packet.topic, encodePacket(packet));
+    await super.storeRetained(packet);
+  }
+
+  override async addSubscriptions(client: Client, subs: Subscription[]): Promise<void> {
+    this.#store.addSubscriptions(client.id, subs.map((s) => ({ topic: s.topic, qos: s.qos, options: optionsOf(s) })));
+    await super.addSubscriptions(client, subs);
+  }
+
+  override async removeSubscriptions(client: Client, topics: string[]): Promise<void> {
+    this.#store.removeSubscriptions(client.id, topics);
+    await super.removeSubscriptions(client, topics);
+  }
+
+  override async cleanSubscriptions(client: Client): Promise<void> {
+    this.#store.clearSubscriptions(client.id);
+    await super.cleanSubscriptions(client);
+  }
+
+  override async outgoingEnqueue(sub: { clientId: string }, packet: Packet): Promise<void> {
+    await this.outgoingEnqueueCombi([sub], packet);
+  }
+
+  override async outgoingEnqueueCombi(subs: Array<{ clientId: string }>, packet: Packet): Promise<void> {
+    // NOTE: a QoS 1/2 publish nobody persistent subscribes to must not cost a write.
+    if (subs.length === 0) return;
+    this.#store.enqueue(subs.map((s) => s.clientId), toQueued(copyPacket({ ...packet })));
+  }
+
+  /** A delivery starts (its message id is assigned), or a PUBREL takes the place of its publish. */
+  override async outgoingUpdate(client: Client, packet: Packet): Promise<void> {
+    const { brokerId, brokerCounter, messageId } = packet as Packet & { messageId?: number }; // NOTE: PUBREL has no broker ids
+    if (brokerId !== undefined && brokerCounter !== undefined && messageId !== undefined
+      && this.#store.assignMessageId(client.id, brokerId, brokerCounter, messageId)) return;
+    if (messageId !== undefined && this.#store.replaceQueued(client.id, messageId, brokerId, toQueued({ ...packet }))) return;
+    throw new Error('no such packet');
+  }
+
+  /** PUBACK or PUBCOMP: the packet with that message id is done. */
+  override async outgoingClearMessageId(client: Client, packet: Packet): Promise<Packet> {
+    const id: unknown = typeof packet === 'object' && packet !== null ? Reflect.get(packet, 'messageId') : undefined;
+    const taken = this.#store.takeQueued(client.id, numberOr(id));
+    // NOTE: Aedes' own persistence resolves with undefined when nothing had that id.
+    return (taken ? fromQueued(taken) : undefined) as Packet;
+  }
+
+  /** The client's queue as it is now, oldest first, read page by page. */
+  override outgoingStream(client: Client): Readable {
+    const store = this.#store;
+    const upTo = store.lastQueued(client.id);
+    function* queued(): Generator<Packet> {
+      for (let after = 0, page = store.queuedPage(client.id, after, upTo, PAGE); page.length > 0; page = store.queuedPage(client.id, after, upTo, PAGE)) {
+        for (const q of page) yield fromQueued(q);
+        after = page[page.length - 1]!.seq;
+      }
+    }
+    return Readable.from(queued());
+  }
+
+  override async incomingStorePacket(client: Client, packet: Packet): Promise<void> {
+    const messageId = numberOr(Reflect.get(packet, 'messageId'));
+    if (messageId === undefined) throw new Error('a QoS 2 packet without a message id');
+    this.#store.putIncoming(client.id, messageId, encodePacket({ ...copyPacket({ ...packet }), messageId }));
+  }
+
+  override async incomingGetPacket(client: Client, packet: Packet): Promise<Packet> {
+    const stored = this.#store.incoming(client.id, numberOr(Reflect.get(packet, 'messageId')) ?? -1);
+    if (!stored) throw new Error('no such packet');
+    return asPacket(decodePacket(stored));
+  }
+
+  override async incomingDelPacket(client: Client, packet: Packet): Promise<void> {
+    if (!this.#store.deleteIncoming(client.id, numberOr(Reflect.get(packet, 'messageId')) ?? -1)) throw new Error('no such packet');
+  }
+
+  /** [MQTT-3.1.2-6] A clean session starts without the QoS 2 state of the previous one. */
+  override async cleanIncoming(client: Client): Promise<void> {
+    this.#store.clearIncoming(client.id);
+  }
+
+  override async putWill(client: Client, packet: Packet): Promise<void> {
+    const brokerId = this.#broker.id;
+    Object.assign(packet, { brokerId, clientId: client.id });
+    this.#store.putWill({ clientId: client.id, brokerId, ...encodePacket(packet) });
+  }
+
+  override async getWill(client: Client): Promise<WillPacket | undefined> {
+    const will = this.#store.will(client.id);
+    return will && this.#toWill(will);
+  }
+
+  /**
+   * Removes the will of a client. Given the broker the will was stored by, removes it only when it is
+   * still that broker's: a will published for a broker that is gone must not take the will of the
+   * client's new connection with it.
+   */
+  override async delWill(client: { id: string; brokerId?: string | undefined }): Promise<WillPacket | undefined> {
+    const stored = this.#store.will(client.id);
+    if (!stored || (client.brokerId !== undefined && client.brokerId !== stored.brokerId)) return undefined;
+    const taken = this.#store.takeWill(client.id);
+    return taken && this.#toWill(taken);
+  }
+
+  /** The wills of clients of brokers not in `brokers` (for a single broker: of an earlier run). */
+  override streamWill(brokers: Record<string, unknown> = {}): Readable {
+    const store = this.#store;
+    const toWill = (w: StoredWill): WillPacket => this.#toWill(w);
+    function* wills(): Generator<WillPacket> {
+      for (let page = store.willsPage('', PAGE); page.length > 0; page = store.willsPage(page[page.length - 1]!.clientId, PAGE)) {
+        for (const w of page) if (!Object.hasOwn(brokers, w.brokerId)) yield toWill(w);
+      }
+    }
+    return Readable.from(wills());
+  }
+
+  #toWill(w: StoredWill): WillPacket {
+    return asPacket(decodePacket(w));
+  }
+}
