@@ -51,16 +51,16 @@ export function createWriteAccess({ store, newId }: WriteAccessDeps): WriteAcces
   return {
     require(actor, id, entity, action) {
       if (actor.admin) return;
-      const held = permissions.applicableTo(actor.tenant, actor.assignees, id);
       if (entity === undefined) {
         // A new id: any authenticated subject may create it, unless it had a life before whose
         // permissions still stand (its history is kept): then only who may write it.
         const before = permissions.list(actor.tenant, { targetIds: [id] }).length > 0;
         if (!before && actor.subject !== undefined) return;
+        const held = permissions.applicableTo(actor.tenant, actor.assignees, id);
         if (held.some((p) => p.target.id === id && actionIncludes(p.action, 'write'))) return;
         throw new AccessDeniedError('Access denied', `Not allowed to create entity ${id}`);
       }
-      if (!allows(actor, action, factsOf(id, entity), held)) {
+      if (!allows(actor, action, factsOf(id, entity), permissions.applicableTo(actor.tenant, actor.assignees, id))) {
         throw new AccessDeniedError('Access denied', `No ${action} permission on entity ${id}`);
       }
     },
