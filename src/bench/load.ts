@@ -9,6 +9,8 @@ export interface BenchRequest {
   readonly path: string;
   /** JSON text; sent as application/json. */
   readonly body?: string;
+  /** Further request headers (`authorization`). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export interface LoadOptions {
@@ -19,8 +21,8 @@ export interface LoadOptions {
   /** Stop issuing new requests after this long. */
   readonly durationMs: number;
   readonly expectStatus: number;
-  /** Builds the n-th request (0-based). */
-  readonly next: (n: number) => BenchRequest;
+  /** Builds the n-th request (0-based) of a client (0 … concurrency - 1, one request in flight each). */
+  readonly next: (n: number, client: number) => BenchRequest;
   /** Stop issuing new requests after the first failure (setup steps and one-shot phases). */
   readonly stopOnError?: boolean;
   /** Checks the body of the first expected answer; returns what is wrong with it, if anything. */
@@ -53,7 +55,7 @@ const REQUEST_TIMEOUT_MS = 10_000;
 
 function send(agent: Agent, port: number, req: BenchRequest): Promise<Reply> {
   const headers: OutgoingHttpHeaders =
-    req.body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(req.body) };
+    req.body === undefined ? { ...req.headers } : { ...req.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(req.body) };
   return new Promise((resolve, reject) => {
     const out = request({ host: '127.0.0.1', port, method: req.method, path: req.path, agent, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -105,10 +107,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   };
   const isStopped = (): boolean => options.stopOnError === true && errors > 0;
 
-  const worker = async (): Promise<void> => {
+  const worker = async (client: number): Promise<void> => {
     while (issued < options.maxRequests && performance.now() < deadline && !isStopped()) {
       const n = issued++;
-      const req = options.next(n);
+      const req = options.next(n, client);
       const t0 = performance.now();
       try {
         inspect(n, req, await send(agent, options.port, req));
@@ -121,7 +123,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   };
 
   try {
-    await Promise.all(Array.from({ length: options.concurrency }, worker));
+    await Promise.all(Array.from({ length: options.concurrency }, (_, client) => worker(client)));
   } finally {
     agent.destroy();
   }

@@ -31,10 +31,12 @@ export interface MeasureOptions {
 }
 
 export interface Target {
-  readonly name: 'broker' | 'ceiling';
+  readonly name: 'broker' | 'ceiling' | 'broker-auth';
   readonly script: string;
   /** The flags `npm start` gives node (package.json `config.nodeFlags`), for both targets alike. */
   readonly nodeFlags: readonly string[];
+  /** Configuration variables besides the bench's own (ports, data directory, log level). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 interface StartedTarget {
@@ -58,6 +60,7 @@ async function startTarget(target: Target, options: MeasureOptions, cleanup: Cle
   const port = await findFreePort();
   const mqttPort = await findFreePort();
   const env = {
+    ...target.env,
     SERVER_PORT: String(port),
     SERVER_HOST: '127.0.0.1',
     STORAGE_DIR: dataDir,

@@ -86,6 +86,14 @@ function scenarioRows(scenario: Scenario, subject: ScenarioResult | undefined, c
   return rows;
 }
 
+/**
+ * The rows of a scenario measured against a baseline other than the ceiling (the same work on another
+ * broker, or another request), keyed by the subject's scenario; the baseline fills the ceiling column.
+ */
+export function compareRows(subject: ScenarioResult, baseline: ScenarioResult): Row[] {
+  return scenarioRows(subject.scenario, subject, baseline);
+}
+
 /** One row per measurement. `subject` is the broker; undefined when only the ceiling ran. */
 export function buildRows(subject: TargetResult | undefined, ceiling: TargetResult): Row[] {
   const rows: Row[] = [];

@@ -93,7 +93,7 @@ async function measure(run: ScenarioRun, scenario: Scenario): Promise<ScenarioRe
   const { server, state } = run;
   const phase = measuredLoad(run, scenario);
   const warmUp = async (maxRequests: number, durationMs: number): Promise<Missing | undefined> => {
-    const warm = await runLoad({ ...phase, maxRequests, durationMs, next: () => scenario.request(state) });
+    const warm = await runLoad({ ...phase, maxRequests, durationMs, next: (_n, client) => scenario.request(state, client) });
     const missing = missingOf(warm, `warm-up of ${scenario.name}`, scenario.isOptional === true);
     if (missing?.isError === true) run.notes.push(`${server.name} ${missing.reason}`);
     return missing;
@@ -106,7 +106,7 @@ async function measure(run: ScenarioRun, scenario: Scenario): Promise<ScenarioRe
   if (scenario.measure.kind === 'rate' && run.warmupMs > 0) await warmUp(MAX_REQUESTS, run.warmupMs);
   const measureWrites = scenario.measure.kind === 'rate' && scenario.measure.measureWrites === true;
   const before = measureWrites ? await readWriteBytes(server.pid) : undefined;
-  const load = await runLoad({ ...phase, next: () => scenario.request(state) });
+  const load = await runLoad({ ...phase, next: (_n, client) => scenario.request(state, client) });
   const missing = missingOf(load, scenario.name, scenario.isOptional === true);
   if (missing && !missing.isError) return { scenario, load: undefined, bytesPerOp: undefined, missing };
   let bytesPerOp: number | undefined;

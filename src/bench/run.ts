@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { benchAuth } from './auth.js';
 import { Cleanup } from './cleanup.js';
 import { benchTargets, withFreshTarget, type MeasureOptions, type Target } from './measure.js';
 import { benchNotifications } from './notifications.js';
@@ -188,10 +189,16 @@ async function main(): Promise<void> {
 
     const rows = buildRows(broker, ceiling);
     const extraNotes: string[] = [];
+    let hasAuthErrors = false;
     if (broker) {
       const n = await runNotifications(brokerTarget, options, cleanup);
       rows.push(...n.rows);
       extraNotes.push(...n.notes);
+      log('[broker] authentication, on brokers of their own');
+      const a = await benchAuth(brokerTarget, options, cleanup);
+      rows.push(...a.rows);
+      extraNotes.push(...a.notes, ...describeTargets(a.rows, a.scenarios));
+      hasAuthErrors = a.hasErrors;
     }
     const notes = [
       ...describeRun(options, ceiling), ...describeScenarios(), ...describeSizes(broker, ceiling),
@@ -199,7 +206,7 @@ async function main(): Promise<void> {
     ];
     const noteLines = notes.map((n) => `note: ${n}`).join('\n');
     process.stdout.write(`${formatTable(rows)}\n\n${noteLines}\n${formatJson(rows)}\n`);
-    if (hasErrors(broker) || hasErrors(ceiling)) process.exitCode = 1;
+    if (hasErrors(broker) || hasErrors(ceiling) || hasAuthErrors) process.exitCode = 1;
   } catch (err) {
     log(`bench failed: ${err instanceof Error ? err.message : String(err)}`);
     process.exitCode = 1;

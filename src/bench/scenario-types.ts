@@ -65,7 +65,7 @@ export interface Scenario {
   /** Key in the report: `create`, `query.q`, `temporal.ingest`. */
   readonly name: string;
   /** Rows of one group are printed together. */
-  readonly group: 'entities' | 'query' | 'batch' | 'temporal';
+  readonly group: 'entities' | 'query' | 'batch' | 'temporal' | 'auth';
   readonly description: string;
   readonly expectStatus: number;
   /** Unmeasured requests sent before the measurement, to warm the JIT and caches. */
@@ -84,5 +84,6 @@ export interface Scenario {
   readonly target?: Target;
   /** Checks the first expected answer (see LoadOptions.check). */
   readonly check?: Check;
-  readonly request: (state: BenchState) => BenchRequest;
+  /** The next request of a client (0 … concurrency - 1): a client keeps its credentials, as real ones do. */
+  readonly request: (state: BenchState, client: number) => BenchRequest;
 }

@@ -113,6 +113,7 @@ export function createPermissionRepository(db: BetterSqlite3.Database): Permissi
   );
   const removeAssigned = db.prepare<[string]>('DELETE FROM permissions WHERE assignee = ?');
 
+  const listStatements = new Map<string, BetterSqlite3.Statement<[Record<string, unknown>], PermissionRow>>();
   let filters = new Map<string, SqlFragment | undefined>();
   const changed = (): void => {
     if (filters.size > 0) filters = new Map();
@@ -121,7 +122,8 @@ export function createPermissionRepository(db: BetterSqlite3.Database): Permissi
   const readFilter = (tenant: string, assignees: readonly string[]): SqlFragment | undefined => {
     const params: Record<string, unknown> = { acc_tenant: tenant, acc_assignees: JSON.stringify(assignees) };
     const parts = [
-      `SELECT x.rowid FROM permissions p JOIN entities x INDEXED BY entities_tenant_id ON x.tenant = p.tenant AND x.id = p.target_id
+      `SELECT x.rowid FROM permissions p INDEXED BY permissions_assignee
+        JOIN entities x INDEXED BY entities_tenant_id ON x.tenant = p.tenant AND x.id = p.target_id
         WHERE p.tenant = @acc_tenant AND p.target_id IS NOT NULL AND p.assignee IN (SELECT value FROM json_each(@acc_assignees))`,
     ];
     let n = 0;
@@ -184,9 +186,15 @@ export function createPermissionRepository(db: BetterSqlite3.Database): Permissi
         where.push('action >= @minAction');
         params['minAction'] = ACTIONS.indexOf(filter.minAction);
       }
-      // NOTE: the filter combination varies per request; listing permissions is rare (no statement cache).
-      return db.prepare<[Record<string, unknown>], PermissionRow>(`SELECT ${COLUMNS} FROM permissions WHERE ${where.join(' AND ')} ORDER BY seq`)
-        .all(params).map(toPermission);
+      // NOTE: every create by a non-admin lists the permissions on its id, so statements are kept by
+      // their SQL text: one per combination of filters (at most 16), never per value.
+      const sql = `SELECT ${COLUMNS} FROM permissions WHERE ${where.join(' AND ')} ORDER BY seq`;
+      let stmt = listStatements.get(sql);
+      if (stmt === undefined) {
+        stmt = db.prepare<[Record<string, unknown>], PermissionRow>(sql);
+        listStatements.set(sql, stmt);
+      }
+      return stmt.all(params).map(toPermission);
     },
     applicableTo(tenant, assignees, entityId) {
       const list = JSON.stringify(assignees);

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { LoadResult } from '../../src/bench/load.js';
-import { buildRows, describeTargets, formatJson, formatTable, type TargetResult } from '../../src/bench/report.js';
+import { buildRows, compareRows, describeTargets, formatJson, formatTable, type TargetResult } from '../../src/bench/report.js';
 import type { Scenario } from '../../src/bench/scenario-types.js';
 
 function load(patch: Partial<LoadResult>): LoadResult {
@@ -71,5 +71,31 @@ describe('buildRows', () => {
       'target batch.upsert-1000 ratio >= 0.3: 0.1, MISSED',
       'target temporal.last10k ratio <= 3: not measured',
     ]);
+  });
+});
+
+describe('compareRows', () => {
+  const SUBJECT: Scenario = { ...QUERY, name: 'auth.query-1pct', group: 'auth', target: { row: 'value', atLeast: 0.85 } };
+  const rows = compareRows(
+    { scenario: SUBJECT, load: load({ requestsPerSecond: 90, p50Ms: 4 }), bytesPerOp: undefined },
+    { scenario: QUERY, load: load({ requestsPerSecond: 100 }), bytesPerOp: undefined },
+  );
+
+  it('keys the rows by the subject and puts the baseline in the ceiling column', () => {
+    expect(rows.map((r) => r.key)).toEqual(['auth.query-1pct', 'auth.query-1pct.p50', 'auth.query-1pct.p99']);
+    expect(rows[0]).toMatchObject({ group: 'auth', unit: 'req/s', value: 90, ceiling: 100, ratio: 0.9 });
+    expect(rows[1]).toMatchObject({ value: 4, ceiling: 5, ratio: 0.8 });
+  });
+
+  it('checks the subject\'s target against the baseline', () => {
+    expect(describeTargets(rows, [SUBJECT])).toEqual(['target auth.query-1pct ratio >= 0.85: 0.9, met']);
+  });
+
+  it('leaves the figures of a missing half null', () => {
+    const missing = compareRows(
+      { scenario: SUBJECT, load: undefined, bytesPerOp: undefined, missing: { reason: 'setup failed', isError: true } },
+      { scenario: QUERY, load: load({}), bytesPerOp: undefined },
+    );
+    expect(missing[0]).toMatchObject({ value: null, ceiling: 10, ratio: null });
   });
 });
