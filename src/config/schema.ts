@@ -131,8 +131,8 @@ export const configSchema = z
           .strictObject({
             url: z.string().regex(/^$|^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'expected an http(s) URL such as https://cloud.example.com, or empty')
               .default('').describe('Base URL of the cloud NGSI-LD broker local changes are forwarded to (empty: federation off)'),
-            tenant: z.string().regex(/^$|^[A-Za-z0-9_-]{1,64}$/, 'expected letters, digits, _ and -, at most 64, or empty').default('')
-              .describe('NGSILD-Tenant sent upstream (empty: the default tenant)'),
+            tenant: z.string().regex(/^$|^[!-~]{1,256}$/, 'expected printable characters without spaces (at most 256), or empty').default('')
+              .describe('NGSILD-Tenant sent upstream, e.g. a Stellio tenant URI (empty: the default tenant)'),
             context: z.string().regex(/^$|^https?:\/\/\S+$/, 'expected an http(s) URL, or empty').default('')
               .describe('@context entities are compacted with for the cloud and sent as Link (empty: the core context)'),
             types: z.string().regex(/^$|^[^\s,]+(,[^\s,]+)*$/, 'expected comma-separated type names such as Sensor,Device, or empty').default('')

@@ -63,8 +63,10 @@ export async function reconcile(plans: readonly EntityPlan[], ctx: SendContext):
   for (let at = 0; at < upserts.length; at += RECONCILE_CHUNK) {
     const chunk = upserts.slice(at, at + RECONCILE_CHUNK);
     const ids = chunk.map((p) => seg(p.id)).join(',');
+    // NGSI-LD §5.7.2: a query needs more than ids; the attributes sent are what matters here.
+    const attrs = [...new Set(chunk.flatMap((p) => [...p.latest.values()].map((i) => seg(ctx.mapper.compactIri(i.attr)))))].join(',');
     const reply = await ctx.client.send({
-      method: 'GET', path: `${BASE}/entities?id=${ids}&limit=${chunk.length}`, link: ctx.link, signal: ctx.signal,
+      method: 'GET', path: `${BASE}/entities?id=${ids}&attrs=${attrs}&limit=${chunk.length}`, link: ctx.link, signal: ctx.signal,
     });
     if (!isOk(reply.status)) throw failure('query before resending', reply);
     const parsed = ENTITY_LIST.safeParse(reply.body);

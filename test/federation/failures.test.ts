@@ -87,15 +87,15 @@ describe('federation failures', () => {
 
   it('retries after a timeout (an upstream that never answers)', async () => {
     cloud = await startFakeCloud();
-    let hang = true;
-    cloud.answer((r) => (hang && r.method === 'POST' ? 'hang' : undefined));
-    edge = await startEdge(cloud.url, { timeout: 200 });
+    let hung = 0;
+    cloud.answer((r) => (r.method === 'POST' && hung < 2 ? (hung++, 'hang') : undefined));
+    edge = await startEdge(cloud.url, { timeout: 1_000 });
     await edge.broker.listen();
     await createSensors(1);
     await waitUntil(async () => (await statusOf(edge)).lastError !== null, 5_000, 'a timeout recorded');
     expect((await statusOf(edge)).lastError.message).toContain('timed out');
-    hang = false;
-    await drained(edge);
+    await drained(edge, 10_000);
+    expect(hung).toBe(2);
     expect(ids(cloud)).toContain('urn:ngsi-ld:Sensor:s0');
   });
 
