@@ -26,6 +26,7 @@ import { allows, createAuthenticator, createTokenVerifier } from './auth/index.j
 import type { EntityFacts, Principal } from './ngsi/index.js';
 import { createPermissionService, createSubjectService } from './permissions/index.js';
 import { createDeviceService, type DeviceService } from './devices/index.js';
+import { createFederation, disabledStatus, FEDERATION_READER, type Federation } from './federation/index.js';
 
 export interface BrokerDeps {
   config: Config;
@@ -66,6 +67,8 @@ export interface Broker {
   mqttIngest: Ingest;
   /** The built-in identity provider (application.identity-provider.enabled); its JWKS is trusted locally. */
   identity: IdentityProvider | undefined;
+  /** Forwards local changes upstream (federation.upstream.url); undefined when off. */
+  federation: Federation | undefined;
   /**
    * Starts the HTTP listener, then the embedded MQTT broker; resolves with the HTTP port. Rejects with
    * the listen error of either; `close()` then releases what was started.
@@ -173,6 +176,8 @@ export function createBroker(deps: BrokerDeps): Broker {
   // The emitter only wakes the notifier: what it reads is the journal, committed.
   events.on((change) => notifier.wake(change));
   notifier.start();
+  const federation = createFederationOf(config, store, contexts, clock, log);
+  if (federation) events.on(() => federation.wake());
   const idp = config.application.identityProvider;
   const audience = config.application.authentication.audience;
   const identity = idp.enabled
@@ -228,6 +233,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     permissions,
     subjects,
     devices,
+    federation: federation ?? { status: disabledStatus },
     ...(auth ? { auth } : {}),
     log: log.child('http'),
     isReady: () => !closing && store.isOpen(),
@@ -236,6 +242,7 @@ export function createBroker(deps: BrokerDeps): Broker {
 
   return {
     app, store, contexts, entities, temporal, subscriptions, devices, subscriptionRegistry, notifier, events, publishLocal, mqttSender, identity,
+    federation,
     mqttIngest: ingest,
     get mqttPort() {
       return mqtt?.port;
@@ -271,6 +278,7 @@ export function createBroker(deps: BrokerDeps): Broker {
         throw err;
       }
       httpPort = listener.port;
+      federation?.start();
       return listener.port;
     },
     close: async () => {
@@ -281,10 +289,46 @@ export function createBroker(deps: BrokerDeps): Broker {
       await jobs.stop();
       // What is not delivered stays queued for the next start.
       await notifier.stop();
+      // The cursor stays where the upstream acknowledged: a batch cut short is sent again.
+      await federation?.stop(config.server.shutdownTimeout);
       await mqttSender.close();
       verifier?.close();
       await store.flush();
       store.close();
     },
   };
+}
+
+/**
+ * The federation drain when an upstream is configured. Otherwise its journal reader is forgotten, so
+ * that a cursor left from an earlier configuration no longer holds changes back from pruning.
+ */
+function createFederationOf(
+  config: Config, store: Store, contexts: ContextService, clock: Clock, log: Logger,
+): Federation | undefined {
+  const fed = config.federation;
+  if (fed.upstream.url === '') {
+    if (store.journal.cursor(FEDERATION_READER) !== undefined) {
+      store.journal.dropReader(FEDERATION_READER);
+      log.info('federation off: its pending changes are no longer kept');
+    }
+    return undefined;
+  }
+  // The schema accepts only ISO 8601 durations longer than zero for federation.outbox.max-age.
+  const maxAge = parseDuration(fed.outbox.maxAge);
+  if (!maxAge) throw new Error(`federation.outbox.max-age: '${fed.outbox.maxAge}' is too large a duration`);
+  const up = fed.upstream;
+  return createFederation({
+    store, clock, log: log.child('federation'),
+    context: async () => {
+      const resolved = await contexts.resolve(up.context === '' ? undefined : up.context);
+      return { mapper: resolved, linkUrl: resolved.linkUrl ?? up.context };
+    },
+    horizon: (now) => addDuration(now, maxAge, -1),
+    options: {
+      url: up.url, upstreamTenant: up.tenant, tenant: fed.tenant, types: up.types === '' ? [] : up.types.split(','),
+      batchSize: fed.batchSize, timeoutMs: fed.timeout, retryBaseMs: fed.retryBase, retryMaxMs: fed.retryMax, maxRows: fed.outbox.maxRows,
+      ...(up.tokenUrl === '' ? {} : { token: { url: up.tokenUrl, clientId: up.clientId, clientSecret: up.clientSecret } }),
+    },
+  });
 }

@@ -125,6 +125,41 @@ export const configSchema = z
         maxSize: positiveInt(1_000, 'Most entities in one batch operation (above: 400 BadRequestData)'),
       })
       .prefault({}),
+    federation: z
+      .strictObject({
+        upstream: z
+          .strictObject({
+            url: z.string().regex(/^$|^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'expected an http(s) URL such as https://cloud.example.com, or empty')
+              .default('').describe('Base URL of the cloud NGSI-LD broker local changes are forwarded to (empty: federation off)'),
+            tenant: z.string().regex(/^$|^[!-~]{1,256}$/, 'expected printable characters without spaces (at most 256), or empty').default('')
+              .describe('NGSILD-Tenant sent upstream, e.g. a Stellio tenant URI (empty: the default tenant)'),
+            context: z.string().regex(/^$|^https?:\/\/\S+$/, 'expected an http(s) URL, or empty').default('')
+              .describe('@context entities are compacted with for the cloud and sent as Link (empty: the core context)'),
+            types: z.string().regex(/^$|^[^\s,]+(,[^\s,]+)*$/, 'expected comma-separated type names such as Sensor,Device, or empty').default('')
+              .describe('Entity types forwarded, comma-separated, expanded with federation.upstream.context (empty: all)'),
+            tokenUrl: z.string().regex(/^$|^https?:\/\/\S+$/, 'expected an http(s) URL, or empty').default('')
+              .describe('OAuth 2.0 token endpoint for the client credentials grant (e.g. Keycloak: <realm URL>/protocol/openid-connect/token; empty: no token)'),
+            clientId: z.string().default('').describe('OAuth 2.0 client id of this gateway at federation.upstream.token-url'),
+            clientSecret: z.string().default('').describe('OAuth 2.0 client secret of this gateway (never logged)'),
+          })
+          .prefault({}),
+        tenant: z.string().regex(/^$|^[A-Za-z0-9_-]{1,64}$/, 'expected letters, digits, _ and -, at most 64, or empty').default('')
+          .describe('Local tenant whose changes are forwarded (empty: the default tenant)'),
+        batchSize: z.int().min(1).max(999).default(100).describe('Most entities in one upstream batch upsert (1 to 999)'),
+        timeout: positiveInt(10_000, 'Milliseconds allowed for one upstream request'),
+        retryBase: positiveInt(1_000, 'Milliseconds before the first retry after an upstream failure, doubled at each further one (with jitter)'),
+        retryMax: positiveInt(300_000, 'Longest wait between two upstream attempts, in milliseconds'),
+        outbox: z
+          .strictObject({
+            maxRows: positiveInt(1_000_000, 'Most changes waiting to be forwarded; beyond, the oldest are skipped (logged and counted)'),
+            maxAge: z.string().regex(ISO_DURATION, 'expected an ISO 8601 duration such as P7D')
+              .refine((v) => /[1-9]/.test(v), 'the outbox must keep changes for longer than zero')
+              .default('P7D')
+              .describe('Oldest change still forwarded (ISO 8601 duration); older ones are skipped (logged and counted)'),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
     application: z
       .strictObject({
         authentication: z
@@ -189,6 +224,13 @@ export const configSchema = z
     }
     if (mqtt.tlsPort > 0 && (mqtt.tlsPort === mqtt.port || mqtt.tlsPort === mqtt.wsPort)) {
       ctx.addIssue({ code: 'custom', path: ['mqtt', 'tlsPort'], message: `must differ from mqtt.port and mqtt.ws-port` });
+    }
+    const upstream = config.federation.upstream;
+    if (upstream.tokenUrl !== '' && upstream.clientId === '') {
+      ctx.addIssue({ code: 'custom', path: ['federation', 'upstream', 'clientId'], message: 'needed with federation.upstream.token-url' });
+    }
+    if (config.federation.retryBase > config.federation.retryMax) {
+      ctx.addIssue({ code: 'custom', path: ['federation', 'retryBase'], message: `must not exceed federation.retry-max (${config.federation.retryMax})` });
     }
     if (config.mqtt.wsPort > 0 && config.mqtt.wsPort === config.mqtt.port) {
       ctx.addIssue({

@@ -13,6 +13,7 @@ import type { BatchService, DiscoveryService, EntityService } from '../entities/
 import type { SubscriptionService } from '../subscriptions/index.js';
 import type { DeviceService } from '../devices/index.js';
 import type { IdentityProvider } from '../auth/index.js';
+import type { FederationStatus } from '../federation/index.js';
 
 export interface HttpConfig {
   bodyLimit: number;
@@ -37,6 +38,8 @@ export interface AppDeps {
   subjects: SubjectService;
   /** The device registry (/edgeld/v1/devices). */
   devices: DeviceService;
+  /** The federation drain's status (a disabled one when no upstream is configured). */
+  federation: { status(): FederationStatus };
   /** Present when authentication is on. */
   auth?: Authenticator;
   log: Logger;

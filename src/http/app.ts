@@ -18,6 +18,7 @@ import { registerSubscriptionRoutes } from './routes/subscriptions.js';
 import { registerIdentityRoutes } from './routes/identity.js';
 import { registerPermissionRoutes } from './routes/permissions.js';
 import { registerDeviceRoutes } from './routes/devices.js';
+import { registerFederationRoutes } from './routes/federation.js';
 
 const TENANT = /^[A-Za-z0-9_-]{1,64}$/;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -91,6 +92,7 @@ export function createApp(deps: AppDeps): App {
   if (deps.identity) registerIdentityRoutes(app, deps.identity);
   registerPermissionRoutes(app, deps);
   registerDeviceRoutes(app, deps);
+  registerFederationRoutes(app, deps);
 
   app.notFound((c) => {
     const err = new ResourceNotFoundError('No such resource', c.req.path);

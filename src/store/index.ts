@@ -22,6 +22,7 @@ export type {
 } from './types.js';
 export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } from './discovery.js';
 export type { DeviceContext, DeviceRecord, DeviceRepository } from './devices.js';
+export type { FederationCounters, FederationProgress, FederationRepository, ParkedChanges } from './federation.js';
 export type { IdentityClient, IdentityRepository, IdentityUser, SigningKeyRecord } from './identity.js';
 export type {
   MqttPacketRecord, MqttQueuedPacket, MqttSessionRepository, MqttStoredSubscription, MqttSubscriptionRecord, MqttWillRecord,

@@ -35,6 +35,12 @@ export interface ChangeJournal {
   dropReader(reader: string): void;
   /** Rows not yet passed by `reader`. */
   backlog(reader: string): number;
+  /** The sequence of the row `offset` rows after the first row above `after` (0: that first row). */
+  seqAt(after: number, offset: number): number | undefined;
+  /** The first sequence above `after` of a change written at `at` or later. */
+  firstSince(after: number, at: number): number | undefined;
+  /** How many rows lie in (after, upTo]. */
+  countBetween(after: number, upTo: number): number;
   /**
    * Removes rows every reader has passed (all rows when no reader exists), and rows written before
    * `horizon`; the newest row always stays (it carries the sequence).
@@ -117,6 +123,10 @@ export function createChangeJournal(db: BetterSqlite3.Database, atomic: RunInTx,
   const dropCursor = db.prepare<[string]>('DELETE FROM journal_cursors WHERE reader = ?');
   const minCursor = db.prepare<[], { seq: number | null; readers: number }>('SELECT min(seq) AS seq, count(*) AS readers FROM journal_cursors');
   const countAfter = db.prepare<[number], { n: number }>('SELECT count(*) AS n FROM journal WHERE seq > ?');
+  const seqAtOffset = db.prepare<[number, number], number>('SELECT seq FROM journal WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?').pluck();
+  // NOTE: rows are written in time order, so this scans only the rows older than `at`.
+  const firstAt = db.prepare<[number, number], number>('SELECT seq FROM journal WHERE seq > ? AND at >= ? ORDER BY seq LIMIT 1').pluck();
+  const countIn = db.prepare<[number, number], number>('SELECT count(*) FROM journal WHERE seq > ? AND seq <= ?').pluck();
   // The newest row always stays: it carries the sequence the next row continues from.
   const KEEP_NEWEST = 'seq < (SELECT max(seq) FROM journal)';
   const deleteUpTo = db.prepare<[number]>(`DELETE FROM journal WHERE seq <= ? AND ${KEEP_NEWEST}`);
@@ -138,6 +148,9 @@ export function createChangeJournal(db: BetterSqlite3.Database, atomic: RunInTx,
       atomic(() => dropCursor.run(reader));
     },
     backlog: (reader) => countAfter.get(cursorOf.get(reader)?.seq ?? 0)?.n ?? 0,
+    seqAt: (seq, offset) => seqAtOffset.get(seq, offset),
+    firstSince: (seq, at) => firstAt.get(seq, at),
+    countBetween: (seq, upTo) => countIn.get(seq, upTo) ?? 0,
     prune: (horizon) => atomic(() => {
       const { seq, readers } = minCursor.get() ?? { seq: null, readers: 0 };
       const passed = readers === 0 ? deleteAll.run().changes : deleteUpTo.run(seq ?? 0).changes;

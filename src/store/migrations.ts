@@ -16,6 +16,7 @@ import { up as permissions } from './migration-011-permissions.js';
 import { up as identity } from './migration-012-identity.js';
 import { up as devices } from './migration-013-devices.js';
 import { up as mqtt } from './migration-014-mqtt.js';
+import { up as federation } from './migration-015-federation.js';
 
 export interface Migration {
   version: number;
@@ -96,6 +97,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 12, up: identity },
   { version: 13, up: devices },
   { version: 14, up: mqtt },
+  { version: 15, up: federation },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {

@@ -7,6 +7,7 @@ import { createBucketCatalogue } from './buckets.js';
 import { createContextPersistence } from './contexts.js';
 import { createDeviceRepository } from './devices.js';
 import { createDiscoveryRepository } from './discovery.js';
+import { createFederationRepository } from './federation.js';
 import { createEntityRepository } from './entities.js';
 import { createEntityArchive } from './entity-archive.js';
 import { createHistoryRepository } from './history.js';
@@ -120,6 +121,7 @@ export function openStore(opts: StoreOptions): Store {
     identity: createIdentityRepository(db),
     devices: createDeviceRepository(db),
     mqttSessions: createMqttSessionRepository(db, runner.atomic),
+    federation: createFederationRepository(db, runner.atomic),
     flush() {
       if (!db.open) return Promise.resolve();
       try {

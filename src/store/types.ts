@@ -8,6 +8,7 @@ import type { Entity, EntityFilter, EntityId, HistoryInstance, Iri } from '../ng
 export type { HistoryInstance };
 import type { DiscoveryRepository } from './discovery.js';
 import type { DeviceRepository } from './devices.js';
+import type { FederationRepository } from './federation.js';
 import type { IdentityRepository } from './identity.js';
 import type { MqttSessionRepository } from './mqtt-sessions.js';
 import type { ChangeJournal } from './journal.js';
@@ -76,6 +77,8 @@ export interface Store {
   readonly devices: DeviceRepository;
   /** The embedded MQTT broker's retained messages, persistent sessions and wills. */
   readonly mqttSessions: MqttSessionRepository;
+  /** The federation drain's parked changes and counters. */
+  readonly federation: FederationRepository;
   /** Commits what is queued now; resolves when it is committed (used at shutdown). */
   flush(): Promise<void>;
   /** PRAGMA wal_checkpoint(TRUNCATE). */

@@ -1,0 +1,91 @@
+// The upstream NGSI-LD client: every request goes to the configured base URL with the upstream
+// context's Link, the tenant and the bearer token, under a timeout; replies are read bounded.
+
+import { readLimited } from '../lib/index.js';
+import { UpstreamError } from './errors.js';
+import type { TokenSource } from './token.js';
+
+/** Largest upstream reply read; a larger one is an upstream failure. */
+const MAX_REPLY_BYTES = 1_048_576;
+
+export interface UpstreamReply {
+  status: number;
+  /** The JSON body, undefined when empty or not JSON. */
+  body: unknown;
+  /** The body's text (for error messages). */
+  text: string;
+}
+
+export interface UpstreamClientOptions {
+  /** Base URL, without a trailing slash. */
+  url: string;
+  tenant: string;
+  timeoutMs: number;
+  token?: TokenSource;
+  fetch: typeof fetch;
+}
+
+export interface UpstreamRequest {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Path and query, starting with /ngsi-ld/v1/. */
+  path: string;
+  body?: unknown;
+  /** The Link header value of the upstream context. */
+  link: string;
+  signal: AbortSignal;
+}
+
+export interface UpstreamClient {
+  /** Sends a request (once more with a fresh token after a 401). Throws UpstreamError when no usable reply came. */
+  send(req: UpstreamRequest): Promise<UpstreamReply>;
+}
+
+export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClient {
+  const once = async (req: UpstreamRequest): Promise<UpstreamReply> => {
+    const headers: Record<string, string> = { Accept: 'application/json', Link: req.link };
+    if (req.body !== undefined) headers['Content-Type'] = 'application/json';
+    if (opts.tenant !== '') headers['NGSILD-Tenant'] = opts.tenant;
+    if (opts.token !== undefined) headers['Authorization'] = `Bearer ${await opts.token.get(req.signal)}`;
+    const signal = AbortSignal.any([req.signal, AbortSignal.timeout(opts.timeoutMs)]);
+    let res: Response;
+    try {
+      res = await opts.fetch(opts.url + req.path, {
+        method: req.method, headers, signal, redirect: 'error',
+        ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
+      });
+    } catch (err) {
+      throw new UpstreamError(`${req.method} ${req.path.split('?')[0]}: ${causeOf(err)}`, { cause: err });
+    }
+    let bytes: Buffer | undefined;
+    try {
+      bytes = res.body === null ? Buffer.alloc(0) : await readLimited(res.body, MAX_REPLY_BYTES);
+    } catch (err) {
+      throw new UpstreamError(`${req.method} ${req.path.split('?')[0]}: reply broken off: ${causeOf(err)}`, { cause: err });
+    }
+    if (bytes === undefined) throw new UpstreamError(`${req.method} ${req.path.split('?')[0]}: reply larger than ${MAX_REPLY_BYTES} bytes`);
+    const text = bytes.toString('utf8');
+    let body: unknown;
+    try {
+      body = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    return { status: res.status, body, text };
+  };
+
+  return {
+    async send(req) {
+      const reply = await once(req);
+      if (reply.status !== 401 || opts.token === undefined) return reply;
+      opts.token.invalidate();
+      return once(req);
+    },
+  };
+}
+
+function causeOf(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  if (err.name === 'TimeoutError') return 'timed out';
+  const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+  return `${err.message}${cause}`;
+}

@@ -1,0 +1,30 @@
+// Route of the federation status (GET /ngsi-ld/v1/federation/status, edge spec §4): outbox depth,
+// oldest pending change, last success and error, parked and dropped changes, what was sent.
+
+import { AccessDeniedError, formatDateTime, type Json } from '../../ngsi/index.js';
+import type { FederationStatus } from '../../federation/index.js';
+import { resource, type App, type AppDeps } from '../app-env.js';
+import { readParams } from '../params.js';
+import { BASE, sendJson } from '../respond.js';
+import { actorOf } from '../request-context.js';
+
+const iso = (ms: number | undefined): Json => (ms === undefined ? null : formatDateTime(ms));
+
+function render(s: FederationStatus): Json {
+  return {
+    enabled: s.enabled, url: s.url, outboxDepth: s.outboxDepth, oldestPending: iso(s.oldestPending), lastSuccess: iso(s.lastSuccess),
+    lastError: s.lastError === undefined ? null : { at: formatDateTime(s.lastError.at), message: s.lastError.message },
+    parked: s.parked, dropped: s.dropped, sent: { entities: s.sent.entities, instances: s.sent.instances },
+  };
+}
+
+export function registerFederationRoutes(app: App, deps: AppDeps): void {
+  resource(app, `${BASE}/federation/status`, {
+    GET: (c) => {
+      readParams(c.req.url, []);
+      // The upstream URL and the gateway's backlog are an operator's business.
+      if (!actorOf(c).admin) throw new AccessDeniedError('Access denied', 'The federation status needs the admin role');
+      return sendJson(render(deps.federation.status()));
+    },
+  });
+}
