@@ -1,12 +1,13 @@
 // The MQTT load generator: clients of an MQTT broker on 127.0.0.1, each publishing the measurements
 // of its own device with QoS 1 and a fixed window of publishes awaiting their PUBACK, warmed up,
-// then measured for a fixed duration (PUBACKs per second, publish → PUBACK latency, disk writes).
+// then measured for a fixed duration (PUBACKs per second, publish → PUBACK latency, the target's
+// disk writes and CPU time).
 
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { percentile } from './load.js';
-import { readWriteBytes } from './proc.js';
+import { readCpuMs, readWriteBytes } from './proc.js';
 
 /** observedAt of a device's first message; each next one is a millisecond later. */
 const T0 = Date.UTC(2026, 4, 1);
@@ -36,6 +37,8 @@ export interface MqttLoadResult {
   readonly p99Ms: number;
   /** Bytes the process wrote to storage over the window; undefined when /proc/<pid>/io is unreadable. */
   readonly writeBytes: number | undefined;
+  /** CPU time the process used over the window (10 ms resolution); undefined when unreadable. */
+  readonly cpuMs: number | undefined;
 }
 
 /** The device id of client `i`: its topic is `ngsi/default/<id>/attrs`. */
@@ -106,12 +109,14 @@ async function drive(clients: readonly MqttClient[], options: MqttLoadOptions): 
   clients.forEach((_, i) => pump(i));
   await sleep(options.warmupMs);
   const bytesBefore = await readWriteBytes(options.pid);
+  const cpuBefore = await readCpuMs(options.pid);
   const start = performance.now();
   phase = 'measure';
   await sleep(options.durationMs);
   phase = 'drain';
   const durationMs = performance.now() - start;
   const bytesAfter = await readWriteBytes(options.pid);
+  const cpuAfter = await readCpuMs(options.pid);
   const isDrained = await new Promise<boolean>((resolve) => {
     if (inflight.every((k) => k === 0)) {
       resolve(true);
@@ -133,5 +138,6 @@ async function drive(clients: readonly MqttClient[], options: MqttLoadOptions): 
     ackedPerDevice: acked, failed, firstError, measured, durationMs,
     p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99),
     writeBytes: bytesBefore === undefined || bytesAfter === undefined ? undefined : bytesAfter - bytesBefore,
+    cpuMs: cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore,
   };
 }

@@ -1,5 +1,5 @@
-// The rows and notes of the MQTT ingestion benchmark: rate, PUBACK latency, disk bytes per stored
-// measurement and RSS of the broker beside the bare ceiling's, the targets, and the check that every
+// The rows and notes of the MQTT ingestion benchmark: rate, PUBACK latency, CPU time and disk bytes
+// per stored measurement, and RSS of the broker beside the bare ceiling's, the targets, and the check that every
 // acknowledged message was stored.
 
 import type { MqttLoadResult } from './mqtt-load.js';
@@ -41,6 +41,11 @@ export function bytesPerMessage(load: MqttLoadResult): number | undefined {
   return load.writeBytes === undefined || load.measured === 0 ? undefined : load.writeBytes / load.measured;
 }
 
+/** CPU microseconds the target spent per message acknowledged in the window. */
+export function cpuPerMessage(load: MqttLoadResult): number | undefined {
+  return load.cpuMs === undefined || load.measured === 0 ? undefined : (load.cpuMs * 1000) / load.measured;
+}
+
 /** The rows of the broker beside the ceiling; a target not measured leaves its column null. */
 export function mqttRows(broker: MqttMeasurement | undefined, ceiling: MqttMeasurement | undefined): Row[] {
   const pick = (m: MqttMeasurement | undefined, f: (m: MqttMeasurement) => number | undefined, digits: number) =>
@@ -49,6 +54,7 @@ export function mqttRows(broker: MqttMeasurement | undefined, ceiling: MqttMeasu
     row('mqtt.ingest', 'msg/s', pick(broker, (m) => ratePerSecond(m.load), 0), pick(ceiling, (m) => ratePerSecond(m.load), 0)),
     row('mqtt.ingest.p50', 'ms', pick(broker, (m) => m.load.p50Ms, 2), pick(ceiling, (m) => m.load.p50Ms, 2)),
     row('mqtt.ingest.p99', 'ms', pick(broker, (m) => m.load.p99Ms, 2), pick(ceiling, (m) => m.load.p99Ms, 2)),
+    row('mqtt.ingest.cpu', 'µs/msg', pick(broker, (m) => cpuPerMessage(m.load), 0), pick(ceiling, (m) => cpuPerMessage(m.load), 0)),
     row('mqtt.ingest.disk-write', 'bytes/msg', pick(broker, (m) => bytesPerMessage(m.load), 0), pick(ceiling, (m) => bytesPerMessage(m.load), 0)),
     // NOTE: as for the other memory rows, the ceiling's RSS says little about the broker's: no ratio.
     row('mqtt.ingest.rss', 'MiB', pick(broker, (m) => (m.rss === undefined ? undefined : m.rss / MIB), 1), null),

@@ -86,12 +86,17 @@ export async function benchMqtt(broker: Target, ceiling: Target, options: Measur
   const mib = (bytes: number | undefined) => (bytes === undefined ? '-' : (bytes / 1_048_576).toFixed(1));
   notes.push(
     `mqtt.ingest: ${CLIENTS} MQTT clients on loopback, each its own device publishing {observedAt, ${ATTRIBUTE}} with QoS 1 to ngsi/default/<device>/attrs, ${WINDOW} publishes each awaiting their PUBACK; ${loadOptionsNote(options)}; the ceiling column is a bare Aedes broker whose publish hook inserts each payload into one SQLite table (WAL, synchronous=NORMAL, integer key), one transaction per event-loop turn, PUBACK after commit`,
-    `mqtt.ingest.disk-write: the target's write_bytes over the measured window per message acknowledged in it; rss: the largest RSS of the broker during the load (ceiling: ${mib(c.rss)} MiB)`,
+    `mqtt.ingest.cpu and .disk-write: the target's CPU time (user + system) and write_bytes over the measured window per message acknowledged in it (CPU per message holds even when other work slows the run); rss: the largest RSS of the broker during the load (ceiling: ${mib(c.rss)} MiB)`,
+    `mqtt.ingest: cores busy over the window (CPU time / wall time): broker ${coresOf(b)}, ceiling ${coresOf(c)}; the load generator needs most of a core of its own, so a ceiling well below one core was held back by the load, not by its own work`,
     `mqtt.ingest stored check: broker ${b.stored ?? '-'} history instances for ${acked(b)} PUBACKs, ceiling ${c.stored ?? '-'} rows for ${acked(c)} PUBACKs`,
     ...errors.map((e) => `ERROR: ${e}`),
     ...describeMqttTargets(rows),
   );
   return { rows, notes, hasErrors: errors.length > 0 };
+}
+
+function coresOf(m: MqttMeasurement): string {
+  return m.load.cpuMs === undefined ? '-' : (m.load.cpuMs / m.load.durationMs).toFixed(2);
 }
 
 function loadOptionsNote(options: MeasureOptions): string {

@@ -9,7 +9,7 @@ import { describeMqttTargets, mqttErrors, mqttRows, type MqttMeasurement } from 
 function load(patch: Partial<MqttLoadResult>): MqttLoadResult {
   return {
     ackedPerDevice: [600, 400], failed: 0, firstError: undefined, measured: 600, durationMs: 2000,
-    p50Ms: 4, p99Ms: 12, writeBytes: 600 * 1024, ...patch,
+    p50Ms: 4, p99Ms: 12, writeBytes: 600 * 1024, cpuMs: 60, ...patch,
   };
 }
 
@@ -17,11 +17,12 @@ const broker: MqttMeasurement = { load: load({}), rss: 100 * 1024 * 1024, stored
 const ceiling: MqttMeasurement = { load: load({ measured: 2400, writeBytes: 2400 * 512 }), rss: 50 * 1024 * 1024, stored: 3000 };
 
 describe('mqttRows', () => {
-  it('reports messages per second of the window, latency, bytes per message and RSS beside the ceiling', () => {
+  it('reports messages per second of the window, latency, CPU and bytes per message and RSS beside the ceiling', () => {
     const rows = mqttRows(broker, ceiling);
     const by = (key: string) => rows.find((r) => r.key === key);
     expect(by('mqtt.ingest')).toMatchObject({ unit: 'msg/s', value: 300, ceiling: 1200, ratio: 0.25 });
     expect(by('mqtt.ingest.p99')).toMatchObject({ value: 12, ceiling: 12, ratio: 1 });
+    expect(by('mqtt.ingest.cpu')).toMatchObject({ unit: 'µs/msg', value: 100, ceiling: 25, ratio: 4 });
     expect(by('mqtt.ingest.disk-write')).toMatchObject({ unit: 'bytes/msg', value: 1024, ceiling: 512, ratio: 2 });
     expect(by('mqtt.ingest.rss')).toMatchObject({ value: 100, ceiling: null, ratio: null });
   });
