@@ -1,4 +1,4 @@
-// Reads a process's memory and disk counters from /proc (Linux only) and finds where a path is mounted.
+// Reads a process's memory, CPU and disk counters from /proc (Linux only) and finds where a path is mounted.
 
 import { readFile } from 'node:fs/promises';
 import { readFileSync, realpathSync } from 'node:fs';
@@ -22,6 +22,23 @@ export async function readRssBytes(pid: number): Promise<number | undefined> {
 /** Bytes the process caused to be sent to storage, or undefined when /proc/<pid>/io is unreadable. */
 export function readWriteBytes(pid: number): Promise<number | undefined> {
   return readProcField(pid, 'io', /^write_bytes:\s+(\d+)$/m);
+}
+
+/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ: 100 on every Linux architecture Node runs on). */
+const USER_HZ = 100;
+
+/** CPU time (user + system) the process has used in ms, or undefined when /proc/<pid>/stat is unreadable. */
+export async function readCpuMs(pid: number): Promise<number | undefined> {
+  try {
+    const text = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    const user = Number(fields[11]);
+    const system = Number(fields[12]);
+    return Number.isFinite(user) && Number.isFinite(system) ? ((user + system) * 1000) / USER_HZ : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Samples the RSS of a process at a fixed interval and keeps the maximum. */

@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { benchAuth } from './auth.js';
 import { Cleanup } from './cleanup.js';
 import { benchTargets, withFreshTarget, type MeasureOptions, type Target } from './measure.js';
+import { benchMqtt } from './mqtt.js';
 import { benchNotifications } from './notifications.js';
 import { fileSystemOf } from './proc.js';
 import { buildRows, describeSizes, describeTargets, formatJson, formatTable, isSequential, type Row, type TargetResult } from './report.js';
@@ -16,16 +17,17 @@ import { SCENARIOS } from './scenarios.js';
 
 interface RunOptions extends MeasureOptions {
   readonly ceilingOnly: boolean;
-  /** Only the notification scenarios, on a broker of their own (no ceiling). */
-  readonly notificationsOnly: boolean;
+  /** Only the notification scenarios (no ceiling), or only MQTT ingestion (with its own ceiling). */
+  readonly only: 'notifications' | 'mqtt' | undefined;
   /** The broker's entry script; undefined means dist/main.js. */
   readonly broker: string | undefined;
 }
 
-const USAGE = `usage: node dist/bench/run.js [--ceiling-only | --only notifications] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
+const USAGE = `usage: node dist/bench/run.js [--ceiling-only | --only notifications|mqtt] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
   --ceiling-only   benchmark only the bare Hono + SQLite ceiling
   --only notifications
                    run only the notification scenarios (on a broker of their own; no ceiling)
+  --only mqtt      run only the MQTT ingestion scenario (on a broker of its own and its own ceiling)
   --concurrency N  requests in flight in throughput scenarios (default 16)
   --duration S     measured seconds per throughput scenario (default 3); the one-shot ingest and the
                    latency scenarios send a fixed number of requests, one at a time
@@ -62,11 +64,11 @@ function parseOptions(argv: readonly string[]): RunOptions {
     process.stdout.write(`${USAGE}\n`);
     process.exit(0);
   }
-  if (values.only !== undefined && values.only !== 'notifications') {
-    throw new Error(`--only: expected notifications\n${USAGE}`);
+  const only = values.only;
+  if (only !== undefined && only !== 'notifications' && only !== 'mqtt') {
+    throw new Error(`--only: expected notifications or mqtt\n${USAGE}`);
   }
-  const notificationsOnly = values.only === 'notifications';
-  if (notificationsOnly && values['ceiling-only']) throw new Error(`--only and --ceiling-only exclude each other\n${USAGE}`);
+  if (only !== undefined && values['ceiling-only']) throw new Error(`--only and --ceiling-only exclude each other\n${USAGE}`);
   const concurrency = Number(values.concurrency);
   const seconds = Number(values.duration);
   if (!Number.isInteger(concurrency) || concurrency < 1) {
@@ -77,7 +79,7 @@ function parseOptions(argv: readonly string[]): RunOptions {
   if (!(warmup >= 0 && warmup <= 60)) throw new Error(`--warmup: expected seconds between 0 and 60\n${USAGE}`);
   return {
     ceilingOnly: values['ceiling-only'],
-    notificationsOnly,
+    only,
     concurrency,
     durationMs: seconds * 1000,
     warmupMs: warmup * 1000,
@@ -174,10 +176,14 @@ async function main(): Promise<void> {
     const script = options.broker === undefined ? here('../main.js') : resolve(options.broker);
     if (!options.ceilingOnly && !existsSync(script)) throw new Error(`${script} not found: build the broker first, or pass --ceiling-only`);
     const brokerTarget: Target = { name: 'broker', script, nodeFlags };
-    if (options.notificationsOnly) {
-      const n = await runNotifications(brokerTarget, options, cleanup);
+    const mqttCeiling: Target = { name: 'ceiling-mqtt', script: here('./ceiling-mqtt.js'), nodeFlags };
+    if (options.only !== undefined) {
+      const n = options.only === 'notifications'
+        ? { ...(await runNotifications(brokerTarget, options, cleanup)), hasErrors: false }
+        : await benchMqtt(brokerTarget, mqttCeiling, options, cleanup);
       const noteLines = n.notes.map((note) => `note: ${note}`).join('\n');
       process.stdout.write(`${formatTable(n.rows)}\n\n${noteLines}\n${formatJson(n.rows)}\n`);
+      if (n.hasErrors) process.exitCode = 1;
       return;
     }
     const targets: Target[] = options.ceilingOnly ? [] : [brokerTarget];
@@ -190,6 +196,7 @@ async function main(): Promise<void> {
     const rows = buildRows(broker, ceiling);
     const extraNotes: string[] = [];
     let hasAuthErrors = false;
+    let hasMqttErrors = false;
     if (broker) {
       const n = await runNotifications(brokerTarget, options, cleanup);
       rows.push(...n.rows);
@@ -199,6 +206,10 @@ async function main(): Promise<void> {
       rows.push(...a.rows);
       extraNotes.push(...a.notes, ...describeTargets(a.rows, a.scenarios));
       hasAuthErrors = a.hasErrors;
+      const m = await benchMqtt(brokerTarget, mqttCeiling, options, cleanup);
+      rows.push(...m.rows);
+      extraNotes.push(...m.notes);
+      hasMqttErrors = m.hasErrors;
     }
     const notes = [
       ...describeRun(options, ceiling), ...describeScenarios(), ...describeSizes(broker, ceiling),
@@ -206,7 +217,7 @@ async function main(): Promise<void> {
     ];
     const noteLines = notes.map((n) => `note: ${n}`).join('\n');
     process.stdout.write(`${formatTable(rows)}\n\n${noteLines}\n${formatJson(rows)}\n`);
-    if (hasErrors(broker) || hasErrors(ceiling) || hasAuthErrors) process.exitCode = 1;
+    if (hasErrors(broker) || hasErrors(ceiling) || hasAuthErrors || hasMqttErrors) process.exitCode = 1;
   } catch (err) {
     log(`bench failed: ${err instanceof Error ? err.message : String(err)}`);
     process.exitCode = 1;
