@@ -52,9 +52,32 @@ export interface ChangeJournal {
  * The JSON payload: what a row holds beyond its columns. It is kept lean (bytes written per change
  * are bytes written to the SD card): the entity after the change is its row in `entities`, and each
  * history instance its row in the history buckets, so the journal holds only the names, the
- * instance ids (`i`: [attr, instanceId, datasetId?]) and the touched attributes before the change.
+ * instance ids and the touched attributes before the change. Each attribute IRI is written once
+ * (`n`); the other members name attributes by their index in it:
+ * - `w` / `d`: the attributes written / deleted;
+ * - `i`: the history instances, [attribute, instanceId, datasetId?];
+ * - `p`: the touched attributes before the change, with the entity's types, scope and times (its
+ *   id is the row's).
  */
 interface Payload {
+  n: Iri[];
+  w: number[];
+  d: number[];
+  i: Array<[number, string] | [number, string, string]>;
+  p?: PreviousPayload;
+}
+
+interface PreviousPayload {
+  t: Iri[];
+  s?: string[];
+  a: Array<[number, Entity['attrs'][string]]>;
+  c: number;
+  m: number;
+  x?: number;
+}
+
+/** The payload of rows written before attribute names were indexed (still read after an upgrade). */
+interface LegacyPayload {
   p?: Entity;
   w: Iri[];
   d: Iri[];
@@ -66,12 +89,49 @@ type Row = [seq: number, tenant: string, kind: number, entityId: string, at: num
 const KIND_CODE = new Map<ChangeKind, number>(CHANGE_KINDS.map((k, i) => [k, i]));
 
 function encodePayload(entry: JournalEntry): string {
-  const payload: Payload = {
-    w: entry.written, d: entry.deleted,
-    i: entry.instances.map((h) => (h.datasetId === undefined ? [h.attr, h.instanceId] : [h.attr, h.instanceId, h.datasetId])),
+  const names: Iri[] = [];
+  const index = new Map<Iri, number>();
+  const at = (iri: Iri): number => {
+    let n = index.get(iri);
+    if (n === undefined) {
+      n = names.length;
+      names.push(iri);
+      index.set(iri, n);
+    }
+    return n;
   };
-  if (entry.previous !== undefined) payload.p = entry.previous;
+  const payload: Payload = {
+    n: names, w: entry.written.map(at), d: entry.deleted.map(at),
+    i: entry.instances.map((h) => (h.datasetId === undefined ? [at(h.attr), h.instanceId] : [at(h.attr), h.instanceId, h.datasetId])),
+  };
+  const prev = entry.previous;
+  if (prev !== undefined) {
+    const p: PreviousPayload = { t: prev.types, a: Object.entries(prev.attrs).map(([attr, list]) => [at(attr), list]), c: prev.createdAt, m: prev.modifiedAt };
+    if (prev.scope !== undefined) p.s = prev.scope;
+    if (prev.deletedAt !== undefined) p.x = prev.deletedAt;
+    payload.p = p;
+  }
   return JSON.stringify(payload);
+}
+
+/** A payload as the legacy shape's members: names by IRI, `previous` as an entity. */
+function decodePayload(json: string, id: EntityId): LegacyPayload {
+  // The payload is only ever written by encodePayload (or its earlier form, without `n`).
+  const raw = JSON.parse(json) as Payload | LegacyPayload;
+  if (!('n' in raw)) return raw;
+  const name = (n: number): Iri => raw.n[n] ?? '';
+  const out: LegacyPayload = {
+    w: raw.w.map(name), d: raw.d.map(name),
+    i: raw.i.map((t) => (t.length === 2 ? [name(t[0]), t[1]] : [name(t[0]), t[1], t[2]])),
+  };
+  const p = raw.p;
+  if (p !== undefined) {
+    const previous: Entity = { id, types: p.t, attrs: Object.fromEntries(p.a.map(([n, list]) => [name(n), list])), createdAt: p.c, modifiedAt: p.m };
+    if (p.s !== undefined) previous.scope = p.s;
+    if (p.x !== undefined) previous.deletedAt = p.x;
+    out.p = previous;
+  }
+  return out;
 }
 
 /** Where the journal finds what its rows point to. */
@@ -91,8 +151,7 @@ export interface ReadOptions {
 
 export function createChangeJournal(db: BetterSqlite3.Database, atomic: RunInTx, sources: JournalSources): ChangeJournal {
   const decodeRow = ([seq, tenant, kind, id, at, subject, json]: Row, opts: ReadOptions): ChangeEvent => {
-    // The payload is only ever written by encodePayload above.
-    const payload = JSON.parse(json) as Payload;
+    const payload = decodePayload(json, id);
     const event: ChangeEvent = {
       seq, tenant, kind: CHANGE_KINDS[kind] ?? 'historyChanged', id, at, written: payload.w, deleted: payload.d, instances: [],
     };

@@ -30,6 +30,29 @@ afterEach(() => {
 });
 
 describe('the change journal', () => {
+  it('writes each attribute name once, and reads rows of the earlier payload form', async () => {
+    const iri = 'https://uri.etsi.org/ngsi-ld/default-context/temperature';
+    const full: JournalEntry = {
+      tenant: '', kind: 'entityUpdated', id: 'urn:x:1', at: 5, written: [iri], deleted: ['urn:gone'], instances: [],
+      previous: { id: 'urn:x:1', types: ['urn:T'], scope: ['/a'], attrs: { [iri]: [{ kind: 'Property', value: 1, sub: {}, createdAt: 1, modifiedAt: 1 }] }, createdAt: 1, modifiedAt: 2 },
+    };
+    store.transaction(() => store.journal.append(full));
+    expect(store.journal.readAfter(0, 1)[0]).toEqual({ ...full, seq: 1 });
+    store.close();
+    // The payload names the IRI once; a row of the earlier form (IRIs everywhere) still reads.
+    const Database = (await import('better-sqlite3')).default;
+    const db = new Database(join(dir, 'j.db'));
+    const payload = db.prepare('SELECT payload FROM journal WHERE seq = 1').pluck().get() as string;
+    expect(payload.split(iri)).toHaveLength(2);
+    db.prepare('INSERT INTO journal (tenant, kind, entity_id, at, subject, payload) VALUES (?, ?, ?, ?, ?, ?)').run(
+      '', 1, 'urn:x:2', 6, null, JSON.stringify({ w: [iri], d: [], i: [], p: { ...full.previous, id: 'urn:x:2' } }),
+    );
+    db.close();
+    store = open();
+    const legacy = store.journal.readAfter(1, 1)[0];
+    expect(legacy).toMatchObject({ seq: 2, id: 'urn:x:2', written: [iri], previous: { id: 'urn:x:2', attrs: full.previous!.attrs } });
+  });
+
   it('gives increasing sequences and reads back what was appended', () => {
     expect(store.journal.lastSeq()).toBe(0);
     expect(append(store, 1, 2, 3)).toEqual([1, 2, 3]);
