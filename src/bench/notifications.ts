@@ -213,7 +213,7 @@ export async function benchNotifications(options: NotificationBenchOptions): Pro
   const rows: Row[] = [];
   const row = (key: string, unit: string, value: number, ceiling: number | null = null): void => {
     const rounded = Math.round(value * 100) / 100;
-    rows.push({ key, group: 'notifications', unit, value: rounded, ceiling, ratio: ceiling ? Math.round((value / ceiling) * 100) / 100 : null });
+    rows.push({ key, group: 'notifications', unit, value: rounded, ceiling: ceiling === null ? null : Math.round(ceiling * 100) / 100, ratio: ceiling ? Math.round((value / ceiling) * 100) / 100 : null });
   };
   try {
     for (let i = 0; i < PROBES; i += 500) {
