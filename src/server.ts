@@ -194,21 +194,31 @@ export function createBroker(deps: BrokerDeps): Broker {
     mapper: (context) => contexts.resolve(context as ContextInput | undefined),
     record: (actor, m, opts) => measurements.record(actor, m, opts),
   });
-  /** Whether a subject may receive what is published on topics matching `filter`: not the notifications of another's subscription. */
-  const maySubscribe = (filter: string, principal: Principal): boolean => {
-    if (mqtt === undefined) return true;
+  /** The topics notifications go to on the embedded broker, with the subject owning each subscription (kept until one changes). */
+  let notificationTopics: { revision: number; list: Array<{ topic: string; owner: string | undefined }> } | undefined;
+  const topicsOfNotifications = (): Array<{ topic: string; owner: string | undefined }> => {
+    if (mqtt === undefined) return [];
+    const revision = subscriptionRegistry.revision();
+    if (notificationTopics !== undefined && notificationTopics.revision === revision) return notificationTopics.list;
     const embedded = { port: mqtt.port, host: config.mqtt.host };
-    return loadSubscriptions(store).every(({ sub }) => {
+    const list: Array<{ topic: string; owner: string | undefined }> = [];
+    for (const { sub } of loadSubscriptions(store)) {
       let uri: URL;
       try {
         uri = new URL(sub.notification.endpoint.uri);
       } catch {
-        return true;
+        continue;
       }
-      if (!isEmbeddedBrokerUrl(uri, embedded)) return true;
-      return !topicMatches(filter, decodeURIComponent(uri.pathname.slice(1))) || (sub.owner !== undefined && sub.owner.subject === principal.subject);
-    });
+      if (isEmbeddedBrokerUrl(uri, embedded)) list.push({ topic: decodeURIComponent(uri.pathname.slice(1)), owner: sub.owner?.subject });
+    }
+    notificationTopics = { revision, list };
+    return list;
   };
+  /** Whether a subject may receive what is published on topics matching `filter`: not the notifications of another's subscription. */
+  const maySubscribe = (filter: string, principal: Principal): boolean =>
+    topicsOfNotifications().every(({ topic, owner }) => !topicMatches(filter, topic) || (owner !== undefined && owner === principal.subject));
+  /** Only the broker publishes on the topics of notifications (a client could otherwise forge them). */
+  const mayPublish = (topic: string): boolean => topicsOfNotifications().every((n) => n.topic !== topic);
   const mqttAccess = createMqttAccess({
     log: log.child('mqtt'), ingest,
     ...(auth ? {
@@ -216,6 +226,7 @@ export function createBroker(deps: BrokerDeps): Broker {
         principal: (token, tenant) => auth.authenticate(token, tenant),
         deviceSecret: (tenant, deviceId, secret) => devices.checkSecret(tenant, deviceId, secret),
         maySubscribe,
+        mayPublish,
       },
     } : {}),
   });

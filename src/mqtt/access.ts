@@ -27,6 +27,8 @@ export interface MqttAuthentication {
   deviceSecret(tenant: string, deviceId: string, secret: string): Promise<boolean>;
   /** Whether a subject may subscribe to a topic filter that can match topics notifications go to. */
   maySubscribe(filter: string, principal: Principal): boolean;
+  /** Whether a client may publish on a topic (not on the topics notifications go to). */
+  mayPublish(topic: string): boolean;
 }
 
 export interface MqttAccessDeps {
@@ -140,7 +142,18 @@ export function createMqttAccess(deps: MqttAccessDeps): MqttAccessHooks {
         done(new Error(`${SYS_PREFIX} topics are reserved`));
         return;
       }
-      if (client === null || !packet.topic.startsWith(MEASUREMENT_PREFIX)) {
+      if (client === null) {
+        done(null);
+        return;
+      }
+      if (!packet.topic.startsWith(MEASUREMENT_PREFIX)) {
+        // NOTE: MQTT 3.1.1 cannot refuse one publish: an error ends the connection of a client
+        // trying to forge notifications.
+        if (auth !== undefined && !auth.mayPublish(packet.topic)) {
+          log.info('mqtt publish on a notification topic refused', { clientId: client.id, topic: packet.topic });
+          done(new Error('notification topics are published by the broker only'));
+          return;
+        }
         done(null);
         return;
       }

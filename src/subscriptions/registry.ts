@@ -23,6 +23,8 @@ export interface SubscriptionRegistry {
   /** Keeps the delivery members in step after the store recorded an attempt. */
   setDelivery(tenant: string, id: SubscriptionId, delivery: DeliveryState): void;
   size(): number;
+  /** Grows at every put and remove: what is derived from the subscriptions is stale when it moved. */
+  revision(): number;
 }
 
 /** Most entity types whose candidates a tenant keeps. */
@@ -116,13 +118,16 @@ export function createSubscriptionRegistry(initial: Iterable<{ tenant: string; s
     }
   };
 
+  let revision = 0;
   const registry: SubscriptionRegistry = {
     put(tenant, sub) {
+      revision += 1;
       const t = tenantIndex(tenant);
       unindex(t, sub.id);
       index(t, sub);
     },
     remove(tenant, id) {
+      revision += 1;
       const t = tenants.get(tenant);
       if (t !== undefined) unindex(t, id);
     },
@@ -162,6 +167,7 @@ export function createSubscriptionRegistry(initial: Iterable<{ tenant: string; s
       t.byTypeCandidates.clear();
     },
     size: () => [...tenants.values()].reduce((n, t) => n + t.byId.size, 0),
+    revision: () => revision,
   };
   for (const { tenant, sub } of initial) registry.put(tenant, sub);
   return registry;

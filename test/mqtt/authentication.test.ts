@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyPair } from 'jose';
 import { ADMIN_ROLE, mint, startAuthBroker, type AuthBroker } from '../helpers/auth.js';
 import { connectClient } from '../helpers/mqtt.js';
+import { within } from '../helpers/process.js';
 
 describe('embedded MQTT broker with authentication', () => {
   let b: AuthBroker;
@@ -74,8 +75,16 @@ describe('embedded MQTT broker with authentication', () => {
       await expect(bob.subscribeAsync('alerts/+', { qos: 0 })).rejects.toThrow(/Subscribe error/);
       expect((await bob.subscribeAsync('alerts/bob', { qos: 0 }))[0]?.qos).toBe(0);
       expect((await alice.subscribeAsync('alerts/alice', { qos: 0 }))[0]?.qos).toBe(0);
+      // Nobody but the broker publishes there: a forged notification ends the connection.
+      const closed = new Promise<void>((resolve) => bob.once('close', () => resolve()));
+      bob.publish('alerts/alice', '{"forged":true}', { qos: 1 });
+      await within(closed, 5_000, 'forging client disconnected');
+      expect(bob.connected).toBe(false);
+      // Other topics stay open to publish on.
+      await alice.publishAsync('plant/room1', 'ok', { qos: 1 });
     } finally {
-      await Promise.all([alice, bob].map((c) => c.endAsync()));
+      bob.end(true);
+      await alice.endAsync();
     }
   });
 
