@@ -12,7 +12,7 @@ import {
   createBatchService, createDiscoveryService, createEntityService, createMeasurementService, createWriteAccess, createWriteCore, pruneJournal,
   type EntityService,
 } from './entities/index.js';
-import { createApp, listenHttp, type App, type HttpListener } from './http/index.js';
+import { createApp, createMetrics, listenHttp, type App, type HttpListener } from './http/index.js';
 import { addDuration, createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
 import { createJobScheduler } from './jobs/index.js';
 import {
@@ -214,6 +214,21 @@ export function createBroker(deps: BrokerDeps): Broker {
       },
     } : {}),
   });
+  // What /ready and /metrics report.
+  const notReady = (): string[] => [
+    ...(closing ? ['shutdown'] : []),
+    ...(store.isOpen() ? [] : ['database']),
+    ...(mqtt !== undefined && !closing ? [] : ['mqtt']),
+    ...(verifier && authConfig.jwksUri !== '' && !verifier.hasJwksKeys() ? ['jwks'] : []),
+  ];
+  const metrics = config.metrics.enabled ? createMetrics({
+    log: log.child('metrics'),
+    notifications: () => notifier.stats(),
+    mqtt: () => ({ ...ingest.stats(), connectedClients: mqtt?.connectedClients ?? 0 }),
+    storage: () => ({ ...store.diskStats(), ...store.counts() }),
+    // Metrics of other modules (queue depths and the like) are added here as MetricsSources.
+    sources: [],
+  }) : undefined;
   const app = createApp({
     config: {
       bodyLimit: config.http.bodyLimit, maxJsonDepth: config.http.maxJsonDepth, limitDefault: config.pagination.limitDefault, limitMax: config.pagination.limitMax,
@@ -230,7 +245,8 @@ export function createBroker(deps: BrokerDeps): Broker {
     devices,
     ...(auth ? { auth } : {}),
     log: log.child('http'),
-    isReady: () => !closing && store.isOpen(),
+    notReady,
+    ...(metrics ? { metrics } : {}),
     ...(identity ? { identity } : {}),
   });
 

@@ -18,6 +18,8 @@ import { registerSubscriptionRoutes } from './routes/subscriptions.js';
 import { registerIdentityRoutes } from './routes/identity.js';
 import { registerPermissionRoutes } from './routes/permissions.js';
 import { registerDeviceRoutes } from './routes/devices.js';
+import { registerHealthRoutes } from './routes/health.js';
+import { routeLabelOf } from './route-label.js';
 
 const TENANT = /^[A-Za-z0-9_-]{1,64}$/;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -33,11 +35,15 @@ export function createApp(deps: AppDeps): App {
     // A client's request id is kept only when it is a plain token: it goes into logs and headers.
     const given = c.req.header('x-request-id');
     if (given !== undefined && REQUEST_ID.test(given)) c.set('requestId', given);
-    if (!log.isEnabled('info')) return next();
+    const { metrics } = deps;
+    const logs = log.isEnabled('info');
+    if (!logs && !metrics) return next();
     const started = performance.now();
     // NOTE: the request id goes out on error responses only (see onError): touching the headers of
     // an already built response forces a slow copy of it in the Node adapter.
     return next().then(() => {
+      metrics?.observeRequest(c.req.method, routeLabelOf(c), c.res.status, (performance.now() - started) / 1000);
+      if (!logs) return;
       // An error answer names its ProblemDetails type and title, so a 4xx says why in the log.
       const problem = c.get('problem');
       log.info('request', {
@@ -76,8 +82,7 @@ export function createApp(deps: AppDeps): App {
     app.use('/edgeld/*', auth);
   }
 
-  app.get('/health', (c) => c.json({ status: 'ok' }));
-  app.get('/ready', (c) => (deps.isReady() ? c.json({ status: 'ready' }) : c.json({ status: 'not ready' }, 503)));
+  registerHealthRoutes(app, deps);
 
   registerEntityRoutes(app, deps);
   registerEntityAttributeRoutes(app, deps);

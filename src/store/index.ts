@@ -6,6 +6,7 @@ export type {
   DeliveryOutcome,
   DeliveryState,
   DiskStats,
+  StoreCounts,
   EntityListQuery,
   EntityArchive,
   EntityRepository,

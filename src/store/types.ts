@@ -38,6 +38,18 @@ export interface DiskStats {
   walBytes: number;
 }
 
+/** Counts for metrics, cheap enough for every scrape. */
+export interface StoreCounts {
+  /** Entities not deleted, over all tenants. */
+  liveEntities: number;
+  /**
+   * History rows, estimated from the span of row ids in each time bucket: exact while rows are only
+   * appended (and dropped with their bucket); rows deleted from inside a bucket (a deleted temporal
+   * entity or instance) still count until retention drops that bucket. An upper bound.
+   */
+  historyRows: number;
+}
+
 export interface Store {
   /**
    * Runs fn in one IMMEDIATE transaction, synchronously; onCommit hooks run after COMMIT, in order;
@@ -85,6 +97,8 @@ export interface Store {
   isOpen(): boolean;
   /** Bytes used on disk, for metrics. */
   diskStats(): DiskStats;
+  /** Live entities and history rows, for metrics. */
+  counts(): StoreCounts;
 }
 
 /**
