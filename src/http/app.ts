@@ -23,6 +23,9 @@ import { routeLabelOf } from './route-label.js';
 
 const TENANT = /^[A-Za-z0-9_-]{1,64}$/;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+/** Longest error title in a request log line: a title may quote the input at fault, of any length. */
+const LOG_TITLE_MAX = 200;
+const clipTitle = (title: string): string => (title.length > LOG_TITLE_MAX ? `${title.slice(0, LOG_TITLE_MAX)}…` : title);
 
 export function createApp(deps: AppDeps): App {
   // A trailing slash names the same resource (`POST /entities/` is `POST /entities`).
@@ -48,7 +51,7 @@ export function createApp(deps: AppDeps): App {
       const problem = c.get('problem');
       log.info('request', {
         requestId: requestIdOf(c), method: c.req.method, path: c.req.path, status: c.res.status,
-        ...(problem ? { type: problem.type, title: problem.title } : {}),
+        ...(problem ? { type: problem.type, title: clipTitle(problem.title) } : {}),
         ms: Math.round((performance.now() - started) * 100) / 100,
       });
     });

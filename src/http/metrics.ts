@@ -147,16 +147,17 @@ export function createMetrics(deps: MetricsDeps): Metrics {
   };
 }
 
-/** Registers a source's metric; a source that throws is logged and shows no samples. */
+/** Registers a source's metric; a source that throws is logged and shows no sample. */
 function addSource(registry: Registry, source: MetricsSource, log: Logger): void {
   const labelNames = source.labelNames ?? [];
-  const read = (): readonly MetricSample[] => {
+  /** The samples now; undefined when the source failed (then the metric shows no sample, not a 0). */
+  const read = (): readonly MetricSample[] | undefined => {
     try {
       const value = source.collect();
       return typeof value === 'number' ? [{ value }] : value;
     } catch (err) {
       log.warn('a metrics source failed', { metric: source.name, err });
-      return [];
+      return undefined;
     }
   };
   if (source.type === 'counter') {
@@ -164,7 +165,9 @@ function addSource(registry: Registry, source: MetricsSource, log: Logger): void
       name: source.name, help: source.help, labelNames, registers: [registry],
       collect() {
         this.reset();
-        for (const s of read()) {
+        const samples = read();
+        if (samples === undefined) this.remove({});
+        for (const s of samples ?? []) {
           if (s.labels) this.inc(s.labels, s.value);
           else this.inc(s.value);
         }
@@ -176,7 +179,10 @@ function addSource(registry: Registry, source: MetricsSource, log: Logger): void
     name: source.name, help: source.help, labelNames, registers: [registry],
     collect() {
       this.reset();
-      for (const s of read()) {
+      const samples = read();
+      // NOTE: reset() leaves a 0 sample on a metric without labels; a failed read must show none.
+      if (samples === undefined) this.remove({});
+      for (const s of samples ?? []) {
         if (s.labels) this.set(s.labels, s.value);
         else this.set(s.value);
       }

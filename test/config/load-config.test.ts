@@ -293,8 +293,6 @@ describe('ConfigError', () => {
       'history.bucket',
       'http.body-limit',
       'log.level',
-      'log.format',
-      'metrics.enabled',
       'mqtt.port',
       'server.port',
       'storage.busy-timeout',
