@@ -10,7 +10,7 @@ import { openStore, type Store } from './store/index.js';
 import { createContextService, type ContextInput, type ContextService } from './jsonld/index.js';
 import {
   createBatchService, createDiscoveryService, createEntityService, createMeasurementService, createWriteAccess, createWriteCore, pruneJournal,
-  type EntityService,
+  trackLiveEntities, type EntityService,
 } from './entities/index.js';
 import { createApp, createMetrics, listenHttp, type App, type HttpListener } from './http/index.js';
 import { addDuration, createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
@@ -221,11 +221,13 @@ export function createBroker(deps: BrokerDeps): Broker {
     ...(mqtt !== undefined && !closing ? [] : ['mqtt']),
     ...(verifier && authConfig.jwksUri !== '' && !verifier.hasJwksKeys() ? ['jwks'] : []),
   ];
-  const metrics = config.metrics.enabled ? createMetrics({
+  // NOTE: counted here, before anything can write; one scan at start instead of one per scrape.
+  const liveEntities = config.metrics.enabled ? trackLiveEntities(store, events) : undefined;
+  const metrics = liveEntities ? createMetrics({
     log: log.child('metrics'),
     notifications: () => notifier.stats(),
     mqtt: () => ({ ...ingest.stats(), connectedClients: mqtt?.connectedClients ?? 0 }),
-    storage: () => ({ ...store.diskStats(), ...store.counts() }),
+    storage: () => ({ ...store.diskStats(), liveEntities: liveEntities(), historyRows: store.estimateHistoryRows() }),
     // Metrics of other modules (queue depths and the like) are added here as MetricsSources.
     sources: [],
   }) : undefined;

@@ -27,7 +27,7 @@ export interface MqttStats {
 
 export interface StorageStats {
   liveEntities: number;
-  /** An estimate (see StoreCounts). */
+  /** An upper-bound estimate (see Store.estimateHistoryRows). */
   historyRows: number;
   dbBytes: number;
   walBytes: number;

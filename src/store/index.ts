@@ -6,7 +6,6 @@ export type {
   DeliveryOutcome,
   DeliveryState,
   DiskStats,
-  StoreCounts,
   EntityListQuery,
   EntityArchive,
   EntityRepository,

@@ -148,7 +148,7 @@ export function openStore(opts: StoreOptions): Store {
       const dbBytes = pragmaNumber(db, 'page_count') * pragmaNumber(db, 'page_size');
       return { dbBytes, walBytes: isMemory(path) ? 0 : fileSize(`${path}-wal`) };
     },
-    counts: createStoreCounts(db, buckets),
+    ...createStoreCounts(db, buckets),
   };
   return store;
 }

@@ -38,18 +38,6 @@ export interface DiskStats {
   walBytes: number;
 }
 
-/** Counts for metrics, cheap enough for every scrape. */
-export interface StoreCounts {
-  /** Entities not deleted, over all tenants. */
-  liveEntities: number;
-  /**
-   * History rows, estimated from the span of row ids in each time bucket: exact while rows are only
-   * appended (and dropped with their bucket); rows deleted from inside a bucket (a deleted temporal
-   * entity or instance) still count until retention drops that bucket. An upper bound.
-   */
-  historyRows: number;
-}
-
 export interface Store {
   /**
    * Runs fn in one IMMEDIATE transaction, synchronously; onCommit hooks run after COMMIT, in order;
@@ -97,8 +85,17 @@ export interface Store {
   isOpen(): boolean;
   /** Bytes used on disk, for metrics. */
   diskStats(): DiskStats;
-  /** Live entities and history rows, for metrics. */
-  counts(): StoreCounts;
+  /**
+   * Entities not deleted, over all tenants. NOTE: a scan of the entities table; metrics count it once
+   * at start-up and follow the change events from there.
+   */
+  countLiveEntities(): number;
+  /**
+   * History rows, estimated from the span of row ids in each time bucket (a few B-tree descents):
+   * exact while rows are only appended (and dropped with their bucket); rows deleted from inside a
+   * bucket (a temporal entity or instance deleted) still count until retention drops that bucket.
+   */
+  estimateHistoryRows(): number;
 }
 
 /**

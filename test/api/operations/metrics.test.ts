@@ -147,6 +147,22 @@ describe('GET /metrics: storage and process', () => {
     expect(m.value('edgeld_database_wal_size_bytes')).toBeGreaterThan(0);
   });
 
+  it('follows the live-entity count through creates, deletes and re-creates, and counts it again at start', async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const dbPath = `${dir.path}/edgeld.db`;
+    const first = await startTestBroker({ dbPath });
+    const ids = [1, 2, 3, 4].map((n) => `urn:ngsi-ld:Room:c${n}`);
+    expect((await first.request('POST', '/ngsi-ld/v1/entityOperations/create', { body: ids.map((id) => room(id)) })).status).toBe(201);
+    expect((await first.request('POST', '/ngsi-ld/v1/entityOperations/delete', { body: ids.slice(0, 3) })).status).toBe(204);
+    expect((await first.request('POST', E, { body: room(ids[0]!) })).status).toBe(201);
+    expect((await first.request('DELETE', `${E}/urn:ngsi-ld:Room:none`)).status).toBe(404);
+    expect((await scrape(first)).value('edgeld_entities')).toBe(2);
+    await first.close();
+    const second = await broker({ dbPath });
+    expect((await scrape(second)).value('edgeld_entities')).toBe(2);
+  });
+
   it('includes Node\'s process metrics: resident memory, event-loop lag, heap', async () => {
     const b = await broker();
     const m = await scrape(b);
