@@ -33,6 +33,7 @@ export const LIBRARY_HOMES = {
   jsonld: ['jsonld'],
   jose: ['auth'],
   'node-cron': ['jobs'],
+  'prom-client': ['http'],
   jsts: ['ngsi'],
   re2js: ['ngsi'],
   zod: ['config', 'http', 'mqtt', 'federation'],

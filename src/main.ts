@@ -2,7 +2,7 @@
 // orderly shutdown (exit 0 once drained). What stops start-up is one log line and a distinct exit code.
 
 import { ConfigError, loadConfig } from './config/index.js';
-import { createLogger, systemClock } from './lib/index.js';
+import { createLogger, resolveLogFormat, systemClock } from './lib/index.js';
 import { createBroker, type Broker } from './server.js';
 import { MqttListenError } from './mqtt/index.js';
 import { StoreLockedError } from './store/index.js';
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const log = createLogger(config.log.level);
+  const log = createLogger(config.log.level, 'edgeld', undefined, resolveLogFormat(config.log.format));
   let broker: Broker;
   let port: number;
   try {

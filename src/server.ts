@@ -10,9 +10,9 @@ import { openStore, type Store } from './store/index.js';
 import { createContextService, type ContextInput, type ContextService } from './jsonld/index.js';
 import {
   createBatchService, createDiscoveryService, createEntityService, createMeasurementService, createWriteAccess, createWriteCore, pruneJournal,
-  type EntityService,
+  trackLiveEntities, type EntityService,
 } from './entities/index.js';
-import { createApp, listenHttp, type App, type HttpListener } from './http/index.js';
+import { createApp, createMetrics, listenHttp, type App, type HttpListener } from './http/index.js';
 import { addDuration, createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
 import { createJobScheduler } from './jobs/index.js';
 import {
@@ -230,6 +230,31 @@ export function createBroker(deps: BrokerDeps): Broker {
       },
     } : {}),
   });
+  // What /ready and /metrics report.
+  const notReady = (): string[] => [
+    ...(closing ? ['shutdown'] : []),
+    ...(store.isOpen() ? [] : ['database']),
+    ...(mqtt !== undefined && !closing ? [] : ['mqtt']),
+    ...(verifier && authConfig.jwksUri !== '' && !verifier.hasJwksKeys() ? ['jwks'] : []),
+  ];
+  // NOTE: counted here, before anything can write; one scan at start instead of one per scrape.
+  const liveEntities = config.metrics.enabled ? trackLiveEntities(store, events) : undefined;
+  const metrics = liveEntities ? createMetrics({
+    log: log.child('metrics'),
+    notifications: () => notifier.stats(),
+    mqtt: () => ({ ...ingest.stats(), connectedClients: mqtt?.connectedClients ?? 0 }),
+    storage: () => ({ ...store.diskStats(), liveEntities: liveEntities(), historyRows: store.estimateHistoryRows() }),
+    // Metrics of other modules (queue depths and the like) are added here as MetricsSources.
+    sources: federation ? [
+      { name: 'edgeld_federation_outbox_depth', help: 'Journal changes not yet acknowledged by the upstream broker', collect: () => federation.status().outboxDepth },
+      { name: 'edgeld_federation_parked', help: 'Entity changes the upstream broker refused, kept with their error', collect: () => federation.status().parked },
+      {
+        name: 'edgeld_federation_dropped_total', help: 'Changes skipped by the outbox bounds or pruned before they were forwarded', type: 'counter',
+        collect: () => federation.status().dropped,
+      },
+      { name: 'edgeld_federation_sent_instances_total', help: 'History instances acknowledged upstream', type: 'counter', collect: () => federation.status().sent.instances },
+    ] : [],
+  }) : undefined;
   const app = createApp({
     config: {
       bodyLimit: config.http.bodyLimit, maxJsonDepth: config.http.maxJsonDepth, limitDefault: config.pagination.limitDefault, limitMax: config.pagination.limitMax,
@@ -247,7 +272,8 @@ export function createBroker(deps: BrokerDeps): Broker {
     federation: federation ?? { status: disabledStatus },
     ...(auth ? { auth } : {}),
     log: log.child('http'),
-    isReady: () => !closing && store.isOpen(),
+    notReady,
+    ...(metrics ? { metrics } : {}),
     ...(identity ? { identity } : {}),
   });
 

@@ -20,6 +20,8 @@ export interface JwksCacheOptions {
 export interface JwksCache {
   /** The newest good key set (fetched, else read from the cache file); empty before either. */
   current(): JwkSet;
+  /** Whether it holds any key (fetched, or read from the cache file). */
+  hasKeys(): boolean;
   /** Reads the cache file unless keys were fetched already. Never rejects. */
   loadCacheFile(): Promise<void>;
   /**
@@ -89,6 +91,7 @@ export function createJwksCache(opts: JwksCacheOptions): JwksCache {
 
   return {
     current: () => set,
+    hasKeys: () => set.keys.length > 0,
     async loadCacheFile() {
       if (uri === '' || cacheFile === undefined || cacheFile === '') return;
       try {

@@ -40,6 +40,8 @@ export interface TokenVerifier {
   verify(token: string): Promise<JWTPayload>;
   /** Loads the key file and the JWKS cache file, and starts one background JWKS fetch. Never rejects. */
   start(): Promise<void>;
+  /** Whether the JWKS cache holds keys (fetched, or read from the cache file); false without a JWKS URI. */
+  hasJwksKeys(): boolean;
   close(): void;
 }
 
@@ -177,6 +179,7 @@ export function createTokenVerifier(opts: TokenVerifierOptions): TokenVerifier {
       await Promise.all([keyFileKeys(), jwks.loadCacheFile()]);
       void jwks.refresh();
     },
+    hasJwksKeys: () => jwks.hasKeys(),
     close() {
       jwks.close();
     },

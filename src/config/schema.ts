@@ -86,6 +86,14 @@ export const configSchema = z
     log: z
       .strictObject({
         level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info').describe('Least severe level logged'),
+        format: z.enum(['auto', 'json', 'pretty']).default('auto')
+          .describe('Log lines on stderr: one JSON object per line (for journald), or a human form (auto: pretty on a terminal, else JSON)'),
+      })
+      .prefault({}),
+    metrics: z
+      .strictObject({
+        enabled: z.boolean().default(true)
+          .describe('Serve GET /metrics (Prometheus text format; outside /ngsi-ld, so it needs no token even with authentication on)'),
       })
       .prefault({}),
     history: z

@@ -18,3 +18,5 @@ export { pruneJournal, type JournalPruneDeps } from './journal-housekeeping.js';
 export { createWriteAccess, type WriteAccess, type WriteAccessDeps } from './write-access.js';
 /** Measurements (MQTT ingestion): observed instances on the one write path. */
 export { createMeasurementService, type Measurement, type MeasurementService } from './measurements.js';
+/** The live-entity count for metrics: one count at start, then followed through change events. */
+export { trackLiveEntities } from './live-count.js';

@@ -14,6 +14,7 @@ import type { SubscriptionService } from '../subscriptions/index.js';
 import type { DeviceService } from '../devices/index.js';
 import type { IdentityProvider } from '../auth/index.js';
 import type { FederationStatus } from '../federation/index.js';
+import type { Metrics } from './metrics.js';
 
 export interface HttpConfig {
   bodyLimit: number;
@@ -43,7 +44,10 @@ export interface AppDeps {
   /** Present when authentication is on. */
   auth?: Authenticator;
   log: Logger;
-  isReady: () => boolean;
+  /** What keeps the broker from serving (the database, the MQTT listener, the JWKS); empty when ready. */
+  notReady: () => readonly string[];
+  /** The Prometheus metrics; absent when metrics.enabled is off (no /metrics route). */
+  metrics?: Metrics;
   /** The built-in identity provider; its routes (/auth/token, /auth/jwks, discovery) exist only with it. */
   identity?: IdentityProvider;
 }

@@ -19,9 +19,14 @@ import { registerIdentityRoutes } from './routes/identity.js';
 import { registerPermissionRoutes } from './routes/permissions.js';
 import { registerDeviceRoutes } from './routes/devices.js';
 import { registerFederationRoutes } from './routes/federation.js';
+import { registerHealthRoutes } from './routes/health.js';
+import { routeLabelOf } from './route-label.js';
 
 const TENANT = /^[A-Za-z0-9_-]{1,64}$/;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+/** Longest error title in a request log line: a title may quote the input at fault, of any length. */
+const LOG_TITLE_MAX = 200;
+const clipTitle = (title: string): string => (title.length > LOG_TITLE_MAX ? `${title.slice(0, LOG_TITLE_MAX)}…` : title);
 
 export function createApp(deps: AppDeps): App {
   // A trailing slash names the same resource (`POST /entities/` is `POST /entities`).
@@ -34,16 +39,20 @@ export function createApp(deps: AppDeps): App {
     // A client's request id is kept only when it is a plain token: it goes into logs and headers.
     const given = c.req.header('x-request-id');
     if (given !== undefined && REQUEST_ID.test(given)) c.set('requestId', given);
-    if (!log.isEnabled('info')) return next();
+    const { metrics } = deps;
+    const logs = log.isEnabled('info');
+    if (!logs && !metrics) return next();
     const started = performance.now();
     // NOTE: the request id goes out on error responses only (see onError): touching the headers of
     // an already built response forces a slow copy of it in the Node adapter.
     return next().then(() => {
+      metrics?.observeRequest(c.req.method, routeLabelOf(c), c.res.status, (performance.now() - started) / 1000);
+      if (!logs) return;
       // An error answer names its ProblemDetails type and title, so a 4xx says why in the log.
       const problem = c.get('problem');
       log.info('request', {
         requestId: requestIdOf(c), method: c.req.method, path: c.req.path, status: c.res.status,
-        ...(problem ? { type: problem.type, title: problem.title } : {}),
+        ...(problem ? { type: problem.type, title: clipTitle(problem.title) } : {}),
         ms: Math.round((performance.now() - started) * 100) / 100,
       });
     });
@@ -77,8 +86,7 @@ export function createApp(deps: AppDeps): App {
     app.use('/edgeld/*', auth);
   }
 
-  app.get('/health', (c) => c.json({ status: 'ok' }));
-  app.get('/ready', (c) => (deps.isReady() ? c.json({ status: 'ready' }) : c.json({ status: 'not ready' }, 503)));
+  registerHealthRoutes(app, deps);
 
   registerEntityRoutes(app, deps);
   registerEntityAttributeRoutes(app, deps);

@@ -2,3 +2,7 @@
 export { createApp } from './app.js';
 export type { App, AppDeps, HttpConfig } from './app-env.js';
 export { listenHttp, type HttpListener } from './listen.js';
+/** The Prometheus metrics (prom-client): the broker's own, Node's process metrics, and added sources. */
+export {
+  createMetrics, type Metrics, type MetricsDeps, type MetricSample, type MetricsSource, type MqttStats, type NotificationStats, type StorageStats,
+} from './metrics.js';

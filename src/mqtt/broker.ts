@@ -37,6 +37,8 @@ export interface MqttBroker {
   readonly wsPort: number | undefined;
   /** The bound TLS port, or undefined when TLS is off. */
   readonly tlsPort: number | undefined;
+  /** Clients connected now, over every listener. */
+  readonly connectedClients: number;
   /** Publishes on behalf of the gateway; resolves once Aedes has taken the packet (stored for QoS 1/2). */
   publish(topic: string, payload: Buffer | string, qos: MqttQos): Promise<void>;
   /** Stops accepting, disconnects every client, closes the listeners; resolves when no socket is left. */
@@ -104,6 +106,9 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
     port: tcp!.port, // NOTE: pushed first above, or startMqttBroker threw
     wsPort: ws?.port,
     tlsPort: tlsListener?.port,
+    get connectedClients() {
+      return aedes.connectedClients;
+    },
     publish: (topic, payload, qos) => new Promise<void>((resolve, reject) => {
       if (closed || aedes.closed) {
         reject(new Error('the embedded MQTT broker is stopped'));

@@ -27,6 +27,7 @@ import { lockStore } from './lock.js';
 import type { DiskStats, Store, StoreOptions } from './types.js';
 import { registerSqlFunctions } from './entity-filters.js';
 import { registerGeoSqlFunctions } from './geo-sql.js';
+import { createStoreCounts } from './store-counts.js';
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
@@ -149,6 +150,7 @@ export function openStore(opts: StoreOptions): Store {
       const dbBytes = pragmaNumber(db, 'page_count') * pragmaNumber(db, 'page_size');
       return { dbBytes, walBytes: isMemory(path) ? 0 : fileSize(`${path}-wal`) };
     },
+    ...createStoreCounts(db, buckets),
   };
   return store;
 }

@@ -88,6 +88,17 @@ export interface Store {
   isOpen(): boolean;
   /** Bytes used on disk, for metrics. */
   diskStats(): DiskStats;
+  /**
+   * Entities not deleted, over all tenants. NOTE: a scan of the entities table; metrics count it once
+   * at start-up and follow the change events from there.
+   */
+  countLiveEntities(): number;
+  /**
+   * History rows, estimated from the span of row ids in each time bucket (a few B-tree descents):
+   * exact while rows are only appended (and dropped with their bucket); rows deleted from inside a
+   * bucket (a temporal entity or instance deleted) still count until retention drops that bucket.
+   */
+  estimateHistoryRows(): number;
 }
 
 /**

@@ -45,7 +45,8 @@ describe('defaultConfig', () => {
       temporal: { limit: 10_000 },
       contexts: { allowRemote: true, fetchTimeout: 5_000, maxBytes: 1_048_576 },
       http: { bodyLimit: 2_097_152, maxJsonDepth: 64 },
-      log: { level: 'info' },
+      log: { level: 'info', format: 'auto' },
+      metrics: { enabled: true },
       history: { bucket: 'month', retention: '', retentionSchedule: '0 * * * *' },
       notifications: {
         timeout: 5_000, maxAttempts: 10, retryBase: 1_000, retryMax: 60_000, maxPending: 100_000, periodicMaxEntities: 1_000,
@@ -101,6 +102,8 @@ describe('CONFIG_OPTIONS', () => {
       'http.body-limit',
       'http.max-json-depth',
       'log.level',
+      'log.format',
+      'metrics.enabled',
       'history.bucket',
       'history.retention',
       'history.retention-schedule',

@@ -33,6 +33,11 @@ describe('federation outbox bounds', () => {
     await drained(edge);
     expect(sentIds(cloud)).toEqual(['urn:ngsi-ld:Sensor:7', 'urn:ngsi-ld:Sensor:8', 'urn:ngsi-ld:Sensor:9']);
     expect(await statusOf(edge)).toMatchObject({ dropped: 7, outboxDepth: 0 });
+    // The same figures in /metrics.
+    const metrics = (await edge.request('GET', '/metrics')).text;
+    expect(metrics).toMatch(/^edgeld_federation_dropped_total 7$/m);
+    expect(metrics).toMatch(/^edgeld_federation_outbox_depth 0$/m);
+    expect(metrics).toMatch(/^edgeld_federation_sent_instances_total \d+$/m);
   });
 
   it('skips changes older than max-age', async () => {

@@ -79,6 +79,29 @@ describe('bad tokens at the API', () => {
       expect(line).not.toContain(token.split('.')[1] as string);
     }
   });
+
+  it('never writes a request body into a log line, not even of a failed request', async () => {
+    const marker = 'BODY-MARKER-7f3a9c';
+    const token = await b.token('alice');
+    const auth = { Authorization: `Bearer ${token}` };
+    const noted = (id: string) => ({ ...room(id), name: { type: 'Property', value: marker } });
+    const from = lines.length;
+    // Not JSON, an invalid entity, a refused token, a write that conflicts.
+    await b.request('POST', E, { raw: `{"id": "urn:ngsi-ld:Room:body", "name": "${marker}", `, headers: { ...auth, 'Content-Type': 'application/json' } });
+    await b.request('POST', E, { body: { ...noted('urn:ngsi-ld:Room:body'), broken: { type: 'Nonsense', value: 1 } }, headers: auth });
+    await b.request('POST', E, { body: noted('urn:ngsi-ld:Room:body'), headers: { Authorization: `Bearer ${token}x` } });
+    expect((await b.request('POST', E, { body: noted('urn:ngsi-ld:Room:body2'), headers: auth })).status).toBe(201);
+    expect((await b.request('POST', E, { body: noted('urn:ngsi-ld:Room:body2'), headers: auth })).status).toBe(409);
+    // An error title quotes the input at fault; the log line keeps only its start.
+    const long = `x${'y'.repeat(20_000)}`;
+    expect((await b.request('POST', E, { body: { ...room('urn:ngsi-ld:Room:body3'), [long]: { type: 'Nonsense', value: marker } }, headers: auth })).status).toBe(400);
+    const written = lines.slice(from);
+    expect(written.filter((l) => l.includes('"msg":"request"'))).toHaveLength(6);
+    for (const line of written) {
+      expect(line).not.toContain(marker);
+      expect(line.length).toBeLessThan(1_000);
+    }
+  });
 });
 
 describe('audit (interface 2.9)', () => {

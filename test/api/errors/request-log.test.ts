@@ -26,4 +26,19 @@ describe('request log lines', () => {
       await broker.close();
     }
   });
+
+  it('carry the request id: the client\'s when it sends a plain one, else a drawn one', async () => {
+    const lines: string[] = [];
+    const log = createLogger('info', 'edgeld', (line) => lines.push(line));
+    const broker = createBroker({ config: testConfig(), log, clock: createFixedClock(T0), dbPath: ':memory:' });
+    try {
+      await broker.app.request('http://127.0.0.1/health', { headers: { 'X-Request-Id': 'probe-42' } });
+      await broker.app.request('http://127.0.0.1/health', { headers: { 'X-Request-Id': 'not plain\u0001' } });
+      const ids = lines.filter((l) => l.includes('"msg":"request"')).map((l) => (JSON.parse(l) as { requestId: string }).requestId);
+      expect(ids[0]).toBe('probe-42');
+      expect(ids[1]).toMatch(/^[0-9a-f-]{36}$/);
+    } finally {
+      await broker.close();
+    }
+  });
 });
