@@ -8,7 +8,7 @@ import type { Entity, EntityId, HistoryInstance, Iri, Principal } from '../ngsi/
 import type { Clock } from '../lib/index.js';
 import type { JournalEntry, Store } from '../store/index.js';
 import type { WriteAccess } from './write-access.js';
-import { actionRank, type Action } from '../ngsi/index.js';
+import { actionRank, InsufficientStorageError, type Action } from '../ngsi/index.js';
 
 export interface WriteCoreDeps {
   store: Store;
@@ -65,7 +65,11 @@ export function createWriteCore({ store, events, clock, access }: WriteCoreDeps)
   const { entities, history, archive, journal } = store;
 
   return {
-    write: (actor, fn) => store.write((tx) => {
+    // NOTE: refused before anything is queued, so a nearly full disk never fails a write halfway; a
+    // write of every kind passes here (HTTP, batch, temporal, MQTT measurements), and reads do not.
+    write: (actor, fn) => (!store.hasRoom()
+      ? Promise.reject(new InsufficientStorageError('Insufficient storage', 'the disk of the database is nearly full; writes are refused until space is freed'))
+      : store.write((tx) => {
       const { tenant } = actor;
       const scope = { tenant };
       const now = clock.now();
@@ -212,6 +216,6 @@ export function createWriteCore({ store, events, clock, access }: WriteCoreDeps)
         tx.onCommit(() => events.emit(event));
       }
       return result;
-    }),
+    })),
   };
 }
