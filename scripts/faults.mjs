@@ -2,7 +2,7 @@
 // Runs the fault tests: kill -9 rounds and SIGTERM under mixed write load, HTTP and MQTT fuzzing, and
 // backup and restore under load. Without options, at the sizes CI runs them; --long at soak sizes
 // (50 kill -9 rounds, 1,000,000 fuzzed HTTP requests, 100,000 fuzzed MQTT publishes), which takes
-// about half an hour on a laptop.
+// about a quarter of an hour at the rates the CI sizes run at.
 //
 // Usage: node scripts/faults.mjs [--long] [--cycles <n>] [--fuzz-runs <n>] [--mqtt-fuzz-runs <n>]
 

@@ -64,12 +64,13 @@ function entryOf(actor: Principal, id: EntityId, t: Touch, at: number): JournalE
 export function createWriteCore({ store, events, clock, access }: WriteCoreDeps): WriteCore {
   const { entities, history, archive, journal } = store;
 
+  // NOTE: refused before anything is queued, so a nearly full disk never fails a write halfway; a
+  // write of every kind passes here (HTTP, batch, temporal, MQTT measurements), and reads do not.
+  const refuse = (): Promise<never> => Promise.reject(
+    new InsufficientStorageError('Insufficient storage', 'the disk of the database is nearly full; writes are refused until space is freed'));
+
   return {
-    // NOTE: refused before anything is queued, so a nearly full disk never fails a write halfway; a
-    // write of every kind passes here (HTTP, batch, temporal, MQTT measurements), and reads do not.
-    write: (actor, fn) => (!store.hasRoom()
-      ? Promise.reject(new InsufficientStorageError('Insufficient storage', 'the disk of the database is nearly full; writes are refused until space is freed'))
-      : store.write((tx) => {
+    write: (actor, fn) => (!store.hasRoom() ? refuse() : store.write((tx) => {
       const { tenant } = actor;
       const scope = { tenant };
       const now = clock.now();

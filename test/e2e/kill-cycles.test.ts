@@ -38,7 +38,7 @@ describe('kill -9 under mixed write load', () => {
     for (let round = 0; round < CYCLES; round++) {
       // The receiver is down: notifications of this round's creates wait in the queue.
       const load = await startWriteLoad(p, `r${round}`, { httpWorkers: 4, devices: [`r${round}-a`, `r${round}-b`] });
-      await load.until(150, 200);
+      await load.until(100, 150);
       p.child.kill('SIGKILL');
       expect(await within(p.exited, 5_000, 'kill -9')).toBe('SIGKILL');
       await load.stop();
