@@ -239,7 +239,9 @@ async function main() {
     for (const c of clients) c.end(true);
     clients = [];
     broker.child.kill('SIGTERM');
-    const code = await Promise.race([broker.exited, new Promise((r) => setTimeout(() => r('timeout'), 15_000))]);
+    let timer;
+    const code = await Promise.race([broker.exited, new Promise((r) => (timer = setTimeout(() => r('no exit in 15 s'), 15_000)))]);
+    clearTimeout(timer);
     if (code !== 0) failures.push(`the broker stopped with ${code} on SIGTERM`);
     summary.failures = failures;
     if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
