@@ -35,33 +35,38 @@ describe('kill -9 under mixed write load', () => {
     });
     expect(sub.status).toBe(201);
 
-    for (let round = 0; round < CYCLES; round++) {
-      // The receiver is down: notifications of this round's creates wait in the queue.
-      const load = await startWriteLoad(p, `r${round}`, { httpWorkers: 4, devices: [`r${round}-a`, `r${round}-b`] });
-      await load.until(100, 150);
-      p.child.kill('SIGKILL');
-      expect(await within(p.exited, 5_000, 'kill -9')).toBe('SIGKILL');
-      await load.stop();
-      expect(load.serverErrors).toEqual([]);
-      created.push(...load.created);
-      for (const [device, acked] of load.measured) measured.set(device, acked);
+    try {
+      for (let round = 0; round < CYCLES; round++) {
+        // The receiver is down: notifications of this round's creates wait in the queue.
+        const load = await startWriteLoad(p, `r${round}`, { httpWorkers: 4, devices: [`r${round}-a`, `r${round}-b`] });
+        await load.until(100, 150);
+        p.child.kill('SIGKILL');
+        expect(await within(p.exited, 5_000, 'kill -9')).toBe('SIGKILL');
+        await load.stop();
+        expect(load.serverErrors).toEqual([]);
+        created.push(...load.created);
+        for (const [device, acked] of load.measured) measured.set(device, acked);
 
-      p = await startBrokerProcess(env);
-      await expectAcknowledged(p.base, created, measured);
-      const receiver = await startReceiver(port);
-      try {
-        await within((async () => {
-          for (;;) {
-            for (const r of receiver.received.splice(0)) for (const e of r.body?.data ?? []) notified.add(e.id);
-            if (created.every((id) => notified.has(id))) return;
-            await receiver.waitFor(1, { ms: 20_000 });
-          }
-        })(), 20_000, `notifications of round ${round}: ${created.filter((id) => !notified.has(id)).length} missing`);
-      } finally {
-        await receiver.close();
+        p = await startBrokerProcess(env);
+        await expectAcknowledged(p.base, created, measured);
+        const receiver = await startReceiver(port);
+        try {
+          await within((async () => {
+            for (;;) {
+              for (const r of receiver.received.splice(0)) for (const e of r.body?.data ?? []) notified.add(e.id);
+              if (created.every((id) => notified.has(id))) return;
+              await receiver.waitFor(1, { ms: 20_000 });
+            }
+          })(), 20_000, `every notification of round ${round} and before`);
+        } finally {
+          await receiver.close();
+        }
       }
+      p.child.kill('SIGTERM');
+      expect(await within(p.exited, 10_000, 'SIGTERM')).toBe(0);
+    } finally {
+      // A failed round leaves no broker behind.
+      if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
     }
-    p.child.kill('SIGTERM');
-    expect(await within(p.exited, 10_000, 'SIGTERM')).toBe(0);
   }, 30_000 + CYCLES * 25_000);
 });

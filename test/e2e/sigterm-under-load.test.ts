@@ -29,7 +29,11 @@ describe('SIGTERM under mixed write load', () => {
     expect(sub.status).toBe(201);
     // The receiver is down: notifications are queued and retried while the load runs.
     const load = await startWriteLoad(p, 'term', { httpWorkers: 8, devices: ['term-a', 'term-b'] });
-    await load.until(300, 300);
+    await load.until(300, 300).catch(async (err: unknown) => {
+      p.child.kill('SIGKILL');
+      await load.stop();
+      throw err;
+    });
     const signalled = performance.now();
     p.child.kill('SIGTERM');
     const code = await within(p.exited, 10_000, 'SIGTERM exit');
