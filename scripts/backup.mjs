@@ -2,7 +2,7 @@
 // Online backup of the edgeld SQLite database while the broker keeps running, through SQLite's
 // backup API (better-sqlite3 `db.backup()`); the copy is checked and left as one self-contained file.
 //
-// Usage: node scripts/backup.mjs <source.db> <dest.db> [--force]
+// Usage: node scripts/backup.mjs <source.db> <dest.db> [--force]   (restore: scripts/restore.mjs)
 // On a gateway: sudo -u edgeld node /opt/edgeld/scripts/backup.mjs /var/lib/edgeld/edgeld.db /var/backups/edgeld.db
 
 import Database from 'better-sqlite3';
@@ -31,6 +31,27 @@ function removeCopy(path) {
   for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(path + suffix, { force: true });
 }
 
+/**
+ * The page count of each backup step. Not on a terminal: all remaining pages in one step. A write by
+ * another connection between steps restarts the copy, so small steps might never finish under a busy
+ * broker; one step reads a single WAL snapshot and does not block the broker's writers. On a
+ * terminal: steps of about 1 % with a progress line, until a write restarts the copy; the rest then
+ * goes in one step too.
+ */
+function progressReporter(out) {
+  const ALL = 0x7fffffff;
+  if (!out.isTTY) return () => ALL;
+  let last = Infinity;
+  let restarted = false;
+  return ({ totalPages, remainingPages }) => {
+    const done = totalPages - remainingPages;
+    out.write(`\rbackup: ${totalPages === 0 ? 100 : Math.floor((done * 100) / totalPages)} % (${done} of ${totalPages} pages)${restarted ? ', finishing in one step' : ''}\x1b[K`);
+    if (remainingPages > last) restarted = true;
+    last = remainingPages;
+    return restarted ? ALL : Math.max(64, Math.ceil(totalPages / 100));
+  };
+}
+
 async function main() {
   const { source, dest, force } = parseArgs(process.argv.slice(2));
   if (!existsSync(source)) fail(`source ${source} does not exist`);
@@ -44,10 +65,8 @@ async function main() {
   removeCopy(partial);
   const started = Date.now();
   try {
-    // NOTE: all remaining pages in one step. A write by another connection between steps restarts
-    // the copy, so small steps might never finish under a busy broker; one step reads a single WAL
-    // snapshot and does not block the broker's writers.
-    await db.backup(partial, { progress: () => 0x7fffffff });
+    await db.backup(partial, { progress: progressReporter(process.stderr) });
+    if (process.stderr.isTTY) process.stderr.write('\rbackup: 100 %, checking the copy\x1b[K\n');
   } catch (err) {
     removeCopy(partial);
     fail(`backup failed: ${err instanceof Error ? err.message : String(err)}`);

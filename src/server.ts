@@ -92,6 +92,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   const store = openStore({
     path: deps.dbPath ?? join(config.storage.dir, 'edgeld.db'),
     busyTimeoutMs: config.storage.busyTimeout,
+    minFreeBytes: config.storage.minFreeBytes,
     historyBucket: config.history.bucket,
     log: log.child('store'),
     clock,
@@ -294,6 +295,7 @@ export function createBroker(deps: BrokerDeps): Broker {
       jobs.schedule('journal-prune', config.journal.pruneSchedule, () => pruneJournal({ store, log: log.child('journal'), horizon }, clock.now()));
       if (retention) jobs.schedule('history-retention', config.history.retentionSchedule, () => temporal.applyRetention(clock.now()));
       jobs.schedule('subscriptions-periodic', config.notifications.periodicSchedule, () => notifier.runPeriodic(clock.now()));
+      jobs.schedule('wal-checkpoint', config.storage.checkpointSchedule, () => store.checkpoint('PASSIVE'));
       // Loads the cached JWKS and starts fetching a fresh one; requests never wait for the network.
       if (verifier) await verifier.start();
       try {

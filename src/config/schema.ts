@@ -31,6 +31,9 @@ export const configSchema = z
       .strictObject({
         dir: z.string().min(1).default('./data').describe('Directory holding the SQLite database'),
         busyTimeout: nonNegativeInt(5_000, 'Milliseconds SQLite waits for a lock before failing'),
+        minFreeBytes: nonNegativeInt(67_108_864, 'Free bytes the disk of storage.dir must keep: below, writes get 507 and MQTT measurements are dropped (0: off)'),
+        checkpointSchedule: z.string().regex(CRON, 'expected a cron expression of 5 or 6 fields')
+          .default('* * * * *').describe('When a passive WAL checkpoint copies committed pages into the database file (cron, UTC)'),
       })
       .prefault({}),
     mqtt: z

@@ -8,7 +8,7 @@ import type { Entity, EntityId, HistoryInstance, Iri, Principal } from '../ngsi/
 import type { Clock } from '../lib/index.js';
 import type { JournalEntry, Store } from '../store/index.js';
 import type { WriteAccess } from './write-access.js';
-import { actionRank, type Action } from '../ngsi/index.js';
+import { actionRank, InsufficientStorageError, type Action } from '../ngsi/index.js';
 
 export interface WriteCoreDeps {
   store: Store;
@@ -64,8 +64,13 @@ function entryOf(actor: Principal, id: EntityId, t: Touch, at: number): JournalE
 export function createWriteCore({ store, events, clock, access }: WriteCoreDeps): WriteCore {
   const { entities, history, archive, journal } = store;
 
+  // NOTE: refused before anything is queued, so a nearly full disk never fails a write halfway; a
+  // write of every kind passes here (HTTP, batch, temporal, MQTT measurements), and reads do not.
+  const refuse = (): Promise<never> => Promise.reject(
+    new InsufficientStorageError('Insufficient storage', 'the disk of the database is nearly full; writes are refused until space is freed'));
+
   return {
-    write: (actor, fn) => store.write((tx) => {
+    write: (actor, fn) => (!store.hasRoom() ? refuse() : store.write((tx) => {
       const { tenant } = actor;
       const scope = { tenant };
       const now = clock.now();
@@ -212,6 +217,6 @@ export function createWriteCore({ store, events, clock, access }: WriteCoreDeps)
         tx.onCommit(() => events.emit(event));
       }
       return result;
-    }),
+    })),
   };
 }

@@ -8,7 +8,7 @@
 
 import { z } from 'zod';
 import {
-  NgsiError, formatDateTime, isDeletion, isPlainObject, parseAttributes, parseDateTime, type Iri, type ObservedInstance, type Principal, type TermMapper,
+  InsufficientStorageError, NgsiError, formatDateTime, isDeletion, isPlainObject, parseAttributes, parseDateTime, type Iri, type ObservedInstance, type Principal, type TermMapper,
 } from '../ngsi/index.js';
 import type { Measurement } from '../entities/index.js';
 import type { Clock, Logger } from '../lib/index.js';
@@ -32,7 +32,7 @@ export type MeasurementTopic =
 
 /** Why a message was dropped (the counters' keys). */
 export type DropReason =
-  | 'topic' | 'too-large' | 'not-json' | 'shape' | 'observed-at' | 'invalid' | 'unknown-device' | 'forbidden' | 'failed';
+  | 'topic' | 'too-large' | 'not-json' | 'shape' | 'observed-at' | 'invalid' | 'unknown-device' | 'forbidden' | 'disk-full' | 'failed';
 
 /** What ingestion needs of the device registry: the mapping of a registered device. */
 export interface DeviceMapping {
@@ -124,7 +124,7 @@ function attributeOf(raw: unknown, observedAt: string): Record<string, unknown> 
 export function createIngest(deps: IngestDeps): Ingest {
   const { clock, log } = deps;
   const dropped = Object.fromEntries(
-    (['topic', 'too-large', 'not-json', 'shape', 'observed-at', 'invalid', 'unknown-device', 'forbidden', 'failed'] as const).map((r) => [r, 0]),
+    (['topic', 'too-large', 'not-json', 'shape', 'observed-at', 'invalid', 'unknown-device', 'forbidden', 'disk-full', 'failed'] as const).map((r) => [r, 0]),
   ) as Record<DropReason, number>;
   let received = 0;
   let stored = 0;
@@ -222,6 +222,7 @@ export function createIngest(deps: IngestDeps): Ingest {
       const { created } = await deps.record(actor, m, { create: device !== undefined || deps.autoprovision });
       return { stored: true, created };
     } catch (err) {
+      if (err instanceof InsufficientStorageError) throw new Dropped('disk-full', err.detail ?? err.message);
       if (err instanceof NgsiError && err.status === 404) throw new Dropped('unknown-device', `device ${topic.deviceId} is not registered and has no entity`);
       if (err instanceof NgsiError) throw new Dropped(err.status === 403 ? 'forbidden' : 'invalid', err.detail ?? err.message);
       throw err;
@@ -240,6 +241,8 @@ export function createIngest(deps: IngestDeps): Ingest {
         const detail = err instanceof Error ? err.message : String(err);
         dropped[reason] += 1;
         if (reason === 'failed') log.error('mqtt measurement not stored', { tenant: topic.tenant, deviceId: topic.deviceId, err });
+        // NOTE: the store logs a full disk once; a line per measurement would only fill it faster.
+        else if (reason === 'disk-full') log.debug('mqtt measurement dropped', { tenant: topic.tenant, deviceId: topic.deviceId, reason });
         else log.warn('mqtt measurement dropped', { tenant: topic.tenant, deviceId: topic.deviceId, reason, detail });
         return { stored: false, reason, detail };
       }

@@ -130,6 +130,13 @@ export class RequestTimeoutError extends NgsiError {
   readonly status = 408;
 }
 
+/** The file system of the database is nearly full (edgeld, not ETSI: RFC 4918 §11.5 507). */
+export class InsufficientStorageError extends NgsiError {
+  override name = 'InsufficientStorageError';
+  readonly errorType = 'InsufficientStorage';
+  readonly status = 507;
+}
+
 /** When each error is used; the README's error table is rendered from this catalogue. */
 const WHEN: Record<string, string> = {
   InvalidRequest: 'malformed JSON, unknown or repeated query parameter, bad parameter syntax, body not an array for batches',
@@ -150,6 +157,7 @@ const WHEN: Record<string, string> = {
   MethodNotAllowed: 'a method the path does not support (with `Allow`)',
   RequestHeaderFieldsTooLarge: 'request line and headers over 16 KiB (Node\'s limit)',
   RequestTimeout: 'a request not received whole within the server\'s request timeout',
+  InsufficientStorage: 'a write while the database\'s disk has less than `storage.min-free-bytes` free; reads keep working',
 };
 
 /** The catalogue as data, for the README table and its check. */
@@ -158,7 +166,7 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ type: string; status: number; when
   ResourceNotFoundError, AccessDeniedError, TooManyResultsError, TooComplexQueryError,
   LdContextNotAvailableError, NotImplementedError, UnauthorizedError, InternalError,
   NotAcceptableError, UnsupportedMediaTypeError, PayloadTooLargeError, MethodNotAllowedError,
-  RequestHeaderFieldsTooLargeError, RequestTimeoutError,
+  RequestHeaderFieldsTooLargeError, RequestTimeoutError, InsufficientStorageError,
 ].map((Ctor) => {
   const e = new Ctor('');
   return { type: e.errorType, status: e.status, when: WHEN[e.errorType] ?? '' };

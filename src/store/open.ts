@@ -24,6 +24,7 @@ import { MIGRATIONS, runMigrations } from './migrations.js';
 import { createTxRunner } from './transactions.js';
 import { createCacheGroup } from './tx-cache.js';
 import { lockStore } from './lock.js';
+import { watchDiskSpace } from './disk-space.js';
 import type { DiskStats, Store, StoreOptions } from './types.js';
 import { registerSqlFunctions } from './entity-filters.js';
 import { registerGeoSqlFunctions } from './geo-sql.js';
@@ -95,9 +96,11 @@ export function openStore(opts: StoreOptions): Store {
   const buckets = createBucketCatalogue(db, opts.historyBucket, caches);
   log.info('store opened', { path, journalMode: db.pragma('journal_mode', { simple: true }), schema: MIGRATIONS[MIGRATIONS.length - 1]?.version });
 
-  const checkpoint = (): void => {
-    db.pragma('wal_checkpoint(TRUNCATE)');
+  const checkpoint = (mode: 'PASSIVE' | 'TRUNCATE' = 'TRUNCATE'): void => {
+    // `mode` is one of two literals, not input.
+    db.pragma(`wal_checkpoint(${mode})`);
   };
+  const disk = isMemory(path) ? undefined : watchDiskSpace({ dir: dirname(path), minFreeBytes: opts.minFreeBytes ?? 0, clock: opts.clock, log });
 
   const permissions = createPermissionRepository(db);
   const readFilter: ReadFilter = (scope) => (scope.assignees === undefined ? undefined : permissions.readFilter(scope.tenant, scope.assignees));
@@ -146,6 +149,7 @@ export function openStore(opts: StoreOptions): Store {
       log.info('store closed', { path });
     },
     isOpen: () => db.open,
+    hasRoom: () => disk === undefined || disk.hasRoom(),
     diskStats(): DiskStats {
       const dbBytes = pragmaNumber(db, 'page_count') * pragmaNumber(db, 'page_size');
       return { dbBytes, walBytes: isMemory(path) ? 0 : fileSize(`${path}-wal`) };

@@ -29,6 +29,8 @@ export interface StoreOptions {
   historyBucket: 'day' | 'month';
   log: Logger;
   clock: Clock;
+  /** Free bytes below which `hasRoom()` is false (storage.min-free-bytes); 0 or absent: never. */
+  minFreeBytes?: number;
 }
 
 
@@ -81,8 +83,16 @@ export interface Store {
   readonly federation: FederationRepository;
   /** Commits what is queued now; resolves when it is committed (used at shutdown). */
   flush(): Promise<void>;
-  /** PRAGMA wal_checkpoint(TRUNCATE). */
-  checkpoint(): void;
+  /**
+   * PRAGMA wal_checkpoint: TRUNCATE (the default) waits for readers and empties the WAL file; PASSIVE
+   * copies what it can without waiting for anyone, for a periodic job.
+   */
+  checkpoint(mode?: 'PASSIVE' | 'TRUNCATE'): void;
+  /**
+   * Whether the database's file system has more free space than storage.min-free-bytes (always, in
+   * memory). Checked before each write; the figure is at most a few seconds old.
+   */
+  hasRoom(): boolean;
   /** Commits what is queued synchronously, checkpoints and closes. Idempotent. */
   close(): void;
   isOpen(): boolean;

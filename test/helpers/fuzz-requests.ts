@@ -182,3 +182,84 @@ export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.record({
   headers: h as Record<string, string>, // NOTE: a record of optional string members
   ...(b !== undefined && method !== 'GET' && method !== 'HEAD' ? { body: b } : {}),
 }));
+
+/** Mostly `valid`, sometimes `broken`: requests must get past the first check to reach the deeper ones. */
+const mostly = <T>(valid: fc.Arbitrary<T>, broken: fc.Arbitrary<T>): fc.Arbitrary<T> =>
+  fc.oneof({ arbitrary: valid, weight: 5 }, { arbitrary: broken, weight: 1 });
+
+/** q expressions: well-formed terms joined by ; and |, or the grammar's tokens in any order. */
+const qTerm = fc.tuple(
+  fc.constantFrom('temperature', 'name', 'temperature.observedAt', 'location', 'a[b]', 'name[x.y]'),
+  fc.constantFrom('==', '!=', '>', '>=', '<', '<=', '~=', '!~='),
+  fc.oneof(fc.integer({ min: -100, max: 100 }).map(String), fc.double({ noNaN: true, noDefaultInfinity: true }).map(String),
+    fc.constantFrom('"n0"', '"(a+)+$"', '20..30', '"a","b"', '2026-01-01T00:00:00Z', 'true', 'urn:ngsi-ld:Sensor:s1')),
+).map(([a, op, v]) => `${a}${op}${v}`);
+const qToken = fc.constantFrom('temperature', 'a.b', 'a[b.c]', '==', '!=', '~=', ';', '|', '(', ')', '!', '20', '"x"', '"', '..', '[', ']', ',', ' ');
+const qExpr = mostly(
+  fc.array(fc.tuple(qTerm, fc.constantFrom(';', '|')), { minLength: 1, maxLength: 4 })
+    .map((terms) => terms.map(([t, sep], i) => (i === 0 ? t : `${sep}${t}`)).join('')).chain((q) => fc.constantFrom(q, `(${q})`, `!${q}`)),
+  fc.array(qToken, { minLength: 1, maxLength: 12 }).map((t) => t.join('')),
+);
+const num = fc.oneof({ arbitrary: fc.double({ min: -180, max: 180, noNaN: true }), weight: 4 }, { arbitrary: fc.double(), weight: 1 }).map(String);
+const lat = fc.oneof({ arbitrary: fc.double({ min: -90, max: 90, noNaN: true }), weight: 4 }, { arbitrary: fc.double(), weight: 1 }).map(String);
+const pos = fc.tuple(num, lat).map(([x, y]) => `[${x},${y}]`);
+const closedRing = fc.array(pos, { minLength: 3, maxLength: 6 }).map((a) => `[${[...a, a[0]].join(',')}]`);
+const geoQuery = fc.oneof(
+  fc.record({ georel: fc.constantFrom('near;maxDistance==1000', 'near;minDistance==10', 'intersects', 'disjoint', 'equals'), geometry: fc.constant('Point'), coordinates: pos }),
+  fc.record({ georel: fc.constantFrom('within', 'intersects', 'contains', 'overlaps', 'disjoint'), geometry: fc.constant('Polygon'), coordinates: closedRing.map((r) => `[${r}]`) }),
+  fc.record({ georel: fc.constantFrom('intersects', 'disjoint'), geometry: fc.constant('LineString'), coordinates: fc.array(pos, { minLength: 2, maxLength: 5 }).map((a) => `[${a.join(',')}]`) }),
+  fc.record({
+    georel: fc.oneof(fc.tuple(fc.constantFrom('near;maxDistance==', 'near;minDistance==', 'near;', 'within;'), num).map(([a, b]) => a + b), junk),
+    geometry: fc.oneof(fc.constantFrom('Point', 'Polygon', 'MultiPolygon', 'Circle'), junk),
+    coordinates: fc.oneof(pos, closedRing, closedRing.map((r) => `[[${r}]]`), fc.array(num, { maxLength: 4 }).map((a) => `[${a.join(',')}]`), junk),
+  }, { requiredKeys: [] }),
+).chain((g) => fc.record({ geoproperty: fc.constantFrom(undefined, 'location', 'observationSpace', 'x') }).map((extra) => ({ ...g, ...extra })));
+const validDate = fc.date({ min: new Date('1970-01-01'), max: new Date('2100-01-01'), noInvalidDate: true });
+const dateTime = fc.oneof({ arbitrary: validDate.map((d) => d.toISOString()), weight: 10 }, {
+  arbitrary: fc.oneof(fc.constantFrom('2026-01-01T00:00:00', '2026-02-30T00:00:00Z', '-000001-01-01T00:00:00Z', '+275760-09-13T00:00:00.001Z'), junk), weight: 1,
+});
+const timeWindow = mostly<Record<string, string>>(
+  fc.oneof(
+    fc.record({ timerel: fc.constantFrom('before', 'after'), timeAt: dateTime }),
+    fc.tuple(validDate, fc.integer({ min: 1, max: 1e11 }))
+      .map(([d, span]) => ({ timerel: 'between', timeAt: d.toISOString(), endTimeAt: new Date(d.getTime() + span).toISOString() })),
+  ),
+  fc.record({ timerel: fc.constantFrom('before', 'after', 'between', 'x'), timeAt: dateTime, endTimeAt: dateTime }, { requiredKeys: [] }),
+);
+const temporalQuery = fc.record({
+  window: timeWindow,
+  timeproperty: fc.constantFrom(undefined, 'observedAt', 'createdAt', 'modifiedAt', 'deletedAt', 'x'),
+  lastN: fc.option(mostly(fc.integer({ min: 1, max: 100_000 }).map(String), fc.oneof(fc.constantFrom('0', '-1'), junk)), { nil: undefined }),
+  aggr: fc.option(fc.record({
+    aggrMethods: mostly(fc.constantFrom('avg', 'min,max', 'sum,totalCount,distinctCount', 'stddev,sumsq'), junk),
+    aggrPeriodDuration: mostly(fc.constantFrom('PT1H', 'P1D', 'PT0S', 'P1Y2M', 'PT0.5S'), junk),
+    format: fc.constant('aggregatedValues'),
+  }, { requiredKeys: ['aggrMethods', 'format'] }), { nil: undefined }),
+}, { requiredKeys: ['window'] }).map(({ aggr, window, ...t }) => ({ ...window, ...t, ...aggr }));
+const pagination = fc.record({
+  limit: mostly(fc.integer({ min: 0, max: 1_000 }).map(String), fc.oneof(fc.constantFrom('-1', '1001', '1e3', '0x10', '1.5', '', '99999999999999999999'), junk)),
+  offset: mostly(fc.integer({ min: 0, max: 5_000 }).map(String), fc.oneof(fc.constantFrom('-1', '1e3', '', '99999999999999999999'), junk)),
+  count: fc.constantFrom('true', 'false', 'x'),
+}, { requiredKeys: [] });
+const toQuery = (params: Record<string, string | undefined>): string => {
+  const pairs = Object.entries(params).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${encodeURIComponent(v!)}`);
+  return pairs.length === 0 ? '' : `?${pairs.join('&')}`;
+};
+const maybe = <T>(a: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> => fc.option(a, { nil: undefined, freq: 2 });
+const queryType = mostly(fc.constantFrom('Sensor', 'Room', 'Sensor,Room', '*'), typeName);
+
+/**
+ * Requests aimed at the query parsers: q, geo-queries, temporal parameters and pagination together on
+ * the query routes, where the general arbitrary rarely combines all the parameters one feature needs.
+ * Each part is mostly well-formed, so that requests get past the first check to the deeper ones.
+ */
+export const fuzzQueryRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
+  fc.record({ type: mostly<string | undefined>(queryType, fc.constant(undefined)), q: maybe(qExpr), geo: maybe(geoQuery), page: maybe(pagination),
+    accept: fc.constantFrom('application/json', 'application/ld+json', 'application/geo+json') })
+    .map(({ type, q, geo, page, accept }) => ({ path: '/ngsi-ld/v1/entities' + toQuery({ type, q, ...geo, ...page }), accept })),
+  fc.record({ type: queryType, q: maybe(qExpr), geo: maybe(geoQuery), temporal: temporalQuery, page: maybe(pagination),
+    accept: fc.constantFrom('application/json', 'application/ld+json') })
+    .map(({ type, q, geo, temporal, page, accept }) => ({ path: '/ngsi-ld/v1/temporal/entities' + toQuery({ type, q, ...geo, ...temporal, ...page }), accept })),
+  fc.record({ temporal: temporalQuery, attrs: maybe(fc.constantFrom('temperature', 'temperature,name', 'x')), accept: fc.constantFrom('application/json', 'application/ld+json') })
+    .map(({ temporal, attrs, accept }) => ({ path: `/ngsi-ld/v1/temporal/entities/${encodeURIComponent(SEED_IDS[0]!)}` + toQuery({ ...temporal, attrs }), accept })),
+).map(({ path: p, accept }) => ({ method: 'GET', path: p, headers: { Accept: accept } }));

@@ -27,7 +27,11 @@ export async function startBrokerProcess(env: Record<string, string>, timeoutMs 
     child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown'));
   });
   const [port, mqttPort] = await new Promise<[number, number]>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`broker did not start in ${timeoutMs} ms:\n${err}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      // A broker that did not report its start is killed, so a failed test leaves no process behind.
+      child.kill('SIGKILL');
+      reject(new Error(`broker did not start in ${timeoutMs} ms:\n${err}`));
+    }, timeoutMs);
     let started = false;
     child.stderr!.on('data', (chunk: Buffer) => {
       err += chunk.toString();
