@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { benchAuth } from './auth.js';
 import { Cleanup } from './cleanup.js';
+import { benchFederation } from './federation.js';
 import { benchTargets, withFreshTarget, type MeasureOptions, type Target } from './measure.js';
 import { benchNotifications } from './notifications.js';
 import { fileSystemOf } from './proc.js';
@@ -16,16 +17,16 @@ import { SCENARIOS } from './scenarios.js';
 
 interface RunOptions extends MeasureOptions {
   readonly ceilingOnly: boolean;
-  /** Only the notification scenarios, on a broker of their own (no ceiling). */
-  readonly notificationsOnly: boolean;
+  /** Only the notification or the federation scenarios, on brokers of their own (no ceiling). */
+  readonly only: 'notifications' | 'federation' | undefined;
   /** The broker's entry script; undefined means dist/main.js. */
   readonly broker: string | undefined;
 }
 
-const USAGE = `usage: node dist/bench/run.js [--ceiling-only | --only notifications] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
+const USAGE = `usage: node dist/bench/run.js [--ceiling-only | --only notifications|federation] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
   --ceiling-only   benchmark only the bare Hono + SQLite ceiling
-  --only notifications
-                   run only the notification scenarios (on a broker of their own; no ceiling)
+  --only notifications|federation
+                   run only the notification or the federation scenarios (on brokers of their own; no ceiling)
   --concurrency N  requests in flight in throughput scenarios (default 16)
   --duration S     measured seconds per throughput scenario (default 3); the one-shot ingest and the
                    latency scenarios send a fixed number of requests, one at a time
@@ -62,11 +63,11 @@ function parseOptions(argv: readonly string[]): RunOptions {
     process.stdout.write(`${USAGE}\n`);
     process.exit(0);
   }
-  if (values.only !== undefined && values.only !== 'notifications') {
-    throw new Error(`--only: expected notifications\n${USAGE}`);
+  const only = values.only;
+  if (only !== undefined && only !== 'notifications' && only !== 'federation') {
+    throw new Error(`--only: expected notifications or federation\n${USAGE}`);
   }
-  const notificationsOnly = values.only === 'notifications';
-  if (notificationsOnly && values['ceiling-only']) throw new Error(`--only and --ceiling-only exclude each other\n${USAGE}`);
+  if (only !== undefined && values['ceiling-only']) throw new Error(`--only and --ceiling-only exclude each other\n${USAGE}`);
   const concurrency = Number(values.concurrency);
   const seconds = Number(values.duration);
   if (!Number.isInteger(concurrency) || concurrency < 1) {
@@ -77,7 +78,7 @@ function parseOptions(argv: readonly string[]): RunOptions {
   if (!(warmup >= 0 && warmup <= 60)) throw new Error(`--warmup: expected seconds between 0 and 60\n${USAGE}`);
   return {
     ceilingOnly: values['ceiling-only'],
-    notificationsOnly,
+    only,
     concurrency,
     durationMs: seconds * 1000,
     warmupMs: warmup * 1000,
@@ -150,6 +151,12 @@ async function runNotifications(broker: Target, options: RunOptions, cleanup: Cl
   return { rows: n.rows, notes: [...n.notes, ...describeNotificationTargets(n.rows)] };
 }
 
+/** The federation scenarios: an edge, its cloud and a broker without federation, of their own. */
+function runFederation(broker: Target, options: RunOptions, cleanup: Cleanup): ReturnType<typeof benchFederation> {
+  log('[broker] federation, on brokers of their own (edge, cloud, and one without federation)');
+  return benchFederation(broker, options, cleanup);
+}
+
 async function main(): Promise<void> {
   let options: RunOptions;
   try {
@@ -174,10 +181,17 @@ async function main(): Promise<void> {
     const script = options.broker === undefined ? here('../main.js') : resolve(options.broker);
     if (!options.ceilingOnly && !existsSync(script)) throw new Error(`${script} not found: build the broker first, or pass --ceiling-only`);
     const brokerTarget: Target = { name: 'broker', script, nodeFlags };
-    if (options.notificationsOnly) {
+    if (options.only === 'notifications') {
       const n = await runNotifications(brokerTarget, options, cleanup);
       const noteLines = n.notes.map((note) => `note: ${note}`).join('\n');
       process.stdout.write(`${formatTable(n.rows)}\n\n${noteLines}\n${formatJson(n.rows)}\n`);
+      return;
+    }
+    if (options.only === 'federation') {
+      const f = await runFederation(brokerTarget, options, cleanup);
+      const noteLines = f.notes.map((note) => `note: ${note}`).join('\n');
+      process.stdout.write(`${formatTable(f.rows)}\n\n${noteLines}\n${formatJson(f.rows)}\n`);
+      if (f.hasErrors) process.exitCode = 1;
       return;
     }
     const targets: Target[] = options.ceilingOnly ? [] : [brokerTarget];
@@ -189,7 +203,7 @@ async function main(): Promise<void> {
 
     const rows = buildRows(broker, ceiling);
     const extraNotes: string[] = [];
-    let hasAuthErrors = false;
+    let hasOwnBrokerErrors = false;
     if (broker) {
       const n = await runNotifications(brokerTarget, options, cleanup);
       rows.push(...n.rows);
@@ -198,7 +212,11 @@ async function main(): Promise<void> {
       const a = await benchAuth(brokerTarget, options, cleanup);
       rows.push(...a.rows);
       extraNotes.push(...a.notes, ...describeTargets(a.rows, a.scenarios));
-      hasAuthErrors = a.hasErrors;
+      hasOwnBrokerErrors = a.hasErrors;
+      const f = await runFederation(brokerTarget, options, cleanup);
+      rows.push(...f.rows);
+      extraNotes.push(...f.notes);
+      hasOwnBrokerErrors ||= f.hasErrors;
     }
     const notes = [
       ...describeRun(options, ceiling), ...describeScenarios(), ...describeSizes(broker, ceiling),
@@ -206,7 +224,7 @@ async function main(): Promise<void> {
     ];
     const noteLines = notes.map((n) => `note: ${n}`).join('\n');
     process.stdout.write(`${formatTable(rows)}\n\n${noteLines}\n${formatJson(rows)}\n`);
-    if (hasErrors(broker) || hasErrors(ceiling) || hasAuthErrors) process.exitCode = 1;
+    if (hasErrors(broker) || hasErrors(ceiling) || hasOwnBrokerErrors) process.exitCode = 1;
   } catch (err) {
     log(`bench failed: ${err instanceof Error ? err.message : String(err)}`);
     process.exitCode = 1;
