@@ -31,12 +31,14 @@ export interface MeasureOptions {
 }
 
 export interface Target {
-  readonly name: 'broker' | 'ceiling' | 'broker-auth' | 'ceiling-mqtt';
+  readonly name: 'broker' | 'ceiling' | 'broker-auth' | 'ceiling-mqtt' | 'broker-edge' | 'broker-cloud';
   readonly script: string;
   /** The flags `npm start` gives node (package.json `config.nodeFlags`), for both targets alike. */
   readonly nodeFlags: readonly string[];
   /** Configuration variables besides the bench's own (ports, data directory, log level). */
   readonly env?: Readonly<Record<string, string>>;
+  /** The HTTP port to listen on (a port another process was told of before this one started); else a free one. */
+  readonly port?: number;
 }
 
 interface StartedTarget {
@@ -57,7 +59,7 @@ async function startTarget(target: Target, options: MeasureOptions, cleanup: Cle
     () => rm(dataDir, { recursive: true, force: true }),
     () => rmSync(dataDir, { recursive: true, force: true }),
   );
-  const port = await findFreePort();
+  const port = target.port ?? await findFreePort();
   const mqttPort = await findFreePort();
   const env = {
     ...target.env,

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { benchAuth } from './auth.js';
 import { Cleanup } from './cleanup.js';
+import { benchFederation } from './federation.js';
 import { benchTargets, withFreshTarget, type MeasureOptions, type Target } from './measure.js';
 import { benchMqtt } from './mqtt.js';
 import { benchNotifications } from './notifications.js';
@@ -17,17 +18,19 @@ import { SCENARIOS } from './scenarios.js';
 
 interface RunOptions extends MeasureOptions {
   readonly ceilingOnly: boolean;
-  /** Only the notification scenarios (no ceiling), or only MQTT ingestion (with its own ceiling). */
-  readonly only: 'notifications' | 'mqtt' | undefined;
+  /** Only the notification scenarios (no ceiling), MQTT ingestion (with its own ceiling), or federation (brokers of their own). */
+  readonly only: 'notifications' | 'mqtt' | 'federation' | undefined;
   /** The broker's entry script; undefined means dist/main.js. */
   readonly broker: string | undefined;
 }
 
-const USAGE = `usage: node dist/bench/run.js [--ceiling-only | --only notifications|mqtt] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
+const USAGE = `usage: node dist/bench/run.js [--ceiling-only | --only notifications|mqtt|federation] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
   --ceiling-only   benchmark only the bare Hono + SQLite ceiling
   --only notifications
                    run only the notification scenarios (on a broker of their own; no ceiling)
   --only mqtt      run only the MQTT ingestion scenario (on a broker of its own and its own ceiling)
+  --only federation
+                   run only the federation scenarios (an edge, a cloud and a baseline broker)
   --concurrency N  requests in flight in throughput scenarios (default 16)
   --duration S     measured seconds per throughput scenario (default 3); the one-shot ingest and the
                    latency scenarios send a fixed number of requests, one at a time
@@ -65,8 +68,8 @@ function parseOptions(argv: readonly string[]): RunOptions {
     process.exit(0);
   }
   const only = values.only;
-  if (only !== undefined && only !== 'notifications' && only !== 'mqtt') {
-    throw new Error(`--only: expected notifications or mqtt\n${USAGE}`);
+  if (only !== undefined && only !== 'notifications' && only !== 'mqtt' && only !== 'federation') {
+    throw new Error(`--only: expected notifications, mqtt or federation\n${USAGE}`);
   }
   if (only !== undefined && values['ceiling-only']) throw new Error(`--only and --ceiling-only exclude each other\n${USAGE}`);
   const concurrency = Number(values.concurrency);
@@ -152,6 +155,12 @@ async function runNotifications(broker: Target, options: RunOptions, cleanup: Cl
   return { rows: n.rows, notes: [...n.notes, ...describeNotificationTargets(n.rows)] };
 }
 
+/** The federation scenarios: an edge, its cloud and a broker without federation, of their own. */
+function runFederation(broker: Target, options: RunOptions, cleanup: Cleanup): ReturnType<typeof benchFederation> {
+  log('[broker] federation, on brokers of their own (edge, cloud, and one without federation)');
+  return benchFederation(broker, options, cleanup);
+}
+
 async function main(): Promise<void> {
   let options: RunOptions;
   try {
@@ -177,13 +186,20 @@ async function main(): Promise<void> {
     if (!options.ceilingOnly && !existsSync(script)) throw new Error(`${script} not found: build the broker first, or pass --ceiling-only`);
     const brokerTarget: Target = { name: 'broker', script, nodeFlags };
     const mqttCeiling: Target = { name: 'ceiling-mqtt', script: here('./ceiling-mqtt.js'), nodeFlags };
-    if (options.only !== undefined) {
+    if (options.only === 'notifications' || options.only === 'mqtt') {
       const n = options.only === 'notifications'
         ? { ...(await runNotifications(brokerTarget, options, cleanup)), hasErrors: false }
         : await benchMqtt(brokerTarget, mqttCeiling, options, cleanup);
       const noteLines = n.notes.map((note) => `note: ${note}`).join('\n');
       process.stdout.write(`${formatTable(n.rows)}\n\n${noteLines}\n${formatJson(n.rows)}\n`);
       if (n.hasErrors) process.exitCode = 1;
+      return;
+    }
+    if (options.only === 'federation') {
+      const f = await runFederation(brokerTarget, options, cleanup);
+      const noteLines = f.notes.map((note) => `note: ${note}`).join('\n');
+      process.stdout.write(`${formatTable(f.rows)}\n\n${noteLines}\n${formatJson(f.rows)}\n`);
+      if (f.hasErrors) process.exitCode = 1;
       return;
     }
     const targets: Target[] = options.ceilingOnly ? [] : [brokerTarget];
@@ -195,8 +211,7 @@ async function main(): Promise<void> {
 
     const rows = buildRows(broker, ceiling);
     const extraNotes: string[] = [];
-    let hasAuthErrors = false;
-    let hasMqttErrors = false;
+    let hasOwnBrokerErrors = false;
     if (broker) {
       const n = await runNotifications(brokerTarget, options, cleanup);
       rows.push(...n.rows);
@@ -205,11 +220,15 @@ async function main(): Promise<void> {
       const a = await benchAuth(brokerTarget, options, cleanup);
       rows.push(...a.rows);
       extraNotes.push(...a.notes, ...describeTargets(a.rows, a.scenarios));
-      hasAuthErrors = a.hasErrors;
+      hasOwnBrokerErrors = a.hasErrors;
       const m = await benchMqtt(brokerTarget, mqttCeiling, options, cleanup);
       rows.push(...m.rows);
       extraNotes.push(...m.notes);
-      hasMqttErrors = m.hasErrors;
+      hasOwnBrokerErrors ||= m.hasErrors;
+      const f = await runFederation(brokerTarget, options, cleanup);
+      rows.push(...f.rows);
+      extraNotes.push(...f.notes);
+      hasOwnBrokerErrors ||= f.hasErrors;
     }
     const notes = [
       ...describeRun(options, ceiling), ...describeScenarios(), ...describeSizes(broker, ceiling),
@@ -217,7 +236,7 @@ async function main(): Promise<void> {
     ];
     const noteLines = notes.map((n) => `note: ${n}`).join('\n');
     process.stdout.write(`${formatTable(rows)}\n\n${noteLines}\n${formatJson(rows)}\n`);
-    if (hasErrors(broker) || hasErrors(ceiling) || hasAuthErrors || hasMqttErrors) process.exitCode = 1;
+    if (hasErrors(broker) || hasErrors(ceiling) || hasOwnBrokerErrors) process.exitCode = 1;
   } catch (err) {
     log(`bench failed: ${err instanceof Error ? err.message : String(err)}`);
     process.exitCode = 1;

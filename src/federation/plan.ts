@@ -121,7 +121,7 @@ function addChange(plan: EntityPlan, change: ChangeEvent, state: Entity | undefi
  * types not forwarded are passed over. The plan stops before the change that would add one entity
  * too many, or reorder an entity's writes against a deletion planned before them.
  */
-export function planBatch(changes: readonly ChangeEvent[], cursor: number, opts: PlanOptions): BatchPlan {
+export function planBatch(changes: Iterable<ChangeEvent>, cursor: number, opts: PlanOptions): BatchPlan {
   const byId = new Map<EntityId, EntityPlan>();
   let lastSeq = cursor;
   let gaps = 0;

@@ -70,6 +70,26 @@ describe('federation drain', () => {
     expect(upserts(cloud).map((r) => r.body.map((e: { id: string }) => e.id.slice(-1)))).toEqual([['0', '1'], ['2', '3'], ['4']]);
   });
 
+  it('reads past batch-size + 1 changes when they are of entities already in the batch', async () => {
+    cloud = await startFakeCloud();
+    edge = await startEdge(cloud.url, { batchSize: 2 });
+    const patch = (id: string, s: number) => edge.request('PATCH', `/ngsi-ld/v1/entities/${id}/attrs`, {
+      body: { temperature: { type: 'Property', value: s, observedAt: at(s) } },
+    });
+    expect((await edge.request('POST', '/ngsi-ld/v1/entities', { body: SENSOR('urn:ngsi-ld:Sensor:a', 0, at(0)) })).status).toBe(201);
+    for (let s = 1; s < 40; s++) expect((await patch('urn:ngsi-ld:Sensor:a', s)).status).toBe(204);
+    expect((await edge.request('POST', '/ngsi-ld/v1/entities', { body: SENSOR('urn:ngsi-ld:Sensor:b', 0, at(0)) })).status).toBe(201);
+    for (let s = 40; s < 45; s++) expect((await patch('urn:ngsi-ld:Sensor:a', s)).status).toBe(204);
+    expect((await edge.request('POST', '/ngsi-ld/v1/entities', { body: SENSOR('urn:ngsi-ld:Sensor:c', 0, at(0)) })).status).toBe(201);
+    await edge.broker.listen();
+    await drained(edge);
+    expect(upserts(cloud).map((r) => r.body.map((e: { id: string; temperature: { value: number } }) => [e.id.slice(-1), e.temperature.value]))).toEqual([
+      [['a', 44], ['b', 0]], [['c', 0]],
+    ]);
+    expect(temporals(cloud).flatMap((r) => r.body.temperature.map((i: { value: number }) => i.value))).toEqual(Array.from({ length: 44 }, (_, s) => s));
+    expect((await statusOf(edge)).sent).toEqual({ entities: 3, instances: 47 });
+  });
+
   it('forwards attribute and entity deletions after the writes before them; a 404 upstream counts as done', async () => {
     cloud = await startFakeCloud();
     cloud.answer((r) => (r.method === 'DELETE' ? { status: 404, body: { type: 'https://uri.etsi.org/ngsi-ld/errors/ResourceNotFound', title: 'gone' } } : undefined));

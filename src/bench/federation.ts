@@ -1,0 +1,186 @@
+// Federation benchmarks, on brokers of their own: an edge with a backlog of measurements written
+// while its upstream was down drains it to a second edgeld on loopback (measurements a second until
+// the outbox is empty, every instance then counted in the cloud), and the edge's local write
+// throughput while a drain runs, against the same writes on a broker without federation.
+
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { findFreePort, type ServerProcess } from './child.js';
+import type { Cleanup } from './cleanup.js';
+import { formatCount } from './format-count.js';
+import { isRecord } from './json.js';
+import { runLoad, type LoadResult } from './load.js';
+import { withFreshTarget, type MeasureOptions, type Target } from './measure.js';
+import type { Row } from './report.js';
+
+const ENTITIES = 200;
+const PER_ENTITY = 100;
+const BACKLOG = ENTITIES * PER_ENTITY;
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+const STATUS_POLL_MS = 50;
+const DRAIN_TIMEOUT_MS = 300_000;
+const WRITE_WARMUP_MS = 1_500;
+/** The least ratio of local writes during a drain to the same writes without federation. */
+export const WRITE_TARGET = 0.8;
+
+export interface FederationBenchResult {
+  readonly rows: Row[];
+  readonly notes: string[];
+  readonly hasErrors: boolean;
+}
+
+interface Status {
+  outboxDepth: number;
+  parked: number;
+  lastError: unknown;
+  sentInstances: number;
+}
+
+const sensorId = (n: number): string => `urn:ngsi-ld:Sensor:fed${n}`;
+const at = (k: number): string => new Date(T0 + k * 1_000).toISOString();
+
+async function call(port: number, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method, signal: AbortSignal.timeout(30_000),
+    ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text === '' ? undefined : JSON.parse(text) };
+}
+
+async function statusOf(port: number): Promise<Status> {
+  const { status, json } = await call(port, 'GET', '/ngsi-ld/v1/federation/status');
+  if (status !== 200 || !isRecord(json) || typeof json.outboxDepth !== 'number' || !isRecord(json.sent)) {
+    throw new Error(`federation status: ${status} ${JSON.stringify(json).slice(0, 300)}`);
+  }
+  const sent = json.sent.instances;
+  return { outboxDepth: json.outboxDepth, parked: Number(json.parked), lastError: json.lastError, sentInstances: typeof sent === 'number' ? sent : 0 };
+}
+
+/** The backlog: PER_ENTITY batch upserts of every Sensor, each with a new temperature one second later. */
+async function writeBacklog(port: number): Promise<void> {
+  for (let k = 0; k < PER_ENTITY; k++) {
+    const batch = Array.from({ length: ENTITIES }, (_, n) => ({
+      id: sensorId(n), type: 'Sensor', temperature: { type: 'Property', value: k, observedAt: at(k) },
+    }));
+    const { status, json } = await call(port, 'POST', '/ngsi-ld/v1/entityOperations/upsert', batch);
+    if (status !== 201 && status !== 204) throw new Error(`backlog upsert ${k}: ${status} ${JSON.stringify(json).slice(0, 300)}`);
+  }
+}
+
+/** Polls the edge until its outbox is empty; milliseconds from `since`. */
+async function awaitDrained(port: number, since: number): Promise<{ ms: number; status: Status }> {
+  for (;;) {
+    const status = await statusOf(port);
+    const ms = performance.now() - since;
+    if (status.outboxDepth === 0) return { ms, status };
+    if (ms > DRAIN_TIMEOUT_MS) throw new Error(`the outbox still holds ${status.outboxDepth} changes after ${DRAIN_TIMEOUT_MS} ms`);
+    await sleep(STATUS_POLL_MS);
+  }
+}
+
+/** What the cloud's temporal API holds that the backlog misses, for every Sensor; '' when nothing. */
+async function checkCloud(port: number): Promise<string> {
+  const problems: string[] = [];
+  for (let n = 0; n < ENTITIES && problems.length < 5; n++) {
+    const { status, json } = await call(port, 'GET', `/ngsi-ld/v1/temporal/entities/${encodeURIComponent(sensorId(n))}?attrs=temperature`);
+    const instances = isRecord(json) ? json.temperature : undefined;
+    const values = Array.isArray(instances) ? instances.map((i: unknown) => (isRecord(i) ? i.value : undefined)) : [];
+    const ok = status === 200 && values.length === PER_ENTITY && values.every((v, k) => v === k);
+    if (!ok) problems.push(`${sensorId(n)}: ${status}, ${values.length} instances`);
+  }
+  return problems.join('; ');
+}
+
+/** PATCHes of the Sensors' temperatures in turn, each a new measurement (a later observedAt than any before). */
+async function writeLoad(port: number, options: MeasureOptions, durationMs: number, counter: { next: number }): Promise<LoadResult> {
+  const next = () => {
+    const measurement = counter.next++;
+    return {
+      method: 'PATCH' as const, path: `/ngsi-ld/v1/entities/${encodeURIComponent(sensorId(measurement % ENTITIES))}/attrs`,
+      body: JSON.stringify({ temperature: { type: 'Property', value: measurement, observedAt: at(measurement) } }),
+    };
+  };
+  return runLoad({ port, concurrency: options.concurrency, maxRequests: Number.MAX_SAFE_INTEGER, durationMs, expectStatus: 204, next });
+}
+
+/** The writes after a warm-up of the same writes; `between` runs between the two. */
+async function measureWrites(port: number, options: MeasureOptions, between: () => Promise<void> = async () => {}): Promise<LoadResult> {
+  const counter = { next: PER_ENTITY };
+  await writeLoad(port, options, WRITE_WARMUP_MS, counter);
+  await between();
+  return writeLoad(port, options, options.durationMs, counter);
+}
+
+const round = (x: number, digits = 0): number => Math.round(x * 10 ** digits) / 10 ** digits;
+
+interface Figures {
+  drainMs: number;
+  drained: Status;
+  missing: string;
+  baseline: LoadResult;
+  during: LoadResult;
+  /** The edge's status at the start and at the end of the measured writes. */
+  before: Status;
+  after: Status;
+}
+
+/** The cloud comes up on the port the edge was told of; the backlog drains, then the writes are measured. */
+async function drainAndWrite(edge: ServerProcess, plain: ServerProcess, cloud: Target, options: MeasureOptions, cleanup: Cleanup): Promise<Figures> {
+  return withFreshTarget(cloud, options, cleanup, async (server) => {
+    const since = performance.now();
+    const { ms: drainMs, status: drained } = await awaitDrained(edge.port, since);
+    const missing = await checkCloud(server.port);
+    const baseline = await measureWrites(plain.port, options);
+    let before = drained;
+    const during = await measureWrites(edge.port, options, async () => {
+      before = await statusOf(edge.port);
+    });
+    const after = await statusOf(edge.port);
+    return { drainMs, drained, missing, baseline, during, before, after };
+  });
+}
+
+/** Runs the federation scenarios on brokers of their own; rows for the report, and notes. */
+export async function benchFederation(broker: Target, options: MeasureOptions, cleanup: Cleanup): Promise<FederationBenchResult> {
+  const cloudPort = await findFreePort();
+  const edge: Target = {
+    ...broker, name: 'broker-edge',
+    // NOTE: a short retry keeps the wait between the cloud's start and the first batch under 100 ms.
+    env: { ...broker.env, FEDERATION_UPSTREAM_URL: `http://127.0.0.1:${cloudPort}`, FEDERATION_RETRY_BASE: '50', FEDERATION_RETRY_MAX: '100' },
+  };
+  const cloud: Target = { ...broker, name: 'broker-cloud', port: cloudPort };
+  const f = await withFreshTarget(edge, options, cleanup, (edgeServer) => withFreshTarget(broker, options, cleanup, async (plain) => {
+    await writeBacklog(edgeServer.port);
+    await writeBacklog(plain.port);
+    const pending = await statusOf(edgeServer.port);
+    if (pending.outboxDepth < BACKLOG) throw new Error(`the edge's outbox holds ${pending.outboxDepth} changes, expected ${BACKLOG}`);
+    return drainAndWrite(edgeServer, plain, cloud, options, cleanup);
+  }));
+  const drainRate = f.drained.sentInstances / (f.drainMs / 1000);
+  const sentDuring = f.after.sentInstances - f.before.sentInstances;
+  const ratio = f.during.requestsPerSecond / f.baseline.requestsPerSecond;
+  const rows: Row[] = [
+    { key: 'federation.drain', group: 'federation', unit: 'instances/s', value: round(drainRate), ceiling: null, ratio: null },
+    { key: 'federation.drain.seconds', group: 'federation', unit: 's', value: round(f.drainMs / 1000, 2), ceiling: null, ratio: null },
+    {
+      key: 'federation.write-during-drain', group: 'federation', unit: 'req/s', value: round(f.during.requestsPerSecond),
+      ceiling: round(f.baseline.requestsPerSecond), ratio: round(ratio, 2),
+    },
+    { key: 'federation.write-during-drain.p99', group: 'federation', unit: 'ms', value: round(f.during.p99Ms, 2), ceiling: round(f.baseline.p99Ms, 2), ratio: round(f.during.p99Ms / f.baseline.p99Ms, 2) },
+    { key: 'federation.drain-during-writes', group: 'federation', unit: 'instances/s', value: round(sentDuring / (f.during.durationMs / 1000)), ceiling: null, ratio: null },
+  ];
+  const problems = [
+    ...(f.missing === '' ? [] : [`federation.drain: the cloud misses instances: ${f.missing}`]),
+    ...(f.drained.sentInstances !== BACKLOG ? [`federation.drain: ${f.drained.sentInstances} instances sent, expected ${BACKLOG}`] : []),
+    ...(f.drained.parked > 0 || f.after.parked > 0 ? [`federation: ${f.after.parked} changes parked`] : []),
+    ...[f.baseline, f.during].flatMap((l) => (l.errors > 0 ? [`federation writes failed: ${l.firstError ?? ''}`] : [])),
+  ];
+  const notes = [
+    `federation.drain: an edge with a backlog of ${formatCount(BACKLOG)} measurements (${PER_ENTITY} batch upserts of ${ENTITIES} Sensors, written while its upstream was down) drains to a second edgeld on loopback, started on the port the edge was told of; instances (current state and history) a second from the cloud's readiness (seen within 100 ms) until the outbox is empty (status polled every ${STATUS_POLL_MS} ms), federation.batch-size 100; then every Sensor's history in the cloud is read back through its temporal API (${f.missing === '' ? `all ${formatCount(BACKLOG)} instances there, in order` : 'MISSING instances'})`,
+    `federation.write-during-drain: PATCH …/attrs of the Sensors' temperatures in turn, each a new measurement, on the edge while its drain forwards them to the cloud, against the same writes on a broker without federation holding the same data (ceiling column), measured right before; outbox ${formatCount(f.before.outboxDepth)} changes at the start of the window and ${formatCount(f.after.outboxDepth)} at its end, ${formatCount(sentDuring)} instances sent in it (federation.drain-during-writes)`,
+    `target federation.write-during-drain ratio >= ${WRITE_TARGET}: ${round(ratio, 2)}, ${ratio >= WRITE_TARGET ? 'met' : 'MISSED'}`,
+    ...problems,
+  ];
+  return { rows, notes, hasErrors: problems.length > 0 };
+}
