@@ -9,11 +9,18 @@ import type { AppEnv } from './app-env.js';
 
 const BEARER = /^Bearer +([A-Za-z0-9\-_~+/.]+=*) *$/i;
 const READS = new Set(['GET', 'HEAD']);
+/**
+ * One served @context (NGSI-LD §6.3.5): notification receivers and clients dereference the Link
+ * URL of a hosted or implicitly created context without any token; a context is vocabulary, not
+ * data. Listing them and changing them still need a token.
+ */
+const SERVED_CONTEXT = /^\/ngsi-ld\/v1\/jsonldContexts\/[^/]+$/;
 
 export function authenticate(auth: Authenticator): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const tenant = c.get('tenant') ?? '';
     const header = c.req.header('authorization');
+    if (header === undefined && READS.has(c.req.method) && SERVED_CONTEXT.test(c.req.path)) return next();
     if (header === undefined) {
       if (auth.anonymous === undefined || !READS.has(c.req.method)) {
         throw new UnauthorizedError('Authentication required', 'This request needs an access token (Authorization: Bearer <token>)');

@@ -204,3 +204,23 @@ describe('@context deletion (behaviour §8)', () => {
     expect((await b.as('root', 'DELETE', path, { claims: { roles: [ADMIN_ROLE] } })).status).toBe(204);
   });
 });
+
+describe('served @contexts with authentication on', () => {
+  let b: AuthBroker;
+  beforeAll(async () => {
+    b = await startAuthBroker();
+  });
+  afterAll(() => b.close());
+
+  it('are fetched without a token (receivers dereference Link headers); listing and adding still need one', async () => {
+    const added = await b.as('alice', 'POST', '/ngsi-ld/v1/jsonldContexts', { body: { '@context': { temp: 'https://example.org/temp' } } });
+    expect(added.status, added.text).toBe(201);
+    const path = new URL(added.headers.get('location') as string, 'http://127.0.0.1').pathname;
+    const served = await b.request('GET', path);
+    expect(served.status).toBe(200);
+    expect(served.json['@context']).toMatchObject({ temp: 'https://example.org/temp' });
+    expect((await b.request('GET', '/ngsi-ld/v1/jsonldContexts')).status).toBe(401);
+    expect((await b.request('POST', '/ngsi-ld/v1/jsonldContexts', { body: { '@context': {} } })).status).toBe(401);
+    expect((await b.request('DELETE', path)).status).toBe(401);
+  });
+});
