@@ -40,8 +40,12 @@ export function testConfig(patch: ConfigPatch = {}): Config {
 
 export async function startTestBroker(opts: { config?: ConfigPatch; dbPath?: string; log?: Logger } = {}): Promise<TestBroker> {
   const clock = createFixedClock(T0);
-  // NOTE: an ephemeral MQTT port on loopback, so tests that call listen() never collide on 1883.
-  const config = testConfig({ mqtt: { port: 0, host: '127.0.0.1' }, ...opts.config, log: { level: 'silent' } });
+  // NOTE: ephemeral ports on loopback, so tests that call listen() never collide with each other or a
+  // broker on the default ports.
+  const config = testConfig({
+    ...opts.config, mqtt: { port: 0, host: '127.0.0.1', ...opts.config?.mqtt }, server: { port: 0, host: '127.0.0.1', ...opts.config?.server },
+    log: { level: 'silent' },
+  });
   const broker = createBroker({ config, log: opts.log ?? silentLogger, clock, dbPath: opts.dbPath ?? ':memory:' });
   return {
     broker,
