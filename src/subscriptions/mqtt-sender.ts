@@ -3,7 +3,7 @@
 
 import { Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { connect, type IClientOptions, type IClientPublishOptions, type MqttClient } from 'mqtt';
+import type { IClientOptions, IClientPublishOptions, MqttClient } from 'mqtt';
 import type { Logger } from '../lib/index.js';
 
 export type MqttQos = 0 | 1 | 2;
@@ -152,6 +152,15 @@ function endClient(client: MqttClient, timeoutMs: number): Promise<void> {
   });
 }
 
+type MqttConnect = (options: IClientOptions) => MqttClient;
+
+/**
+ * The mqtt client library, loaded on the first notification to an outside broker: a gateway that
+ * only notifies its own embedded broker (or over HTTP) never pays its memory (about 15 MiB of RSS).
+ */
+let client: Promise<MqttConnect> | undefined;
+const loadClient = (): Promise<MqttConnect> => (client ??= import('mqtt').then((m) => m.connect));
+
 export function createMqttSender(deps: MqttSenderDeps): MqttSender {
   const { log } = deps;
   const reconnectPeriod = deps.reconnectPeriodMs ?? 1_000;
@@ -177,7 +186,7 @@ export function createMqttSender(deps: MqttSenderDeps): MqttSender {
     entry.idleTimer.unref();
   };
 
-  const pooled = (e: MqttEndpoint, version: MqttVersion): Pooled => {
+  const pooled = (connect: MqttConnect, e: MqttEndpoint, version: MqttVersion): Pooled => {
     const key = poolKey(e, version);
     const found = pool.get(key);
     // NOTE: a client whose connection was lost waits up to a reconnect period before it tries again;
@@ -219,8 +228,8 @@ export function createMqttSender(deps: MqttSenderDeps): MqttSender {
     return entry;
   };
 
-  const sendOutside = (e: MqttEndpoint, payload: Buffer, opts: MqttSendOptions): Promise<void> => new Promise((resolve, reject) => {
-    const entry = pooled(e, opts.version);
+  const sendOutside = (connect: MqttConnect, e: MqttEndpoint, payload: Buffer, opts: MqttSendOptions): Promise<void> => new Promise((resolve, reject) => {
+    const entry = pooled(connect, e, opts.version);
     touch(entry);
     let timer: NodeJS.Timeout | undefined;
     const finish = (err?: Error): void => {
@@ -276,7 +285,10 @@ export function createMqttSender(deps: MqttSenderDeps): MqttSender {
       const endpoint = parseMqttEndpoint(uri);
       const payload = Buffer.from(JSON.stringify({ metadata: message.metadata, body: message.body }));
       if (deps.isLocal(endpoint.url)) return sendLocal(endpoint, payload, opts);
-      return sendOutside(endpoint, payload, opts);
+      const connect = await loadClient();
+      // The sender may have been closed while the library loaded.
+      if (closed) throw new MqttSendError('the MQTT sender is closing');
+      return sendOutside(connect, endpoint, payload, opts);
     },
     close: async () => {
       closed = true;
