@@ -203,7 +203,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     if (notificationTopics !== undefined && notificationTopics.revision === revision) return notificationTopics.list;
     const embedded = { port: mqtt.port, host: config.mqtt.host };
     const list: Array<{ topic: string; owner: string | undefined }> = [];
-    for (const { sub } of loadSubscriptions(store)) {
+    for (const { sub } of subscriptionRegistry.all()) {
       let uri: URL;
       try {
         uri = new URL(sub.notification.endpoint.uri);

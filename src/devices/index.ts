@@ -5,3 +5,5 @@ export {
   createDeviceService, type Device, type DeviceInput, type DeviceMapping, type DevicePatch, type DeviceService, type DeviceServiceDeps,
 } from './service.js';
 export type { DeviceContext } from '../store/index.js';
+/** Whether a string can be a device id (one topic segment that also fits an entity id). */
+export { isDeviceId } from './validate.js';

@@ -2,14 +2,13 @@
 // through the write core (entity row, history rows and the journaled change in one transaction).
 
 import {
-  ResourceNotFoundError, appendAttributes, changesOfEntity, deletionsOfEntity, historyOfChanges, replaceEntity, type Entity, type EntityId, type Iri, type NotUpdated,
+  ResourceNotFoundError, appendAttributes, entityFactsOf, changesOfEntity, deletionsOfEntity, historyOfChanges, replaceEntity, type Entity, type EntityId, type Iri, type NotUpdated,
   type Principal, type UpdateOutcome,
 } from '../ngsi/index.js';
 import type { WriteCore, WriteTx } from '../events.js';
 import { readScopeOf, type EntityListQuery, type Store } from '../store/index.js';
 import type { Clock, IdGenerator } from '../lib/index.js';
 import { requireRight } from '../auth/index.js';
-import { factsOf } from './write-access.js';
 
 
 export interface UpdateResult { updated: Iri[]; notUpdated: NotUpdated[] }
@@ -118,7 +117,7 @@ export function createEntityService(deps: EntityServiceDeps): EntityService {
       const entity = store.entities.get(readScopeOf(actor), id);
       if (!entity) throw notFound(id);
       // Existence first (404), then the right to read it (403).
-      requireRight(actor, 'read', factsOf(id, entity), store.permissions.applicableTo);
+      requireRight(actor, 'read', entityFactsOf(id, entity), store.permissions.applicableTo);
       return entity;
     },
     getMany: (actor, ids) => store.entities.getMany(readScopeOf(actor), ids),

@@ -4,7 +4,7 @@
 
 import { actionIncludes, allows } from '../auth/index.js';
 import {
-  AUTHENTICATED_SUBJECT, AccessDeniedError, SPECIFIC_ACCESS_POLICY, isAction, type Action, type Entity, type EntityFacts, type EntityId,
+  AUTHENTICATED_SUBJECT, AccessDeniedError, SPECIFIC_ACCESS_POLICY, entityFactsOf, isAction, type Action, type Entity, type EntityId,
   type Permission, type Principal,
 } from '../ngsi/index.js';
 import type { IdGenerator } from '../lib/index.js';
@@ -24,10 +24,6 @@ export interface WriteAccess {
 export interface WriteAccessDeps {
   store: Pick<Store, 'permissions'>;
   newId: IdGenerator;
-}
-
-export function factsOf(id: EntityId, entity: Entity | undefined): EntityFacts {
-  return { id, types: entity?.types ?? [], scopes: entity?.scope ?? [] };
 }
 
 const permissionId = (newId: IdGenerator): string => `urn:ngsi-ld:Permission:${newId()}`;
@@ -69,7 +65,7 @@ export function createWriteAccess({ store, newId }: WriteAccessDeps): WriteAcces
       }
       lastNew = undefined;
       if (actor.admin) return;
-      if (!allows(actor, action, factsOf(id, entity), permissions.applicableTo(actor.tenant, actor.assignees, id))) {
+      if (!allows(actor, action, entityFactsOf(id, entity), permissions.applicableTo(actor.tenant, actor.assignees, id))) {
         throw new AccessDeniedError('Access denied', `No ${action} permission on entity ${id}`);
       }
     },

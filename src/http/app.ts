@@ -3,7 +3,7 @@
 
 import { Hono, type MiddlewareHandler } from 'hono';
 import { authenticate } from './authenticate.js';
-import { BadRequestDataError, MethodNotAllowedError, ResourceNotFoundError } from '../ngsi/index.js';
+import { BadRequestDataError, MethodNotAllowedError, ResourceNotFoundError, isTenantName } from '../ngsi/index.js';
 import { requestIdOf, type App, type AppDeps, type AppEnv } from './app-env.js';
 import { problemResponse, toNgsiError } from './problem.js';
 import { registerEntityRoutes } from './routes/entities.js';
@@ -22,7 +22,6 @@ import { registerFederationRoutes } from './routes/federation.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { routeLabelOf } from './route-label.js';
 
-const TENANT = /^[A-Za-z0-9_-]{1,64}$/;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Longest error title in a request log line: a title may quote the input at fault, of any length. */
 const LOG_TITLE_MAX = 200;
@@ -67,7 +66,7 @@ export function createApp(deps: AppDeps): App {
       c.set('tenant', '');
       return next();
     }
-    if (!TENANT.test(tenant)) throw new BadRequestDataError('Invalid NGSILD-Tenant header', 'Letters, digits, _ and -, at most 64');
+    if (!isTenantName(tenant)) throw new BadRequestDataError('Invalid NGSILD-Tenant header', 'Letters, digits, _ and -, at most 64');
     c.set('tenant', tenant);
     // NGSI-LD §6.3.14: the tenant is echoed (rare enough for the slower header copy).
     return next().then(() => {

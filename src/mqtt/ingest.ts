@@ -8,9 +8,11 @@
 
 import { z } from 'zod';
 import {
-  InsufficientStorageError, NgsiError, formatDateTime, isDeletion, isPlainObject, parseAttributes, parseDateTime, type Iri, type ObservedInstance, type Principal, type TermMapper,
+  InsufficientStorageError, NgsiError, formatDateTime, isDeletion, isPlainObject, isTenantName, parseAttributes, parseDateTime, type Iri,
+  type ObservedInstance, type Principal, type TermMapper,
 } from '../ngsi/index.js';
 import type { Measurement } from '../entities/index.js';
+import { isDeviceId } from '../devices/index.js';
 import type { Clock, Logger } from '../lib/index.js';
 
 /** The topic prefix of measurements. */
@@ -18,9 +20,6 @@ export const MEASUREMENT_PREFIX = 'ngsi/';
 /** The `<tenant>` segment that names the default tenant. */
 export const DEFAULT_TENANT_SEGMENT = 'default';
 
-const TENANT = /^[A-Za-z0-9_-]{1,64}$/;
-/** A device id is one topic segment that also fits in an entity id. */
-export const DEVICE_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
 const ATTRIBUTE_NAME = /^[^\s/+#]{1,256}$/;
 const GEOMETRY_TYPES = new Set(['Point', 'MultiPoint', 'LineString', 'MultiLineString', 'Polygon', 'MultiPolygon', 'GeometryCollection']);
 const STATUS_VALUES = new Set(['online', 'offline']);
@@ -86,7 +85,7 @@ export interface Ingest {
 export function parseMeasurementTopic(topic: string): MeasurementTopic | undefined {
   if (!topic.startsWith(MEASUREMENT_PREFIX)) return undefined;
   const [, tenantSegment, deviceId, kind, attr, ...rest] = topic.split('/');
-  if (tenantSegment === undefined || deviceId === undefined || !TENANT.test(tenantSegment) || !DEVICE_ID.test(deviceId) || rest.length > 0) return undefined;
+  if (tenantSegment === undefined || deviceId === undefined || !isTenantName(tenantSegment) || !isDeviceId(deviceId) || rest.length > 0) return undefined;
   const tenant = tenantSegment === DEFAULT_TENANT_SEGMENT ? '' : tenantSegment;
   if (kind === 'attrs' && attr === undefined) return { kind: 'attrs', tenant, deviceId };
   if (kind === 'attrs' && attr !== undefined && ATTRIBUTE_NAME.test(attr)) return { kind: 'attr', tenant, deviceId, attr };

@@ -39,7 +39,7 @@ export { isNestedDeeper, isPlainObject, type JsonObject } from './json.js';
 export { INSTANCE_PREFIX, instanceIdAt, instantOfInstanceId } from './instance-id.js';
 export type { HistoryInstance } from './history-instance.js';
 export { changesOfEntity, deletionsOfEntity, historyOfChanges } from './history-of-changes.js';
-export { AUTHENTICATED_SUBJECT, PUBLIC_SUBJECT, anonymousIn, type Principal } from './principal.js';
+export { AUTHENTICATED_SUBJECT, PUBLIC_SUBJECT, anonymousIn, isTenantName, type Principal } from './principal.js';
 export { observedHistory, withNewest, type ObservedInstance } from './newest.js';
 export { nullPayloadOf } from './null-payload.js';
 export { compileIdPattern, type EntityFilter } from './filters.js';
@@ -59,5 +59,5 @@ export {
 /** The temporal domain and its representations. */
 export * from './temporal/index.js';
 export {
-  ACTIONS, NO_SCOPE, actionRank, isAction, type Action, type EntityFacts, type Permission, type PermissionTarget,
+  ACTIONS, NO_SCOPE, actionRank, entityFactsOf, isAction, type Action, type EntityFacts, type Permission, type PermissionTarget,
 } from './permission.js';

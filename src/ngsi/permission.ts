@@ -1,7 +1,7 @@
 // Permissions of the NGSI-LD authorization model (interface 2.6): who (assignee) may do what
 // (action) on which entities (target). Types here are the domain's; the policy is in auth/.
 
-import type { EntityId, Iri } from './model.js';
+import type { Entity, EntityId, Iri } from './model.js';
 
 /** Actions, each including those before it (interface 2.6 rule 3): own is admin, created by the service. */
 export const ACTIONS = ['read', 'write', 'admin', 'own'] as const;
@@ -31,6 +31,11 @@ export interface EntityFacts {
   readonly id: EntityId;
   readonly types: readonly Iri[];
   readonly scopes: readonly string[];
+}
+
+/** The facts of an entity as the policy sees them (`entity`: its latest state; none for a new id). */
+export function entityFactsOf(id: EntityId, entity: Pick<Entity, 'types' | 'scope'> | undefined): EntityFacts {
+  return { id, types: entity?.types ?? [], scopes: entity?.scope ?? [] };
 }
 
 /** The rank of an action: a permission of action `held` allows `needed` when rank(held) >= rank(needed). */

@@ -6,6 +6,13 @@ export const AUTHENTICATED_SUBJECT = 'urn:ngsi-ld:Subject:authenticated';
 /** Assignee of anonymous access, when public permissions are allowed (interface 2.6). */
 export const PUBLIC_SUBJECT = 'urn:ngsi-ld:Subject:public';
 
+const TENANT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** A tenant name (NGSI-LD §6.3.14) as edgeld takes it: letters, digits, `_` and `-`, at most 64. */
+export function isTenantName(s: string): boolean {
+  return TENANT_NAME.test(s);
+}
+
 export interface Principal {
   /** NGSI-LD §6.3.14 tenant; '' is the default tenant. */
   readonly tenant: string;

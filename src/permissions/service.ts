@@ -4,8 +4,8 @@
 
 import { actionIncludes, administers, checkPermissionRules } from '../auth/index.js';
 import {
-  AccessDeniedError, AlreadyExistsError, BadRequestDataError, ResourceNotFoundError, type Action, type Entity, type EntityFacts, type Permission,
-  type PermissionTarget, type Principal, type ScopeExpr, evaluateScopeQ,
+  AccessDeniedError, AlreadyExistsError, BadRequestDataError, ResourceNotFoundError, entityFactsOf, type Action, type Entity, type EntityFacts,
+  type Permission, type PermissionTarget, type Principal, type ScopeExpr, evaluateScopeQ,
 } from '../ngsi/index.js';
 import type { Clock, IdGenerator } from '../lib/index.js';
 import { readScopeOf, type Store } from '../store/index.js';
@@ -69,7 +69,7 @@ export function createPermissionService(deps: PermissionServiceDeps): Permission
 
   const entityFacts = (tenant: string) => (id: string): EntityFacts | undefined => {
     const e = store.entities.get({ tenant }, id);
-    return e && { id, types: e.types, scopes: e.scope ?? [] };
+    return e && entityFactsOf(id, e);
   };
   /** The permissions the caller holds that could make it an administrator of some target. */
   const heldAdmin = (actor: Principal): Permission[] =>

@@ -5,7 +5,7 @@
 
 import type { ChangeEvent } from '../events.js';
 import type { Clock, Logger } from '../lib/index.js';
-import type { Entity, EntityFacts } from '../ngsi/index.js';
+import { entityFactsOf, type Entity, type EntityFacts } from '../ngsi/index.js';
 import { createJournalFollower, type NewNotification, type Store } from '../store/index.js';
 import {
   createDispatcher, type DeliveryDeps, type DeliveryOptions, type DeliveryStats, type PendingNotification, type QueuedMessage,
@@ -47,8 +47,7 @@ export interface NotifierDeps extends Omit<DeliveryDeps, 'store' | 'options'> {
 function ownerMayRead(deps: Pick<NotifierDeps, 'mayRead'>, sub: Subscription, change: ChangeEvent): boolean {
   const { owner } = sub;
   if (deps.mayRead === undefined || owner === undefined || owner.admin) return true;
-  const state = change.entity ?? change.previous;
-  return deps.mayRead(change.tenant, owner.assignees, { id: change.id, types: state?.types ?? [], scopes: state?.scope ?? [] });
+  return deps.mayRead(change.tenant, owner.assignees, entityFactsOf(change.id, change.entity ?? change.previous));
 }
 
 export interface NotifierStats extends DeliveryStats {

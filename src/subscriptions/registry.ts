@@ -25,6 +25,8 @@ export interface SubscriptionRegistry {
   size(): number;
   /** Grows at every put and remove: what is derived from the subscriptions is stale when it moved. */
   revision(): number;
+  /** Every subscription of every tenant. */
+  all(): Array<{ tenant: string; sub: Subscription }>;
 }
 
 /** Most entity types whose candidates a tenant keeps. */
@@ -168,6 +170,7 @@ export function createSubscriptionRegistry(initial: Iterable<{ tenant: string; s
     },
     size: () => [...tenants.values()].reduce((n, t) => n + t.byId.size, 0),
     revision: () => revision,
+    all: () => [...tenants].flatMap(([tenant, t]) => [...t.byId.values()].map((sub) => ({ tenant, sub }))),
   };
   for (const { tenant, sub } of initial) registry.put(tenant, sub);
   return registry;

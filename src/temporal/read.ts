@@ -2,8 +2,8 @@
 // included) with their history in the requested window and representation, cut alike at the cap.
 
 import {
-  ResourceNotFoundError, isShown, matchesFilter, matchesGeo, type AggregatedSeries, type EntityFilter, type AttributeKind, type Entity, type EntityId, type Iri, type Principal,
-  type TemporalAttribute, type TemporalEntity, type TermMapper,
+  ResourceNotFoundError, entityFactsOf, isShown, matchesFilter, matchesGeo, type AggregatedSeries, type EntityFilter, type AttributeKind,
+  type Entity, type EntityId, type Iri, type Principal, type TemporalAttribute, type TemporalEntity, type TermMapper,
 } from '../ngsi/index.js';
 import { requireRight } from '../auth/index.js';
 import { readScopeOf, type HistorySeries, type HistoryWindow, type ReadScope, type StoreReader } from '../store/index.js';
@@ -187,7 +187,7 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
         throw new ResourceNotFoundError('Entity not found', id);
       }
       // Existence first (404), then the right to read it (403).
-      requireRight(actor, 'read', { id, types: entity.types, scopes: entity.scope ?? [] }, store.permissions.applicableTo);
+      requireRight(actor, 'read', entityFactsOf(id, entity), store.permissions.applicableTo);
       const { hasInstances, ...result } = collect(scope, [entity], req, mapper);
       // NGSI-LD §5.7.3: none of the attributes asked for has a history, or pick/omit leave nothing to show.
       if (req.view.attrs && !hasInstances[0] && reader.series(scope, [id], [...req.view.attrs]).length === 0) {

@@ -42,9 +42,13 @@ describe('subscription registry', () => {
     r.put('', withId(subscription({ entities: [{ type: 'Sensor' }] }), 's'));
     expect(r.candidates(updateBuilding)).toEqual([]);
     expect(ids(r.candidates(createSensor))).toEqual(['s']);
+    expect(r.all().map(({ tenant, sub }) => [tenant, sub.id])).toEqual([['', 's']]);
+    const before = r.revision();
     r.remove('', 's');
+    expect(r.revision()).toBeGreaterThan(before);
     expect(r.candidates(createSensor)).toEqual([]);
     expect(r.size()).toBe(0);
+    expect(r.all()).toEqual([]);
   });
 
   it('keeps the delivery state given to it', () => {
