@@ -25,6 +25,11 @@ export interface JournalFollowerOptions {
   saveEveryMs?: number;
   /** What each change read back carries (see ChangeJournal.readAfter). */
   read?: ReadOptions;
+  /**
+   * The highest sequence the saved cursor may reach, for a reader that has handled changes whose
+   * effects are not durable yet (kept in memory): after a crash it reads those again.
+   */
+  savable?: () => number;
 }
 
 export interface JournalFollower {
@@ -47,6 +52,8 @@ export interface JournalFollower {
   position(): number;
   /** Resolves once every change committed so far is handled (or the follower stops). */
   idle(): Promise<void>;
+  /** Saves the cursor now (as far as `savable` allows). */
+  save(): void;
   /** Stops after the batch in progress, saving the cursor. */
   stop(): Promise<void>;
 }
@@ -75,9 +82,10 @@ export function createJournalFollower(opts: JournalFollowerOptions): JournalFoll
   };
 
   const save = (): void => {
-    if (cursor === saved) return;
-    journal.setCursor(reader, cursor);
-    saved = cursor;
+    const to = opts.savable === undefined ? cursor : Math.min(cursor, opts.savable());
+    if (to <= saved) return;
+    journal.setCursor(reader, to);
+    saved = to;
     savedAt = performance.now();
   };
 
@@ -176,6 +184,7 @@ export function createJournalFollower(opts: JournalFollowerOptions): JournalFoll
       settleIdle();
     },
     position: () => cursor,
+    save,
     idle() {
       if (stopped || (!running && !retry && journal.readAfter(cursor, 1).length === 0)) return Promise.resolve();
       return new Promise((resolve) => {

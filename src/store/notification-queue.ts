@@ -21,6 +21,13 @@ export type NewNotification = Omit<QueuedNotification, 'id' | 'attempts'>;
 export interface NotificationQueue {
   /** Appends in order (joins the open transaction, or opens one); returns their ids, in that order. */
   enqueue(items: readonly NewNotification[]): number[];
+  /**
+   * Writes notifications whose ids the caller gave (above lastId(), increasing), with their attempts
+   * so far (joins the open transaction, or opens one).
+   */
+  persist(items: readonly QueuedNotification[]): void;
+  /** The highest id ever queued (0: none yet). */
+  lastId(): number;
   /** The oldest pending notification of a subscription queued after `afterId` (0: the oldest of all). */
   next(tenant: string, subscriptionId: string, afterId?: number): QueuedNotification | undefined;
   /** Subscriptions with something pending, each once. */
@@ -44,6 +51,13 @@ const toQueued = ([id, tenant, subscriptionId, queuedAt, attempts, message, body
 export function createNotificationQueue(db: BetterSqlite3.Database, atomic: RunInTx): NotificationQueue {
   const insert = db.prepare<[string, string, number, string, string]>(
     'INSERT INTO notification_queue (tenant, subscription_id, queued_at, message, body) VALUES (?, ?, ?, ?, ?)',
+  );
+  const insertWithId = db.prepare<[number, string, string, number, number, string, string]>(
+    'INSERT INTO notification_queue (id, tenant, subscription_id, queued_at, attempts, message, body) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  // AUTOINCREMENT keeps the highest id ever given in sqlite_sequence, even once the queue is empty.
+  const lastId = db.prepare<[], { n: number | null }>(
+    "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'notification_queue'), 0), coalesce((SELECT max(id) FROM notification_queue), 0)) AS n",
   );
   const next = db.prepare<[string, string, number], Row>(
     `SELECT id, tenant, subscription_id, queued_at, attempts, message, body FROM notification_queue
@@ -70,6 +84,13 @@ export function createNotificationQueue(db: BetterSqlite3.Database, atomic: RunI
       if (items.length === 0) return [];
       return atomic(() => items.map((i) => Number(insert.run(i.tenant, i.subscriptionId, i.queuedAt, i.message, i.body).lastInsertRowid)));
     },
+    persist: (items) => {
+      if (items.length === 0) return;
+      atomic(() => {
+        for (const i of items) insertWithId.run(i.id, i.tenant, i.subscriptionId, i.queuedAt, i.attempts, i.message, i.body);
+      });
+    },
+    lastId: () => lastId.get()?.n ?? 0,
     next: (tenant, subscriptionId, afterId = 0) => {
       const row = next.get(tenant, subscriptionId, afterId);
       return row && toQueued(row);

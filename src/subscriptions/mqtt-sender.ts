@@ -13,6 +13,8 @@ export type MqttVersion = 'mqtt3.1.1' | 'mqtt5.0';
 export interface MqttNotificationMessage {
   metadata: Record<string, string>;
   body: unknown;
+  /** The body as JSON text already (then `body` is not used): spliced in, not parsed again. */
+  bodyJson?: string;
 }
 
 export interface MqttSendOptions {
@@ -161,6 +163,20 @@ type MqttConnect = (options: IClientOptions) => MqttClient;
 let client: Promise<MqttConnect> | undefined;
 const loadClient = (): Promise<MqttConnect> => (client ??= import('mqtt').then((m) => m.connect));
 
+/** Endpoints parsed once per URI; beyond this many, the cache starts over. */
+const MAX_ENDPOINTS = 1_000;
+const endpoints = new Map<string, MqttEndpoint>();
+
+function endpointOf(uri: string): MqttEndpoint {
+  let endpoint = endpoints.get(uri);
+  if (endpoint === undefined) {
+    endpoint = parseMqttEndpoint(uri);
+    if (endpoints.size >= MAX_ENDPOINTS) endpoints.clear();
+    endpoints.set(uri, endpoint);
+  }
+  return endpoint;
+}
+
 export function createMqttSender(deps: MqttSenderDeps): MqttSender {
   const { log } = deps;
   const reconnectPeriod = deps.reconnectPeriodMs ?? 1_000;
@@ -282,8 +298,10 @@ export function createMqttSender(deps: MqttSenderDeps): MqttSender {
       if (opts.version !== 'mqtt3.1.1' && opts.version !== 'mqtt5.0') {
         throw new MqttEndpointError(`MQTT-Version must be mqtt3.1.1 or mqtt5.0, not ${String(opts.version)}`);
       }
-      const endpoint = parseMqttEndpoint(uri);
-      const payload = Buffer.from(JSON.stringify({ metadata: message.metadata, body: message.body }));
+      const endpoint = endpointOf(uri);
+      const payload = Buffer.from(message.bodyJson === undefined
+        ? JSON.stringify({ metadata: message.metadata, body: message.body })
+        : `{"metadata":${JSON.stringify(message.metadata)},"body":${message.bodyJson}}`);
       if (deps.isLocal(endpoint.url)) return sendLocal(endpoint, payload, opts);
       const connect = await loadClient();
       // The sender may have been closed while the library loaded.

@@ -5,7 +5,7 @@
 
 import type { ChangeEvent } from '../events.js';
 import type { Clock, Logger } from '../lib/index.js';
-import { entityFactsOf, type Entity, type EntityFacts } from '../ngsi/index.js';
+import { entityFactsOf, type Entity, type EntityFacts, type HistoryInstance } from '../ngsi/index.js';
 import { createJournalFollower, type NewNotification, type Store } from '../store/index.js';
 import {
   createDispatcher, type DeliveryDeps, type DeliveryOptions, type DeliveryStats, type PendingNotification, type QueuedMessage,
@@ -90,6 +90,19 @@ function notifiedOf(change: ChangeEvent, match: SubscriptionMatch): NotifiedEnti
   return out;
 }
 
+/** The entity as it is now, with the attribute instances a change wrote as it wrote them. */
+export function asWritten(entity: Entity, instances: readonly HistoryInstance[]): Entity {
+  if (instances.length === 0) return entity;
+  const attrs = { ...entity.attrs };
+  for (const { attr, datasetId, attribute } of instances) {
+    // A deletion instance: the change removed it, and so does the entity now (or a later write re-created it).
+    if (attribute === undefined) continue;
+    const others = (attrs[attr] ?? []).filter((a) => a.datasetId !== datasetId);
+    attrs[attr] = [...others, attribute];
+  }
+  return { ...entity, attrs };
+}
+
 export function createNotifier(deps: NotifierDeps): Notifier {
   const { store, registry, clock, log, options } = deps;
   const dispatcher = createDispatcher({ ...deps, options });
@@ -144,23 +157,44 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     }
   };
 
-  /** Queues in one write, with the cursor when given; once committed, hands them to their delivery. */
-  const enqueue = async (items: QueueItem[], cursor?: number): Promise<void> => {
-    // Group-committed with the writes of the same turn: no commit of its own.
-    const { ids, trimmed } = await store.write(() => {
-      const added = store.notifications.enqueue(items.map((i) => i.row));
-      if (cursor !== undefined) store.journal.setCursor(NOTIFIER_READER, cursor);
-      return { ids: added, trimmed: store.notifications.trimTo(options.maxPending) };
+  /**
+   * Hands the notifications of `items` over to their delivery: in memory only for a subscription
+   * whose receiver keeps up (`seq`: the change they notify, which the cursor then waits for), the
+   * others once queued (group-committed with the writes of the same turn: no commit of its own).
+   */
+  const dispatch = async (items: ReadonlyArray<QueueItem & { seq?: number }>): Promise<void> => {
+    const inMemory = new Map<string, boolean>();
+    const memory: PendingNotification[] = [];
+    const durable: PendingNotification[] = [];
+    for (const { row, message, seq } of items) {
+      const key = keyOf(row.tenant, row.subscriptionId);
+      // One decision per subscription for the whole batch, so that its notifications keep their order.
+      let takes = inMemory.get(key);
+      if (takes === undefined) {
+        takes = seq !== undefined && dispatcher.takesInMemory(row.tenant, row.subscriptionId);
+        inMemory.set(key, takes);
+      }
+      const pending: PendingNotification = {
+        id: dispatcher.nextId(), tenant: row.tenant, subscriptionId: row.subscriptionId, attempts: 0, queuedAt: row.queuedAt,
+        message, messageJson: row.message, body: row.body, isQueued: !takes,
+      };
+      if (takes && seq !== undefined) pending.seq = seq;
+      (takes ? memory : durable).push(pending);
+    }
+    queued += items.length;
+    if (memory.length > 0) dispatcher.handOver(memory);
+    if (durable.length === 0) return;
+    const trimmed = await store.write(() => {
+      store.notifications.persist(durable.map(({ id, tenant, subscriptionId, attempts, queuedAt, messageJson, body }) => (
+        { id, tenant, subscriptionId, attempts, queuedAt, message: messageJson, body })));
+      return store.notifications.trimTo(options.maxPending);
     });
     if (trimmed > 0) {
       overflowed += trimmed;
       log.warn('notification queue full: oldest notifications dropped', { count: trimmed, max: options.maxPending });
       dispatcher.resync();
     }
-    queued += items.length;
-    dispatcher.handOver(items.map(({ row, message }, n): PendingNotification => (
-      { id: ids[n]!, tenant: row.tenant, subscriptionId: row.subscriptionId, attempts: 0, message, body: row.body }
-    )));
+    dispatcher.handOver(durable);
   };
 
   /** Events of committed changes not read yet, by sequence (bounded: the oldest go first). */
@@ -170,7 +204,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
   let offered: ChangeEvent[] = [];
 
   const handle = async (changes: ChangeEvent[]): Promise<void> => {
-    const items: QueueItem[] = [];
+    const items: Array<QueueItem & { seq: number }> = [];
     for (const change of changes) {
       // A change is matched as of when it was committed (expiry, throttling), whenever it is read.
       const at = change.at;
@@ -182,26 +216,27 @@ export function createNotifier(deps: NotifierDeps): Notifier {
         if (!match || !ownerMayRead(deps, sub, change)) continue;
         lastQueued.set(key, at);
         const item = await itemOf(change.tenant, sub, [notifiedOf(change, match)], clock.now());
-        if (item !== undefined) items.push(item);
+        if (item !== undefined) items.push({ ...item, seq: change.seq });
       }
     }
-    // With nothing to queue, the follower saves the cursor now and then by itself.
-    if (items.length > 0) await enqueue(items, changes[changes.length - 1]!.seq);
+    if (items.length > 0) await dispatch(items);
   };
 
   const follower = createJournalFollower({
-    journal: store.journal, reader: NOTIFIER_READER, log, saveEveryMs: 5_000, read: { entities: false },
+    journal: store.journal, reader: NOTIFIER_READER, log, saveEveryMs: 1_000, read: { entities: false, instances: true },
+    // The cursor stays before the changes whose notifications are only in memory.
+    savable: () => dispatcher.heldBefore() ?? Number.MAX_SAFE_INTEGER,
     // NOTE: a change read back from the journal has only references; the event emitted after its
     // commit has the entity as that change left it. Each notification must show that state, even
     // when later writes are committed before it is read (a burst, one group commit): the recent
-    // events are kept until read, and only a change without its event (read again after a restart)
-    // shows the entity as it is now.
+    // events are kept until read. A change without its event (read again after a restart) shows
+    // the entity as it is now, with the attributes the change wrote as it wrote them.
     handle: (changes) => handle(changes.map((c) => {
       const event = recent.get(c.seq);
       recent.delete(c.seq);
       if (event !== undefined) return event;
       const entity = c.kind === 'entityDeleted' ? undefined : store.entities.get({ tenant: c.tenant }, c.id);
-      return entity === undefined ? c : { ...c, entity };
+      return entity === undefined ? c : { ...c, entity: asWritten(entity, c.instances) };
     })),
   });
 
@@ -264,18 +299,21 @@ export function createNotifier(deps: NotifierDeps): Notifier {
         const item = await itemOf(tenant, sub, entities.map((entity) => ({ entity })), now);
         if (item !== undefined) items.push(item);
       }
-      if (items.length > 0) await enqueue(items);
+      if (items.length > 0) await dispatch(items);
       return items.length;
     },
 
     async idle() {
       await follower.idle();
       await dispatcher.idle();
+      follower.save();
     },
     stats: () => ({ ...dispatcher.stats(), queued, overflowed, pending: store.notifications.size() }),
     async stop() {
       await follower.stop();
+      // The dispatcher queues what it still holds in memory; the cursor can then move past it.
       await dispatcher.stop();
+      follower.save();
     },
   };
 }
