@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Config } from './config/index.js';
 import { createChangeEmitter, type ChangeEmitter } from './events.js';
-import { uuid, type Clock, type IdGenerator, type Logger } from './lib/index.js';
+import { timeOrderedUuid, uuid, type Clock, type IdGenerator, type Logger } from './lib/index.js';
 import { openStore, type Store } from './store/index.js';
 import { createContextService, type ContextInput, type ContextService } from './jsonld/index.js';
 import {
@@ -110,9 +110,9 @@ export function createBroker(deps: BrokerDeps): Broker {
   const authConfig = config.application.authentication;
   // The one write path: every write below journals its changes through it (and, with authentication,
   // checks and grants permissions in the same transaction).
-  const core = createWriteCore({ store, events, clock, ...(authConfig.enabled ? { access: createWriteAccess({ store, newId: deps.newId ?? uuid }) } : {}) });
+  const core = createWriteCore({ store, events, clock, ...(authConfig.enabled ? { access: createWriteAccess({ store, newId: deps.newId ?? timeOrderedUuid }) } : {}) });
   const permissions = createPermissionService({
-    store, clock, newId: deps.newId ?? uuid, enabled: authConfig.enabled, allowPublic: authConfig.allowPublicPermission,
+    store, clock, newId: deps.newId ?? timeOrderedUuid, enabled: authConfig.enabled, allowPublic: authConfig.allowPublicPermission,
   });
   const subjects = createSubjectService({ store, core, clock, log: log.child('subjects'), cascade: config.search.onOwnerDeleteCascadeEntities });
   const verifier = authConfig.enabled ? createTokenVerifier({

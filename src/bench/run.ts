@@ -19,15 +19,16 @@ import { SCENARIOS } from './scenarios.js';
 interface RunOptions extends MeasureOptions {
   readonly ceilingOnly: boolean;
   /** Only the notification scenarios (no ceiling), MQTT ingestion (with its own ceiling), or federation (brokers of their own). */
-  readonly only: 'notifications' | 'mqtt' | 'federation' | undefined;
+  readonly only: 'notifications' | 'auth' | 'mqtt' | 'federation' | undefined;
   /** The broker's entry script; undefined means dist/main.js. */
   readonly broker: string | undefined;
 }
 
-const USAGE = `usage: node dist/bench/run.js [--ceiling-only | --only notifications|mqtt|federation] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
+const USAGE = `usage: node dist/bench/run.js [--ceiling-only | --only notifications|auth|mqtt|federation] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
   --ceiling-only   benchmark only the bare Hono + SQLite ceiling
   --only notifications
                    run only the notification scenarios (on a broker of their own; no ceiling)
+  --only auth      run only the authentication scenarios (on brokers of their own)
   --only mqtt      run only the MQTT ingestion scenario (on a broker of its own and its own ceiling)
   --only federation
                    run only the federation scenarios (an edge, a cloud and a baseline broker)
@@ -68,8 +69,8 @@ function parseOptions(argv: readonly string[]): RunOptions {
     process.exit(0);
   }
   const only = values.only;
-  if (only !== undefined && only !== 'notifications' && only !== 'mqtt' && only !== 'federation') {
-    throw new Error(`--only: expected notifications, mqtt or federation\n${USAGE}`);
+  if (only !== undefined && only !== 'notifications' && only !== 'auth' && only !== 'mqtt' && only !== 'federation') {
+    throw new Error(`--only: expected notifications, auth, mqtt or federation\n${USAGE}`);
   }
   if (only !== undefined && values['ceiling-only']) throw new Error(`--only and --ceiling-only exclude each other\n${USAGE}`);
   const concurrency = Number(values.concurrency);
@@ -193,6 +194,13 @@ async function main(): Promise<void> {
       const noteLines = n.notes.map((note) => `note: ${note}`).join('\n');
       process.stdout.write(`${formatTable(n.rows)}\n\n${noteLines}\n${formatJson(n.rows)}\n`);
       if (n.hasErrors) process.exitCode = 1;
+      return;
+    }
+    if (options.only === 'auth') {
+      const a = await benchAuth(brokerTarget, options, cleanup);
+      const noteLines = [...a.notes, ...describeTargets(a.rows, a.scenarios)].map((note) => `note: ${note}`).join('\n');
+      process.stdout.write(`${formatTable(a.rows)}\n\n${noteLines}\n${formatJson(a.rows)}\n`);
+      if (a.hasErrors) process.exitCode = 1;
       return;
     }
     if (options.only === 'federation') {
