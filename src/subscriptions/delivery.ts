@@ -71,6 +71,8 @@ export interface DeliveryStats {
   sent: number;
   failed: number;
   dropped: number;
+  /** Waiting for delivery in memory only (not queued). */
+  inMemory: number;
 }
 
 export interface Dispatcher {
@@ -154,7 +156,7 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
   const loops = new Map<string, Promise<void>>();
   const timers = new Map<string, NodeJS.Timeout>();
   const waiting = new Map<string, () => void>();
-  const stats: DeliveryStats = { sent: 0, failed: 0, dropped: 0 };
+  const stats: Omit<DeliveryStats, 'inMemory'> = { sent: 0, failed: 0, dropped: 0 };
   let stopped = false;
   let idleWaiters: Array<() => void> = [];
 
@@ -533,7 +535,7 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
       flushDelivered();
       await Promise.all(writes);
     },
-    stats: () => ({ ...stats }),
+    stats: () => ({ ...stats, inMemory: heldCount }),
     async stop() {
       stopped = true;
       for (const t of timers.values()) clearTimeout(t);

@@ -54,6 +54,7 @@ export interface NotifierStats extends DeliveryStats {
   queued: number;
   /** Dropped because the queue was full. */
   overflowed: number;
+  /** Waiting for delivery: queued, or in memory only. */
   pending: number;
 }
 
@@ -308,7 +309,10 @@ export function createNotifier(deps: NotifierDeps): Notifier {
       await dispatcher.idle();
       follower.save();
     },
-    stats: () => ({ ...dispatcher.stats(), queued, overflowed, pending: store.notifications.size() }),
+    stats: () => {
+      const delivery = dispatcher.stats();
+      return { ...delivery, queued, overflowed, pending: store.notifications.size() + delivery.inMemory };
+    },
     async stop() {
       await follower.stop();
       // The dispatcher queues what it still holds in memory; the cursor can then move past it.
