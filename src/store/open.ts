@@ -29,8 +29,11 @@ import type { DiskStats, Store, StoreOptions } from './types.js';
 import { registerSqlFunctions } from './entity-filters.js';
 import { registerGeoSqlFunctions } from './geo-sql.js';
 import { createStoreCounts } from './store-counts.js';
+import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+/** Bytes the WAL file is trimmed to once it restarts; also the size that sets off a checkpoint. */
+const WAL_LIMIT_BYTES = 4 * 1024 * 1024;
 
 const isMemory = (path: string): boolean => path === ':memory:' || path === '';
 
@@ -38,19 +41,23 @@ const isMemory = (path: string): boolean => path === ':memory:' || path === '';
  * NOTE: synchronous=NORMAL in WAL mode syncs only at checkpoints: a power cut may lose the last
  * commits but never corrupts, and it saves an fsync per commit on the SD card.
  * journal_size_limit keeps the WAL from staying large on disk after a burst.
+ * NOTE: a file database checkpoints on a worker thread (checkpointer.ts), not in the commit that
+ * crosses wal_autocheckpoint: that commit would copy about 4 MiB and fsync twice on the main thread,
+ * a stall of several ms in the middle of the event loop.
  * NOTE: foreign keys are declared (they document the schema) but not enforced: checking them cost a
  * B-tree seek per reference on every insert, about a tenth of a batch upsert. The repositories keep
  * references whole (a test runs PRAGMA foreign_key_check after a mixed workload), and the one
  * physical delete of entity rows removes their type rows itself instead of relying on CASCADE.
  */
-function applyPragmas(db: Database.Database, busyTimeoutMs: number): void {
+function applyPragmas(db: Database.Database, busyTimeoutMs: number, isFile: boolean): void {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
   db.pragma('foreign_keys = OFF');
   db.pragma('cache_size = -8192');
   db.pragma('temp_store = MEMORY');
-  db.pragma('journal_size_limit = 4194304');
+  db.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
+  if (isFile) db.pragma('wal_autocheckpoint = 0');
 }
 
 function fileSize(path: string): number {
@@ -80,7 +87,7 @@ export function openStore(opts: StoreOptions): Store {
     throw err;
   }
   try {
-    applyPragmas(db, busyTimeoutMs);
+    applyPragmas(db, busyTimeoutMs, !isMemory(path));
     registerSqlFunctions(db);
     registerGeoSqlFunctions(db);
     runMigrations(db, MIGRATIONS, log);
@@ -96,9 +103,18 @@ export function openStore(opts: StoreOptions): Store {
   const buckets = createBucketCatalogue(db, opts.historyBucket, caches);
   log.info('store opened', { path, journalMode: db.pragma('journal_mode', { simple: true }), schema: MIGRATIONS[MIGRATIONS.length - 1]?.version });
 
-  const checkpoint = (mode: 'PASSIVE' | 'TRUNCATE' = 'TRUNCATE'): void => {
+  const checkpointHere = (mode: 'PASSIVE' | 'TRUNCATE'): void => {
     // `mode` is one of two literals, not input.
     db.pragma(`wal_checkpoint(${mode})`);
+  };
+  // NOTE: the worker's connection is a second one in this process; the store lock (lock.ts) is a
+  // separate file, so it neither needs nor takes it, and it runs no migrations (they ran above).
+  const checkpointer: Checkpointer | undefined = isMemory(path)
+    ? undefined
+    : startCheckpointer({ db, path, busyTimeoutMs, walLimitBytes: WAL_LIMIT_BYTES, writes: runner, log });
+  const checkpoint = (mode: 'PASSIVE' | 'TRUNCATE' = 'TRUNCATE'): void => {
+    if (mode === 'PASSIVE' && checkpointer?.request()) return;
+    checkpointHere(mode);
   };
   const disk = isMemory(path) ? undefined : watchDiskSpace({ dir: dirname(path), minFreeBytes: opts.minFreeBytes ?? 0, clock: opts.clock, log });
 
@@ -139,8 +155,9 @@ export function openStore(opts: StoreOptions): Store {
     close() {
       if (!db.open) return;
       runner.shutdown();
+      checkpointer?.stop();
       try {
-        checkpoint();
+        checkpointHere('TRUNCATE');
       } catch (err) {
         log.warn('checkpoint at close failed', { err });
       }

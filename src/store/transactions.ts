@@ -39,6 +39,12 @@ export interface TxRunner {
   flushQueue(): void;
   /** Commits what is queued, then refuses further work. */
   shutdown(): void;
+  /**
+   * Holds queued writes: they keep queueing but none commits until release(). Direct transactions
+   * and flushQueue() are not held. For the checkpointer, which needs a moment without commits.
+   */
+  hold(): void;
+  release(): void;
 }
 
 function isThenable(x: unknown): boolean {
@@ -60,6 +66,7 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
   let lingered = 0;
   let queuedAtLinger = 0;
   let closed = false;
+  let held = false;
 
   const savepointAt = (depth: number): Savepoint => {
     let sp = savepoints[depth];
@@ -236,7 +243,7 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
    */
   const onImmediate = (): void => {
     immediate = undefined;
-    if (closed) return;
+    if (closed || held) return;
     if (queue.length < lastBatch && lingered < MAX_LINGER && (lingered === 0 || queue.length > queuedAtLinger)) {
       lingered += 1;
       queuedAtLinger = queue.length;
@@ -252,7 +259,7 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
     if (queue.length >= MAX_BATCH && !microScheduled) {
       microScheduled = true;
       queueMicrotask(() => {
-        if (microScheduled && !closed) flushQueue();
+        if (microScheduled && !closed && !held) flushQueue();
       });
     }
     immediate ??= setImmediate(onImmediate);
@@ -280,6 +287,17 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
     closed = true;
   };
 
+  const hold = (): void => {
+    held = true;
+  };
+
+  const release = (): void => {
+    if (!held) return;
+    held = false;
+    microScheduled = false;
+    if (!closed && queue.length > 0) schedule();
+  };
+
   /**
    * For repositories: joins the open transaction as it is (no savepoint: a failure propagates to
    * whoever rolls back, the write or its savepoint), or opens one when none is open.
@@ -289,5 +307,5 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
     return frame ? runFn(fn, frame) : transaction(fn);
   }
 
-  return { transaction, atomic, write, flushQueue, shutdown };
+  return { transaction, atomic, write, flushQueue, shutdown, hold, release };
 }

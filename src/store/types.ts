@@ -85,7 +85,9 @@ export interface Store {
   flush(): Promise<void>;
   /**
    * PRAGMA wal_checkpoint: TRUNCATE (the default) waits for readers and empties the WAL file; PASSIVE
-   * copies what it can without waiting for anyone, for a periodic job.
+   * copies what it can without waiting for anyone, for a periodic job. A file database checkpoints on
+   * a worker thread by itself whenever the WAL outgrows journal_size_limit; PASSIVE asks that worker
+   * for a checkpoint now and returns (it runs here when there is no worker).
    */
   checkpoint(mode?: 'PASSIVE' | 'TRUNCATE'): void;
   /**

@@ -1,0 +1,204 @@
+// WAL checkpoints on a worker thread: the main connection never checkpoints in a commit, the worker
+// keeps the WAL small under sustained writes, close() stops it, and a failing worker falls back.
+
+import Database from 'better-sqlite3';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createLogger, silentLogger } from '../../src/lib/index.js';
+import { startCheckpointer } from '../../src/store/checkpointer.js';
+import { createTxRunner } from '../../src/store/transactions.js';
+import { createCacheGroup } from '../../src/store/tx-cache.js';
+import type { Store } from '../../src/store/index.js';
+import { entity, fileStore, memoryStore, NS, property, tempDir } from './helpers.js';
+
+const workers = vi.hoisted(() => ({ started: [] as Array<{ threadId: number; once(event: 'exit', fn: () => void): void }> }));
+
+vi.mock('node:worker_threads', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:worker_threads')>();
+  class RecordedWorker extends real.Worker {
+    constructor(...args: ConstructorParameters<typeof real.Worker>) {
+      super(...args);
+      workers.started.push(this);
+    }
+  }
+  return { ...real, Worker: RecordedWorker };
+});
+
+const WAL_LIMIT = 4 * 1024 * 1024;
+const PAYLOAD = 'x'.repeat(3000);
+
+const walBytes = (file: string): number => (existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0);
+
+/** The WAL header's checkpoint sequence number: it goes up each time a writer restarts the WAL. */
+function walSequence(file: string): number {
+  const fd = openSync(`${file}-wal`, 'r');
+  try {
+    const header = Buffer.alloc(16);
+    readSync(fd, header, 0, 16, 0);
+    return header.readUInt32BE(12);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+let written = 0;
+/** One queued write of an entity with a 3 KB attribute: a few WAL frames. */
+const writeOne = (store: Store): Promise<void> => {
+  const id = `urn:ngsi-ld:Sensor:${written++}`;
+  return store.write(() => store.entities.insert('', entity(id, [NS + 'Sensor'], { [NS + 'blob']: [property(PAYLOAD)] })));
+};
+
+async function writeMany(store: Store, n: number): Promise<void> {
+  await Promise.all(Array.from({ length: n }, () => writeOne(store)));
+}
+
+describe('WAL checkpoints on a worker thread', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    tmp = tempDir();
+    workers.started.length = 0;
+    return tmp.cleanup;
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('turns the automatic checkpoint off on the main connection of a file database', () => {
+    const pragma = vi.spyOn(Database.prototype, 'pragma');
+    const store = fileStore(tmp.file);
+    const index = pragma.mock.calls.findIndex(([source]) => source === 'wal_autocheckpoint = 0');
+    expect(index).toBeGreaterThanOrEqual(0);
+    // The connection that received the pragma is the store's own.
+    const main = pragma.mock.contexts[index] as Database.Database; // a spy on a prototype method records its `this`
+    pragma.mockRestore();
+    expect(main.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    expect(workers.started).toHaveLength(1);
+    store.close();
+  });
+
+  it('starts no worker for an in-memory database', () => {
+    const store = memoryStore();
+    expect(workers.started).toHaveLength(0);
+    store.checkpoint('PASSIVE');
+    store.close();
+  });
+
+  it('checkpoints once the WAL outgrows its limit, so that it restarts and is trimmed back', async () => {
+    const store = fileStore(tmp.file);
+    for (let round = 0; round < 3; round++) {
+      while (walBytes(tmp.file) <= WAL_LIMIT + 1024 * 1024) await writeMany(store, 200);
+      const before = walSequence(tmp.file);
+      // Every write yields to the event loop, where the worker's requests are answered.
+      await vi.waitFor(async () => {
+        await writeOne(store);
+        expect(walSequence(tmp.file)).toBeGreaterThan(before);
+      }, { timeout: 10_000, interval: 5 });
+      expect(walBytes(tmp.file)).toBeLessThanOrEqual(WAL_LIMIT);
+    }
+    store.close();
+  });
+
+  it('restarts and trims the WAL under a steady stream of commits', async () => {
+    const store = fileStore(tmp.file);
+    let isWriting = true;
+    const writer = async (): Promise<void> => {
+      while (isWriting) await writeOne(store);
+    };
+    const writers = [writer(), writer(), writer(), writer()];
+    let restarts = 0;
+    let trims = 0;
+    let sequence = -1;
+    let size = 0;
+    try {
+      await vi.waitFor(() => {
+        const now = walSequence(tmp.file);
+        if (sequence >= 0 && now !== sequence) restarts++;
+        sequence = now;
+        const next = walBytes(tmp.file);
+        if (size > WAL_LIMIT && next <= WAL_LIMIT) trims++;
+        size = next;
+        expect(Math.min(restarts, trims)).toBeGreaterThanOrEqual(5);
+      }, { timeout: 15_000, interval: 5 });
+    } finally {
+      isWriting = false;
+      await Promise.all(writers);
+    }
+    store.close();
+  });
+
+  it('checkpoints a small WAL when asked (the periodic job)', async () => {
+    const store = fileStore(tmp.file);
+    await writeMany(store, 20);
+    const before = walSequence(tmp.file);
+    store.checkpoint('PASSIVE');
+    await vi.waitFor(async () => {
+      await writeOne(store);
+      expect(walSequence(tmp.file)).toBeGreaterThan(before);
+    }, { timeout: 10_000, interval: 5 });
+    store.close();
+  });
+
+  it('stops the worker at close, before the final checkpoint empties the WAL', async () => {
+    const store = fileStore(tmp.file);
+    await writeMany(store, 1500);
+    const [worker] = workers.started;
+    const exited = new Promise<void>((resolve) => worker?.once('exit', resolve));
+    store.close();
+    expect(existsSync(`${tmp.file}-wal`)).toBe(false);
+    await exited;
+    expect(worker?.threadId).toBe(-1);
+  });
+
+  it('falls back to the automatic checkpoint when the worker fails', async () => {
+    const lines: string[] = [];
+    const db = new Database(join(tmp.dir, 'main.db'));
+    db.pragma('journal_mode = WAL');
+    db.pragma('wal_autocheckpoint = 0');
+    const writes = { hold: vi.fn(), release: vi.fn() };
+    // The worker cannot open a database in a directory that does not exist.
+    const checkpointer = startCheckpointer({
+      db, path: join(tmp.dir, 'missing', 'x.db'), busyTimeoutMs: 100, walLimitBytes: WAL_LIMIT, writes,
+      log: createLogger('warn', 'store', (line) => lines.push(line)),
+    });
+    expect(checkpointer).toBeDefined();
+    await vi.waitFor(() => expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000), { timeout: 10_000 });
+    expect(lines.map((l) => JSON.parse(l) as { level: string; msg: string })).toEqual([
+      expect.objectContaining({ level: 'error', msg: 'checkpoint worker failed' }),
+      expect.objectContaining({ level: 'warn', msg: 'WAL checkpoints run in commits on the main thread again' }),
+    ]);
+    expect(checkpointer?.request()).toBe(false);
+    checkpointer?.stop();
+    db.close();
+  });
+});
+
+describe('queued writes held for the checkpointer', () => {
+  it('queue while held and commit on release; direct transactions and flushes are not held', async () => {
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE t (n INTEGER)');
+    const runner = createTxRunner(db, createCacheGroup(db), silentLogger);
+    const insert = db.prepare('INSERT INTO t (n) VALUES (?)');
+    const count = (): unknown => db.prepare('SELECT count(*) FROM t').pluck().get();
+    runner.hold();
+    let done = 0;
+    const queued = [1, 2, 3].map((n) => runner.write(() => insert.run(n)).then(() => done++));
+    // Several loop turns pass without a commit.
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(done).toBe(0);
+    runner.transaction(() => insert.run(4));
+    expect(count()).toBe(1);
+    runner.release();
+    await Promise.all(queued);
+    expect(count()).toBe(4);
+
+    runner.hold();
+    const flushed = runner.write(() => insert.run(5));
+    runner.flushQueue();
+    await flushed;
+    expect(count()).toBe(5);
+    runner.release();
+    runner.shutdown();
+    db.close();
+  });
+});
