@@ -163,7 +163,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
    * whose receiver keeps up (`seq`: the change they notify, which the cursor then waits for), the
    * others once queued (group-committed with the writes of the same turn: no commit of its own).
    */
-  const dispatch = async (items: ReadonlyArray<QueueItem & { seq?: number }>): Promise<void> => {
+  const dispatch = async (items: ReadonlyArray<QueueItem & { seq?: number }>, upTo?: number): Promise<void> => {
     const inMemory = new Map<string, boolean>();
     const memory: PendingNotification[] = [];
     const durable: PendingNotification[] = [];
@@ -188,6 +188,9 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     const trimmed = await store.write(() => {
       store.notifications.persist(durable.map(({ id, tenant, subscriptionId, attempts, queuedAt, messageJson, body }) => (
         { id, tenant, subscriptionId, attempts, queuedAt, message: messageJson, body })));
+      // The cursor moves past the changes just queued (not past those held in memory), so that a
+      // crash after this commit does not notify them again.
+      if (upTo !== undefined) store.journal.setCursor(NOTIFIER_READER, Math.min(upTo, dispatcher.heldBefore() ?? upTo));
       return store.notifications.trimTo(options.maxPending);
     });
     if (trimmed > 0) {
@@ -220,7 +223,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
         if (item !== undefined) items.push({ ...item, seq: change.seq });
       }
     }
-    if (items.length > 0) await dispatch(items);
+    if (items.length > 0) await dispatch(items, changes[changes.length - 1]!.seq);
   };
 
   const follower = createJournalFollower({
