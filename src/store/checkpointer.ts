@@ -92,14 +92,18 @@ export function startCheckpointer(deps: CheckpointerDeps): Checkpointer | undefi
     writes.release();
   };
 
+  /** No more cycles: a hold in progress lets the writes go. */
+  const end = (): void => {
+    isRunning = false;
+    if (holdTimer === undefined) return;
+    clearTimeout(holdTimer);
+    holdTimer = undefined;
+    writes.release();
+  };
+
   const fail = (reason: string, err?: unknown): void => {
     if (!isRunning) return;
-    isRunning = false;
-    if (holdTimer !== undefined) {
-      clearTimeout(holdTimer);
-      holdTimer = undefined;
-      writes.release();
-    }
+    end();
     log.error(`checkpoint worker ${reason}`, err === undefined ? {} : { err });
     if (db.open) restoreAutocheckpoint(db, log);
   };
@@ -132,12 +136,7 @@ export function startCheckpointer(deps: CheckpointerDeps): Checkpointer | undefi
     },
     stop() {
       if (!isRunning) return;
-      isRunning = false;
-      if (holdTimer !== undefined) {
-        clearTimeout(holdTimer);
-        holdTimer = undefined;
-        writes.release();
-      }
+      end();
       send({ type: 'stop' });
       // NOTE: close() is synchronous, and the main connection's final checkpoint wants the worker's
       // connection closed first; blocking here is fine at the end of the store's life.
