@@ -1,7 +1,9 @@
 // The notifier (NGSI-LD §5.11): follows the change journal with its own cursor, matches each change
-// against its candidate subscriptions, and queues one notification per change and matching
-// subscription in the same transaction that moves its cursor, so nothing committed is missed or
-// queued twice across a crash. Periodic (timeInterval) subscriptions are notified by a job.
+// against its candidate subscriptions, and builds one notification per change and matching
+// subscription. Those of a subscription whose receiver keeps up go to delivery in memory, and the
+// saved cursor waits for them; the others are queued in the transaction that moves the cursor past
+// their changes. Nothing committed is missed across a crash (at least once). Periodic
+// (timeInterval) subscriptions are notified by a job.
 
 import type { ChangeEvent } from '../events.js';
 import type { Clock, Logger } from '../lib/index.js';
