@@ -112,6 +112,8 @@ const MAX_HANDED = 1_024;
 const MAX_IN_MEMORY = 2_048;
 /** Most notifications of one subscription sent ahead of the outcome of the oldest. */
 const WINDOW = 64;
+/** Deliveries are recorded (counters, queue removals) at most this often. */
+const FLUSH_EVERY_MS = 50;
 
 /**
  * The notifications handed over to one subscription, oldest first: every one queued for it since
@@ -198,6 +200,7 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
   /** Deliveries not recorded yet, per subscription: recorded together, once per loop turn. */
   const delivered = new Map<string, { tenant: string; subscriptionId: string; ids: number[]; count: number; at: number }>();
   let flushScheduled = false;
+  let lastFlushAt = Number.NEGATIVE_INFINITY;
   let lastId: number | undefined;
 
   /**
@@ -231,6 +234,7 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
   /** Records every delivery since the last flush: removals of what was queued, and one counter update per subscription. */
   const flushDelivered = (): void => {
     flushScheduled = false;
+    lastFlushAt = performance.now();
     const batch = [...delivered.values()];
     delivered.clear();
     if (batch.length === 0) return;
@@ -269,7 +273,11 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
     delivered.set(key, d);
     if (!flushScheduled) {
       flushScheduled = true;
-      setImmediate(flushDelivered);
+      // NOTE: at most one such write every FLUSH_EVERY_MS: under a steady stream each notification
+      // would otherwise cost a commit of its own, beside the commit of the write it notifies.
+      const wait = lastFlushAt + FLUSH_EVERY_MS - performance.now();
+      if (wait <= 0) setImmediate(flushDelivered);
+      else setTimeout(flushDelivered, wait).unref();
     }
   };
 
