@@ -160,32 +160,28 @@ function addSource(registry: Registry, source: MetricsSource, log: Logger): void
       return undefined;
     }
   };
+  /** Replaces a metric's samples with the source's; a failed read leaves none. */
+  const refill = (metric: Counter | Gauge, put: (s: MetricSample) => void): void => {
+    metric.reset();
+    const samples = read();
+    // NOTE: reset() leaves a 0 sample on a metric without labels; a failed read must show none.
+    if (samples === undefined) metric.remove({});
+    for (const s of samples ?? []) put(s);
+  };
+  const options = { name: source.name, help: source.help, labelNames, registers: [registry] };
   if (source.type === 'counter') {
     new Counter({
-      name: source.name, help: source.help, labelNames, registers: [registry],
+      ...options,
       collect() {
-        this.reset();
-        const samples = read();
-        if (samples === undefined) this.remove({});
-        for (const s of samples ?? []) {
-          if (s.labels) this.inc(s.labels, s.value);
-          else this.inc(s.value);
-        }
+        refill(this, (s) => (s.labels ? this.inc(s.labels, s.value) : this.inc(s.value)));
       },
     });
     return;
   }
   new Gauge({
-    name: source.name, help: source.help, labelNames, registers: [registry],
+    ...options,
     collect() {
-      this.reset();
-      const samples = read();
-      // NOTE: reset() leaves a 0 sample on a metric without labels; a failed read must show none.
-      if (samples === undefined) this.remove({});
-      for (const s of samples ?? []) {
-        if (s.labels) this.set(s.labels, s.value);
-        else this.set(s.value);
-      }
+      refill(this, (s) => (s.labels ? this.set(s.labels, s.value) : this.set(s.value)));
     },
   });
 }

@@ -6,10 +6,10 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/broker.js';
 import { waitUntil } from '../helpers/fake-cloud.js';
-import { startBrokerProcess, within, type BrokerProcess } from '../helpers/process.js';
+import { killedAfterEach, startBrokerProcess, type BrokerProcess } from '../helpers/process.js';
 
 const IDP = fileURLToPath(new URL('../../scripts/idp.mjs', import.meta.url));
 const TAKEN = 'urn:ngsi-ld:Sensor:taken';
@@ -18,14 +18,7 @@ const T0 = Date.parse('2026-05-01T10:00:00Z');
 const at = (k: number): string => new Date(T0 + k * 1_000).toISOString();
 
 const dir = tempDir('edgeld-e2e-federation-auth-');
-const running = new Set<BrokerProcess>();
-afterEach(async () => {
-  for (const p of running) {
-    p.child.kill('SIGKILL');
-    await within(p.exited, 5_000, 'process exit');
-  }
-  running.clear();
-});
+const running = killedAfterEach();
 afterAll(() => dir.remove());
 
 async function start(env: Record<string, string>): Promise<BrokerProcess> {

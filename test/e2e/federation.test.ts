@@ -3,21 +3,14 @@
 // once it is back, in order and exactly once, across a kill -9 of the edge in the middle of the
 // drain; the outbox bound drops the oldest changes with a counter in the status.
 
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/broker.js';
 import { connectClient } from '../helpers/mqtt.js';
-import { startBrokerProcess, within, type BrokerProcess } from '../helpers/process.js';
+import { killedAfterEach, startBrokerProcess, within, type BrokerProcess } from '../helpers/process.js';
 import { waitUntil } from '../helpers/fake-cloud.js';
 
 const dir = tempDir('edgeld-e2e-federation-');
-const running = new Set<BrokerProcess>();
-afterEach(async () => {
-  for (const p of running) {
-    p.child.kill('SIGKILL');
-    await within(p.exited, 5_000, 'process exit');
-  }
-  running.clear();
-});
+const running = killedAfterEach();
 afterAll(() => dir.remove());
 
 const T0 = Date.parse('2026-05-01T10:00:00Z');

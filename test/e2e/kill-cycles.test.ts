@@ -9,7 +9,7 @@ import { tempDir } from '../helpers/broker.js';
 import { freePort } from '../helpers/mqtt.js';
 import { startBrokerProcess, within } from '../helpers/process.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { CORE_CONTEXT, expectAcknowledged, startWriteLoad } from '../helpers/write-load.js';
+import { expectAcknowledged, startWriteLoad, subscribeMeters } from '../helpers/write-load.js';
 
 const CYCLES = Number(process.env['FAULT_CYCLES'] ?? 5);
 const dir = tempDir('edgeld-e2e-cycles-');
@@ -26,14 +26,7 @@ describe('kill -9 under mixed write load', () => {
     const measured = new Map<string, number[]>();
     const notified = new Set<string>();
     let p = await startBrokerProcess(env);
-    const sub = await fetch(`${p.base}/ngsi-ld/v1/subscriptions`, {
-      method: 'POST', headers: { 'Content-Type': 'application/ld+json' },
-      body: JSON.stringify({
-        id: 'urn:ngsi-ld:Subscription:meters', type: 'Subscription', entities: [{ type: 'Meter' }],
-        notification: { endpoint: { uri: `http://127.0.0.1:${port}/notify`, accept: 'application/json' } }, '@context': CORE_CONTEXT,
-      }),
-    });
-    expect(sub.status).toBe(201);
+    await subscribeMeters(p.base, port);
 
     try {
       for (let round = 0; round < CYCLES; round++) {

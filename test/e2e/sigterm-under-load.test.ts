@@ -9,7 +9,7 @@ import { tempDir } from '../helpers/broker.js';
 import { freePort } from '../helpers/mqtt.js';
 import { startBrokerProcess, within } from '../helpers/process.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { CORE_CONTEXT, expectAcknowledged, startWriteLoad } from '../helpers/write-load.js';
+import { expectAcknowledged, startWriteLoad, subscribeMeters } from '../helpers/write-load.js';
 
 const dir = tempDir('edgeld-e2e-sigterm-');
 afterAll(() => dir.remove());
@@ -19,14 +19,7 @@ describe('SIGTERM under mixed write load', () => {
     const port = await freePort();
     const env = { STORAGE_DIR: `${dir.path}/data`, NOTIFICATIONS_RETRY_BASE: '20', NOTIFICATIONS_RETRY_MAX: '200', NOTIFICATIONS_MAX_ATTEMPTS: '100000' };
     const p = await startBrokerProcess(env);
-    const sub = await fetch(`${p.base}/ngsi-ld/v1/subscriptions`, {
-      method: 'POST', headers: { 'Content-Type': 'application/ld+json' },
-      body: JSON.stringify({
-        id: 'urn:ngsi-ld:Subscription:meters', type: 'Subscription', entities: [{ type: 'Meter' }],
-        notification: { endpoint: { uri: `http://127.0.0.1:${port}/notify`, accept: 'application/json' } }, '@context': CORE_CONTEXT,
-      }),
-    });
-    expect(sub.status).toBe(201);
+    await subscribeMeters(p.base, port);
     // The receiver is down: notifications are queued and retried while the load runs.
     const load = await startWriteLoad(p, 'term', { httpWorkers: 8, devices: ['term-a', 'term-b'] });
     await load.until(300, 300).catch(async (err: unknown) => {

@@ -4,6 +4,7 @@
 
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBody } from './receiver.js';
 
 export interface CloudRequest {
   method: string;
@@ -34,16 +35,7 @@ export async function startFakeCloud(port = 0): Promise<FakeCloud> {
   const waiters = new Set<() => void>();
   const hanging = new Set<ServerResponse>();
   const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      let body: unknown;
-      try {
-        body = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        body = text;
-      }
+    readBody(req, (body) => {
       const r: CloudRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body };
       requests.push(r);
       const answer = answerOf(r, requests.length - 1) ?? defaultAnswer(r);

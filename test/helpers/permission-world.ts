@@ -1,7 +1,7 @@
 // The permission API tests' world: who asks (subjects and token claims), the entities alice owns,
 // and small builders and assertions shared by the permission API and listing tests.
 
-import { expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { ADMIN_ROLE, startAuthBroker, type AuthBroker } from './auth.js';
 import { T0 } from './broker.js';
 
@@ -64,3 +64,17 @@ export const expectProblem = (res: { status: number; json: unknown; text: string
   expect(res.json).toMatchObject({ status, type: expect.stringMatching(/^https:\/\/uri\.etsi\.org\/ngsi-ld\/errors\//), title: expect.any(String) });
   if (detail) expect(`${(res.json as { title: string }).title}: ${(res.json as { detail: string }).detail}`).toMatch(detail);
 };
+
+/** `fresh(opts)` starts a world; every world started in a test is closed after it. */
+export function worldsClosedAfterEach(): (opts?: Parameters<typeof startAuthBroker>[0]) => ReturnType<typeof world> {
+  let brokers: AuthBroker[] = [];
+  afterEach(async () => {
+    await Promise.all(brokers.map((b) => b.close()));
+    brokers = [];
+  });
+  return async (opts = {}) => {
+    const w = await world(opts);
+    brokers.push(w.b);
+    return w;
+  };
+}

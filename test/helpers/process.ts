@@ -3,6 +3,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { afterEach } from 'vitest';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 
@@ -62,4 +63,17 @@ export async function within<T>(p: Promise<T>, ms: number, what: string): Promis
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Processes a test file adds to the set are killed (SIGKILL) after each test, and waited for. */
+export function killedAfterEach(): Set<BrokerProcess> {
+  const running = new Set<BrokerProcess>();
+  afterEach(async () => {
+    for (const p of running) {
+      p.child.kill('SIGKILL');
+      await within(p.exited, 5_000, 'process exit');
+    }
+    running.clear();
+  });
+  return running;
 }

@@ -1,8 +1,24 @@
 // A notification receiver on 127.0.0.1: records every request (headers and JSON body), answers
 // with a status a test can change, and lets a test wait for a number of requests (bounded).
 
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
+/** The body of a request: JSON when it parses, else its text; undefined when empty. */
+export function readBody(req: IncomingMessage, onBody: (body: unknown) => void): void {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const text = Buffer.concat(chunks).toString('utf8');
+    let body: unknown;
+    try {
+      body = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      body = text;
+    }
+    onBody(body);
+  });
+}
 
 export interface Received {
   path: string;
@@ -30,16 +46,7 @@ export async function startReceiver(port = 0): Promise<Receiver> {
   let respond: (index: number) => number = () => 200;
   const waiters = new Set<() => void>();
   const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      let body: unknown;
-      try {
-        body = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        body = text;
-      }
+    readBody(req, (body) => {
       const status = respond(received.length);
       received.push({ path: req.url ?? '', headers: req.headers, body, status });
       res.writeHead(status).end();

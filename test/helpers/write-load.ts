@@ -10,6 +10,18 @@ import { within } from './process.js';
 export const CORE_CONTEXT = 'https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.9.jsonld';
 const T0 = Date.parse('2026-05-01T00:00:00Z');
 
+/** Subscribes to every Meter, notified to a receiver on 127.0.0.1:`port` (201 expected). */
+export async function subscribeMeters(base: string, port: number): Promise<void> {
+  const res = await fetch(`${base}/ngsi-ld/v1/subscriptions`, {
+    method: 'POST', headers: { 'Content-Type': 'application/ld+json' },
+    body: JSON.stringify({
+      id: 'urn:ngsi-ld:Subscription:meters', type: 'Subscription', entities: [{ type: 'Meter' }],
+      notification: { endpoint: { uri: `http://127.0.0.1:${port}/notify`, accept: 'application/json' } }, '@context': CORE_CONTEXT,
+    }),
+  });
+  expect(res.status).toBe(201);
+}
+
 export interface WriteLoad {
   /** Ids of entities whose create was answered 201. */
   readonly created: string[];

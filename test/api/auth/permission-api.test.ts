@@ -2,23 +2,13 @@
 // and who may read a permission. Each refusal has a positive control beside it, so a broker that
 // refuses everything fails as surely as one that allows everything.
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startAuthBroker, type AuthBroker } from '../../helpers/auth.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { T0 } from '../../helpers/broker.js';
 import {
-  AUTHENTICATED, E, ISO0, P, PUBLIC, ROOM1, ROOM2, SENSOR3, WHO, enc, expectProblem, locationId, perm, world, type Who,
+  AUTHENTICATED, E, ISO0, P, PUBLIC, ROOM1, ROOM2, SENSOR3, WHO, enc, expectProblem, locationId, perm, world, type Who, worldsClosedAfterEach,
 } from '../../helpers/permission-world.js';
 
-let brokers: AuthBroker[] = [];
-afterEach(async () => {
-  await Promise.all(brokers.map((b) => b.close()));
-  brokers = [];
-});
-async function fresh(opts: Parameters<typeof startAuthBroker>[0] = {}) {
-  const w = await world(opts);
-  brokers.push(w.b);
-  return w;
-}
+const fresh = worldsClosedAfterEach();
 
 describe('POST /auth/permissions', () => {
   it('creates with 201 and a Location that reads back, assigner = the caller [interface 4.7]', async () => {

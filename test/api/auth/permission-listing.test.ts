@@ -1,22 +1,13 @@
 // The two permission listings (interface 2.7, 4.7; behaviour §8) with every parameter, and public
 // permissions (interface 2.6). Each refusal has a positive control beside it.
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startAuthBroker, type AuthBroker } from '../../helpers/auth.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { startAuthBroker } from '../../helpers/auth.js';
 import {
-  E, ISO0, P, PUBLIC, ROOM1, ROOM2, SENSOR3, WHO, enc, expectProblem, locationId, perm, world, type Req, type Who,
+  E, ISO0, P, PUBLIC, ROOM1, ROOM2, SENSOR3, WHO, enc, expectProblem, locationId, perm, world, type Req, type Who, worldsClosedAfterEach,
 } from '../../helpers/permission-world.js';
 
-let brokers: AuthBroker[] = [];
-afterEach(async () => {
-  await Promise.all(brokers.map((b) => b.close()));
-  brokers = [];
-});
-async function fresh(opts: Parameters<typeof startAuthBroker>[0] = {}) {
-  const w = await world(opts);
-  brokers.push(w.b);
-  return w;
-}
+const fresh = worldsClosedAfterEach();
 
 describe('GET /auth/permissions and /auth/permissions/assigned: listings [interface 4.7]', () => {
   let w: Awaited<ReturnType<typeof world>>;
