@@ -46,9 +46,13 @@ function memberFilter(opts: RenderOptions): ((member: Member, isAttribute: boole
   };
 }
 
-/** NGSI-LD §4.5.23: the linked entity, projected by the subtree of the relationship that links it. */
+/**
+ * NGSI-LD §4.5.23: the linked entity, projected by the subtree of the relationship that links it.
+ * `attrs` selects the attributes of the entity asked for, not of the entities it links to: those
+ * show in full unless a pick / omit subtree narrows them.
+ */
 export function linkedOptions(opts: RenderOptions, via: Iri): RenderOptions {
-  const { pick: _pick, omit: _omit, ...rest } = opts;
+  const { pick: _pick, omit: _omit, attrs: _attrs, ...rest } = opts;
   const out: RenderOptions = { ...rest, joinLevel: (opts.joinLevel ?? 1) - 1 };
   const pick = projectionBelow(opts.pick, via);
   const omit = projectionBelow(opts.omit, via);

@@ -57,6 +57,14 @@ describe('join with projections', () => {
     ]);
   });
 
+  it('attrs selects the attributes of the entity asked for; the entities it links to show in full', async () => {
+    const city = { id: 'urn:x:paris', type: 'City', name: prop('Paris'), description: prop('capital'), isInCountry: rel('urn:x:france') };
+    const inline = await get('attrs=locatedAt&join=inline');
+    expect(inline.json).toEqual({ id: 'urn:x:building', type: 'Building', locatedAt: { ...rel('urn:x:paris'), entity: city } });
+    const flat = await get('attrs=locatedAt&join=flat');
+    expect(flat.json).toEqual([{ id: 'urn:x:building', type: 'Building', locatedAt: rel('urn:x:paris') }, city]);
+  });
+
   it('flat with no linked entity found answers the entity alone', async () => {
     const res = await b.request('GET', `${P}/urn:x:lonely?join=flat`);
     expect(res.json).toEqual({ id: 'urn:x:lonely', type: 'Building', name: prop('Hut'), locatedAt: rel('urn:x:nowhere') });

@@ -124,6 +124,14 @@ describe('linked entities in notifications [§4.5.23]', () => {
     expect(n!.body.data[0].inBuilding.entity).toMatchObject({ id: BUILDING, type: 'Building', name: { value: 'Main' } });
   });
 
+  it('notification.attributes limits the notified entity, not the entities it links to', async () => {
+    await subscribe({}, { join: 'inline', attributes: ['inBuilding'] });
+    await withBuilding();
+    const [n] = await receiver.waitFor(1);
+    expect(Object.keys(n!.body.data[0]).sort()).toEqual(['id', 'inBuilding', 'type']);
+    expect(n!.body.data[0].inBuilding.entity).toMatchObject({ id: BUILDING, type: 'Building', name: { value: 'Main' } });
+  });
+
   it('joinLevel without join is 400 naming the member', async () => {
     const res = await b.request('POST', SUBS, {
       headers: LD,
