@@ -14,6 +14,8 @@ export interface PruneReport {
   passed: number;
   /** Rows older than the horizon that some reader had not read yet (lost to that reader). */
   aged: number;
+  /** The limit stopped this run: rows it would have removed are left for the next one. */
+  more: boolean;
 }
 
 export interface ChangeJournal {
@@ -43,9 +45,11 @@ export interface ChangeJournal {
   countBetween(after: number, upTo: number): number;
   /**
    * Removes rows every reader has passed (all rows when no reader exists), and rows written before
-   * `horizon`; the newest row always stays (it carries the sequence).
+   * `horizon`; the newest row always stays (it carries the sequence). At most `limit` rows go (the
+   * oldest first), so that a long journal is pruned in short transactions: `more` says whether
+   * another call would remove more.
    */
-  prune(horizon: number): PruneReport;
+  prune(horizon: number, limit?: number): PruneReport;
 }
 
 /**
@@ -186,12 +190,13 @@ export function createChangeJournal(db: BetterSqlite3.Database, atomic: RunInTx,
   // NOTE: rows are written in time order, so this scans only the rows older than `at`.
   const firstAt = db.prepare<[number, number], number>('SELECT seq FROM journal WHERE seq > ? AND at >= ? ORDER BY seq LIMIT 1').pluck();
   const countIn = db.prepare<[number, number], number>('SELECT count(*) FROM journal WHERE seq > ? AND seq <= ?').pluck();
-  // The newest row always stays: it carries the sequence the next row continues from.
-  const KEEP_NEWEST = 'seq < (SELECT max(seq) FROM journal)';
-  const deleteUpTo = db.prepare<[number]>(`DELETE FROM journal WHERE seq <= ? AND ${KEEP_NEWEST}`);
-  const deleteAll = db.prepare(`DELETE FROM journal WHERE ${KEEP_NEWEST}`);
-  // NOTE: no index on `at`: the journal is short (pruned as readers pass), and this runs from a job.
-  const deleteBefore = db.prepare<[number]>(`DELETE FROM journal WHERE at < ? AND ${KEEP_NEWEST}`);
+  const bounds = db.prepare<[], { first: number | null; newest: number | null }>('SELECT min(seq) AS first, max(seq) AS newest FROM journal');
+  const deleteRange = db.prepare<[number, number]>('DELETE FROM journal WHERE seq >= ? AND seq <= ?');
+  // NOTE: no index on `at`: rows are written in time order, so the rows before the horizon are the
+  // first ones, and this looks at no more rows than one prune may remove.
+  const firstYoungIn = db.prepare<[number, number, number], number>(
+    'SELECT seq FROM journal WHERE seq >= ? AND seq <= ? AND at >= ? ORDER BY seq LIMIT 1',
+  ).pluck();
 
   return {
     append: (entry) => atomic(() => Number(insert.run(
@@ -210,11 +215,21 @@ export function createChangeJournal(db: BetterSqlite3.Database, atomic: RunInTx,
     seqAt: (seq, offset) => seqAtOffset.get(seq, offset),
     firstSince: (seq, at) => firstAt.get(seq, at),
     countBetween: (seq, upTo) => countIn.get(seq, upTo) ?? 0,
-    prune: (horizon) => atomic(() => {
+    prune: (horizon, limit = Number.MAX_SAFE_INTEGER) => atomic(() => {
+      const { first, newest } = bounds.get() ?? { first: null, newest: null };
+      if (first === null || newest === null) return { passed: 0, aged: 0, more: false };
+      // Sequences only grow, so a range of `limit` sequences holds at most `limit` rows; the newest
+      // row always stays: it carries the sequence the next row continues from.
+      const end = Math.min(newest - 1, first + Math.max(1, limit) - 1);
       const { seq, readers } = minCursor.get() ?? { seq: null, readers: 0 };
-      const passed = readers === 0 ? deleteAll.run().changes : deleteUpTo.run(seq ?? 0).changes;
-      const aged = deleteBefore.run(horizon).changes;
-      return { passed, aged };
+      const passedEnd = Math.min(end, readers === 0 ? newest : seq ?? 0);
+      const passed = passedEnd >= first ? deleteRange.run(first, passedEnd).changes : 0;
+      const agedFrom = Math.max(first, passedEnd + 1);
+      const young = agedFrom <= end ? firstYoungIn.get(agedFrom, end, horizon) : agedFrom;
+      const agedEnd = young === undefined ? end : young - 1;
+      const aged = agedEnd >= agedFrom ? deleteRange.run(agedFrom, agedEnd).changes : 0;
+      // Stopped by the limit (not by a reader or the horizon) before the newest row.
+      return { passed, aged, more: Math.max(passedEnd, agedEnd) === end && end < newest - 1 };
     }),
   };
 }

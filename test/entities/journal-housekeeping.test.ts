@@ -14,18 +14,56 @@ function recordingLogger(): { log: Logger; warnings: string[] } {
 }
 
 describe('pruneJournal', () => {
-  it('drops what the readers passed, then what is older than the horizon, and says so when that was unread', () => {
+  const entry = (at: number) => ({ tenant: '', kind: 'entityUpdated' as const, id: `urn:x:${at}`, at, written: [], deleted: [], instances: [] });
+
+  it('drops what the readers passed, then what is older than the horizon, and says so when that was unread', async () => {
     const store = openStore({ path: ':memory:', historyBucket: 'month', log: silentLogger, clock: createFixedClock(0) });
-    const entry = (at: number) => ({ tenant: '', kind: 'entityUpdated' as const, id: `urn:x:${at}`, at, written: [], deleted: [], instances: [] });
     store.transaction(() => [10, 20, 30, 40].forEach((at) => store.journal.append(entry(at))));
     store.journal.setCursor('notifier', 1);
     store.journal.setCursor('federation', 0);
     const { log, warnings } = recordingLogger();
     // Nobody passed row 2; the horizon (25) takes rows 1 and 2 anyway.
-    expect(pruneJournal({ store, log, horizon: (now) => now - 75 }, 100)).toEqual({ passed: 0, aged: 2 });
+    expect(await pruneJournal({ store, log, horizon: (now) => now - 75 }, 100)).toEqual({ passed: 0, aged: 2, more: false });
     expect(warnings).toEqual(['changes dropped from the journal before every reader read them']);
     expect(store.journal.readAfter(0, 10).map((r) => r.seq)).toEqual([3, 4]);
     store.close();
-    expect(pruneJournal({ store, log, horizon: () => 0 }, 100)).toBeUndefined();
+    expect(await pruneJournal({ store, log, horizon: () => 0 }, 100)).toBeUndefined();
+  });
+
+  it('prunes a long journal in chunks, letting the event loop run between them', async () => {
+    const store = openStore({ path: ':memory:', historyBucket: 'month', log: silentLogger, clock: createFixedClock(0) });
+    store.transaction(() => Array.from({ length: 25 }, (_, i) => store.journal.append(entry(i + 1))));
+    store.journal.setCursor('notifier', 20);
+    const { log, warnings } = recordingLogger();
+    // An immediate that queues itself again counts the turns of the event loop; each chunk notes how
+    // many it saw before it.
+    let turns = 0;
+    let ticking = true;
+    const tick = (): void => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const seen: number[] = [];
+    const journal = { ...store.journal, prune: (h: number, limit?: number) => (seen.push(turns), store.journal.prune(h, limit)) };
+    // Rows 1-20 passed, 21-22 older than the horizon (23), 23-25 kept.
+    const report = await pruneJournal({ store: { isOpen: () => store.isOpen(), journal }, log, horizon: () => 23, chunk: 4 }, 100);
+    ticking = false;
+    expect(report).toEqual({ passed: 20, aged: 2, more: false });
+    expect(store.journal.readAfter(0, 30).map((r) => r.seq)).toEqual([23, 24, 25]);
+    // Six chunks (4+4+4+4+4 passed, then 2 aged), the event loop turning between any two.
+    expect(seen).toHaveLength(6);
+    for (let i = 1; i < seen.length; i++) expect(seen[i]).toBeGreaterThan(seen[i - 1]!);
+    expect(warnings).toHaveLength(1);
+    store.close();
+  });
+
+  it('stops between chunks when the store closes, saying that rows were left', async () => {
+    const store = openStore({ path: ':memory:', historyBucket: 'month', log: silentLogger, clock: createFixedClock(0) });
+    store.transaction(() => Array.from({ length: 10 }, (_, i) => store.journal.append(entry(i + 1))));
+    const running = pruneJournal({ store, log: silentLogger, horizon: () => 0, chunk: 3 }, 100);
+    // The first chunk ran synchronously; the store closes before the second.
+    store.close();
+    expect(await running).toEqual({ passed: 3, aged: 0, more: true });
   });
 });

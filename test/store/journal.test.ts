@@ -73,7 +73,7 @@ describe('the change journal', () => {
 
   it('never reuses a sequence: pruning keeps the newest row, across a reopen too', () => {
     append(store, 1, 2);
-    expect(store.journal.prune(Number.MAX_SAFE_INTEGER)).toEqual({ passed: 1, aged: 0 });
+    expect(store.journal.prune(Number.MAX_SAFE_INTEGER)).toEqual({ passed: 1, aged: 0, more: false });
     expect(store.journal.readAfter(0, 10).map((r) => r.seq)).toEqual([2]);
     store.close();
     store = open();
@@ -100,11 +100,11 @@ describe('the change journal', () => {
     append(store, 1, 2, 3, 4);
     store.journal.setCursor('notifier', 3);
     store.journal.setCursor('federation', 1);
-    expect(store.journal.prune(0)).toEqual({ passed: 1, aged: 0 });
+    expect(store.journal.prune(0)).toEqual({ passed: 1, aged: 0, more: false });
     expect(store.journal.backlog('federation')).toBe(3);
     expect(store.journal.backlog('notifier')).toBe(1);
     store.journal.setCursor('federation', 4);
-    expect(store.journal.prune(0)).toEqual({ passed: 2, aged: 0 });
+    expect(store.journal.prune(0)).toEqual({ passed: 2, aged: 0, more: false });
     expect(store.journal.readAfter(0, 10).map((r) => r.seq)).toEqual([4]);
   });
 
@@ -122,8 +122,32 @@ describe('the change journal', () => {
     append(store, 1, 2, 3);
     store.journal.setCursor('federation', 0);
     // Rows 1 and 2 were written at 1001 and 1002.
-    expect(store.journal.prune(1_003)).toEqual({ passed: 0, aged: 2 });
+    expect(store.journal.prune(1_003)).toEqual({ passed: 0, aged: 2, more: false });
     expect(store.journal.readAfter(0, 10).map((r) => r.seq)).toEqual([3]);
+  });
+
+  it('removes at most `limit` rows a call, oldest first, and says when more are left', () => {
+    append(store, 1, 2, 3, 4, 5, 6, 7);
+    store.journal.setCursor('notifier', 5);
+    expect(store.journal.prune(0, 2)).toEqual({ passed: 2, aged: 0, more: true });
+    expect(store.journal.prune(0, 2)).toEqual({ passed: 2, aged: 0, more: true });
+    // Row 5 is the last the reader passed: the reader, not the limit, stops this call.
+    expect(store.journal.prune(0, 2)).toEqual({ passed: 1, aged: 0, more: false });
+    expect(store.journal.readAfter(0, 10).map((r) => r.seq)).toEqual([6, 7]);
+  });
+
+  it('a limited prune goes on past the readers to rows older than the horizon, and stops at the first newer one', () => {
+    // Written at 1001 ... 1006.
+    append(store, 1, 2, 3, 4, 5, 6);
+    store.journal.setCursor('notifier', 1);
+    expect(store.journal.prune(1_005, 3)).toEqual({ passed: 1, aged: 2, more: true });
+    expect(store.journal.prune(1_005, 3)).toEqual({ passed: 0, aged: 1, more: false });
+    expect(store.journal.readAfter(0, 10).map((r) => r.seq)).toEqual([5, 6]);
+    // Nothing left to do; the newest row stays whatever the horizon.
+    expect(store.journal.prune(1_005, 3)).toEqual({ passed: 0, aged: 0, more: false });
+    store.journal.setCursor('notifier', 6);
+    expect(store.journal.prune(Number.MAX_SAFE_INTEGER, 1)).toEqual({ passed: 1, aged: 0, more: false });
+    expect(store.journal.readAfter(0, 10).map((r) => r.seq)).toEqual([6]);
   });
 
   it('a dropped reader no longer holds rows back', () => {
