@@ -12,6 +12,7 @@ import { benchFederation } from './federation.js';
 import { benchTargets, withFreshTarget, type MeasureOptions, type Target } from './measure.js';
 import { benchMqtt } from './mqtt.js';
 import { benchNotifications } from './notifications.js';
+import { benchColdStart } from './cold-start.js';
 import { fileSystemOf } from './proc.js';
 import { buildRows, describeSizes, describeTargets, formatJson, formatTable, isSequential, type Row, type TargetResult } from './report.js';
 import { SCENARIOS } from './scenarios.js';
@@ -19,12 +20,12 @@ import { SCENARIOS } from './scenarios.js';
 interface RunOptions extends MeasureOptions {
   readonly ceilingOnly: boolean;
   /** Only the notification scenarios (no ceiling), MQTT ingestion (with its own ceiling), or federation (brokers of their own). */
-  readonly only: 'notifications' | 'auth' | 'mqtt' | 'federation' | undefined;
+  readonly only: 'notifications' | 'auth' | 'mqtt' | 'federation' | 'coldstart' | undefined;
   /** The broker's entry script; undefined means dist/main.js. */
   readonly broker: string | undefined;
 }
 
-const USAGE = `usage: node dist/bench/run.js [--ceiling-only | --only notifications|auth|mqtt|federation] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
+const USAGE = `usage: node dist/bench/run.js [--ceiling-only | --only notifications|auth|mqtt|federation|coldstart] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
   --ceiling-only   benchmark only the bare Hono + SQLite ceiling
   --only notifications
                    run only the notification scenarios (on a broker of their own; no ceiling)
@@ -32,6 +33,8 @@ const USAGE = `usage: node dist/bench/run.js [--ceiling-only | --only notificati
   --only mqtt      run only the MQTT ingestion scenario (on a broker of its own and its own ceiling)
   --only federation
                    run only the federation scenarios (an edge, a cloud and a baseline broker)
+  --only coldstart run only the cold start (a database of 100,000 entities and 10 million history
+                   rows built in-process, then the broker started on it three times)
   --concurrency N  requests in flight in throughput scenarios (default 16)
   --duration S     measured seconds per throughput scenario (default 3); the one-shot ingest and the
                    latency scenarios send a fixed number of requests, one at a time
@@ -69,8 +72,8 @@ function parseOptions(argv: readonly string[]): RunOptions {
     process.exit(0);
   }
   const only = values.only;
-  if (only !== undefined && only !== 'notifications' && only !== 'auth' && only !== 'mqtt' && only !== 'federation') {
-    throw new Error(`--only: expected notifications, auth, mqtt or federation\n${USAGE}`);
+  if (only !== undefined && only !== 'notifications' && only !== 'auth' && only !== 'mqtt' && only !== 'federation' && only !== 'coldstart') {
+    throw new Error(`--only: expected notifications, auth, mqtt, federation or coldstart\n${USAGE}`);
   }
   if (only !== undefined && values['ceiling-only']) throw new Error(`--only and --ceiling-only exclude each other\n${USAGE}`);
   const concurrency = Number(values.concurrency);
@@ -203,6 +206,12 @@ async function main(): Promise<void> {
       if (a.hasErrors) process.exitCode = 1;
       return;
     }
+    if (options.only === 'coldstart') {
+      const c = await benchColdStart({ script, nodeFlags, tmp: options.tmp, log }, cleanup);
+      const noteLines = c.notes.map((note) => `note: ${note}`).join('\n');
+      process.stdout.write(`${formatTable(c.rows)}\n\n${noteLines}\n${formatJson(c.rows)}\n`);
+      return;
+    }
     if (options.only === 'federation') {
       const f = await runFederation(brokerTarget, options, cleanup);
       const noteLines = f.notes.map((note) => `note: ${note}`).join('\n');
@@ -237,6 +246,9 @@ async function main(): Promise<void> {
       rows.push(...f.rows);
       extraNotes.push(...f.notes);
       hasOwnBrokerErrors ||= f.hasErrors;
+      const c = await benchColdStart({ script, nodeFlags, tmp: options.tmp, log }, cleanup);
+      rows.push(...c.rows);
+      extraNotes.push(...c.notes);
     }
     const notes = [
       ...describeRun(options, ceiling), ...describeScenarios(), ...describeSizes(broker, ceiling),
