@@ -16,12 +16,14 @@ export interface JournalPruneDeps {
   /** The instant before which a change goes even when unread (now minus journal.max-age). */
   horizon(now: number): number;
   chunk?: number;
+  /** Aborted at shutdown: the run stops after the chunk in progress (the next run goes on). */
+  signal?: AbortSignal;
 }
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-/** One pruning run as of `now`; undefined when the store is closed before it starts. */
-export async function pruneJournal({ store, log, horizon, chunk }: JournalPruneDeps, now: number): Promise<PruneReport | undefined> {
+/** One pruning run as of `now`; undefined when the store is closed before it starts. `more` when it stopped early. */
+export async function pruneJournal({ store, log, horizon, chunk, signal }: JournalPruneDeps, now: number): Promise<PruneReport | undefined> {
   if (!store.isOpen()) return undefined;
   const before = horizon(now);
   const total: PruneReport = { passed: 0, aged: 0, more: false };
@@ -31,7 +33,7 @@ export async function pruneJournal({ store, log, horizon, chunk }: JournalPruneD
     total.aged += report.aged;
     if (!report.more) break;
     await nextTurn();
-    if (!store.isOpen()) {
+    if (!store.isOpen() || signal?.aborted === true) {
       total.more = true;
       break;
     }

@@ -1,10 +1,12 @@
 // Cron jobs (node-cron): each job body runs on its schedule, never overlapping itself; stop() ends
-// the schedules and waits for runs in progress, so shutdown closes nothing under a running job.
+// the schedules, tells the runs in progress through their signal (a long job working in chunks
+// stops at the next one) and waits for them, so shutdown closes nothing under a running job.
 
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from '../lib/index.js';
 
-export type JobBody = () => Promise<unknown> | unknown;
+/** A job's work; `signal` aborts when the scheduler stops (a run may then end early). */
+export type JobBody = (signal: AbortSignal) => Promise<unknown> | unknown;
 
 export interface JobScheduler {
   /** Schedules a job; throws when the cron expression is invalid. */
@@ -23,6 +25,7 @@ interface Job {
 
 export function createJobScheduler({ log }: { log: Logger }): JobScheduler {
   const jobs = new Map<string, Job>();
+  const stopping = new AbortController();
   let stopped = false;
 
   const run = (name: string): Promise<void> => {
@@ -36,7 +39,7 @@ export function createJobScheduler({ log }: { log: Logger }): JobScheduler {
     const started = Date.now();
     job.running = (async () => {
       try {
-        await job.body();
+        await job.body(stopping.signal);
         log.debug('job done', { job: name, ms: Date.now() - started });
       } catch (err) {
         log.error('job failed', { job: name, err });
@@ -60,6 +63,7 @@ export function createJobScheduler({ log }: { log: Logger }): JobScheduler {
     async stop() {
       if (stopped) return;
       stopped = true;
+      stopping.abort();
       const running: Array<Promise<void>> = [];
       for (const job of jobs.values()) {
         await job.task.destroy();

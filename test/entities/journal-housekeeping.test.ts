@@ -58,6 +58,19 @@ describe('pruneJournal', () => {
     store.close();
   });
 
+  it('stops between chunks when its signal aborts (shutdown), saying that rows were left', async () => {
+    const store = openStore({ path: ':memory:', historyBucket: 'month', log: silentLogger, clock: createFixedClock(0) });
+    store.transaction(() => Array.from({ length: 10 }, (_, i) => store.journal.append(entry(i + 1))));
+    const shutdown = new AbortController();
+    const running = pruneJournal({ store, log: silentLogger, horizon: () => 0, chunk: 3, signal: shutdown.signal }, 100);
+    shutdown.abort();
+    expect(await running).toEqual({ passed: 3, aged: 0, more: true });
+    expect(store.journal.readAfter(0, 20)).toHaveLength(7);
+    // The next run goes on from there.
+    expect(await pruneJournal({ store, log: silentLogger, horizon: () => 0, chunk: 3 }, 100)).toEqual({ passed: 6, aged: 0, more: false });
+    store.close();
+  });
+
   it('stops between chunks when the store closes, saying that rows were left', async () => {
     const store = openStore({ path: ':memory:', historyBucket: 'month', log: silentLogger, clock: createFixedClock(0) });
     store.transaction(() => Array.from({ length: 10 }, (_, i) => store.journal.append(entry(i + 1))));

@@ -107,6 +107,24 @@ describe('job scheduler', () => {
     expect(runs).toBe(1);
   });
 
+  it('tells a run in progress through its signal that the scheduler stops', async () => {
+    const jobs = createJobScheduler({ log: silentLogger });
+    let seen: AbortSignal | undefined;
+    let release: () => void = () => undefined;
+    jobs.schedule('long', '0 0 1 1 *', async (signal) => {
+      seen = signal;
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    });
+    const run = jobs.run('long');
+    expect(seen?.aborted).toBe(false);
+    const stopping = jobs.stop();
+    expect(seen?.aborted).toBe(true);
+    release();
+    await Promise.all([run, stopping]);
+  });
+
   it('refuses an invalid cron expression and reports a failing body without throwing', async () => {
     const jobs = createJobScheduler({ log: silentLogger });
     expect(() => jobs.schedule('bad', 'every hour', () => undefined)).toThrow(/invalid cron expression/);
