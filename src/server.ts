@@ -293,7 +293,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     },
     listen: async () => {
       jobs.schedule('journal-prune', config.journal.pruneSchedule, (signal) => pruneJournal({ store, log: log.child('journal'), horizon, signal }, clock.now()));
-      if (retention) jobs.schedule('history-retention', config.history.retentionSchedule, () => temporal.applyRetention(clock.now()));
+      if (retention) jobs.schedule('history-retention', config.history.retentionSchedule, (signal) => temporal.applyRetention(clock.now(), signal));
       jobs.schedule('subscriptions-periodic', config.notifications.periodicSchedule, () => notifier.runPeriodic(clock.now()));
       jobs.schedule('wal-checkpoint', config.storage.checkpointSchedule, () => store.checkpoint('PASSIVE'));
       // Loads the cached JWKS and starts fetching a fresh one; requests never wait for the network.

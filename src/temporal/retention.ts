@@ -16,6 +16,8 @@ export interface RetentionDeps {
   /** How long history is kept. */
   retention: Duration;
   chunk?: number;
+  /** Aborted at shutdown: the run stops between two chunks (the next run goes on). */
+  signal?: AbortSignal;
 }
 
 export interface RetentionReport {
@@ -42,9 +44,10 @@ export async function runRetention(deps: RetentionDeps, now: number): Promise<Re
     if (name === undefined) break;
     dropped.push(name);
     await nextTurn();
+    if (deps.signal?.aborted === true) break;
   }
   for (;;) {
-    if (!store.isOpen()) break;
+    if (!store.isOpen() || deps.signal?.aborted === true) break;
     const n = store.history.pruneBefore(horizon, chunk);
     pruned += n;
     if (n < chunk) break;

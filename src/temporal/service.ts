@@ -24,7 +24,8 @@ export interface TemporalServiceDeps {
 export interface TemporalService extends TemporalReader, TemporalWriter {
   now(): number;
   /** The retention job body as of `now` (nothing to do without a retention period). */
-  applyRetention(now: number): Promise<RetentionReport | undefined>;
+  /** One retention run as of `now`; `signal` (shutdown) stops it between two chunks. */
+  applyRetention(now: number, signal?: AbortSignal): Promise<RetentionReport | undefined>;
 }
 
 export function createTemporalService(deps: TemporalServiceDeps): TemporalService {
@@ -33,6 +34,6 @@ export function createTemporalService(deps: TemporalServiceDeps): TemporalServic
     ...createTemporalReader({ store, limit: deps.limit }),
     ...createTemporalWriter({ core: deps.core, newId: deps.newId }),
     now: () => clock.now(),
-    applyRetention: async (now) => (retention ? runRetention({ store, log, retention }, now) : undefined),
+    applyRetention: async (now, signal) => (retention ? runRetention({ store, log, retention, ...(signal ? { signal } : {}) }, now) : undefined),
   };
 }

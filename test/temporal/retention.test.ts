@@ -50,6 +50,19 @@ describe('runRetention', () => {
     expect(await runRetention({ store, log: silentLogger, retention: parseDuration('P2D')! }, NOW)).toEqual({ horizon, dropped: [], pruned: 0 });
   });
 
+  it('stops after the bucket or chunk in progress when its signal aborts (shutdown); the next run goes on', async () => {
+    const store = memoryStore({ historyBucket: 'day' });
+    stores.push(store);
+    hourly(store);
+    const buckets = store.history.buckets();
+    const shutdown = new AbortController();
+    const running = runRetention({ store, log: silentLogger, retention: parseDuration('P2D')!, chunk: 4, signal: shutdown.signal }, NOW);
+    shutdown.abort();
+    const horizon = NOW - 2 * DAY;
+    expect(await running).toEqual({ horizon, dropped: buckets.slice(0, 1), pruned: 0 });
+    expect(await runRetention({ store, log: silentLogger, retention: parseDuration('P2D')!, chunk: 4 }, NOW)).toEqual({ horizon, dropped: buckets.slice(1, 3), pruned: 6 });
+  });
+
   it('prunes row-wise only inside the one month bucket that straddles the horizon', async () => {
     const store = memoryStore({ historyBucket: 'month' });
     stores.push(store);
