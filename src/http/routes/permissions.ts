@@ -9,7 +9,7 @@ import {
 } from '../../ngsi/index.js';
 import { renderEntity } from '../../ngsi/index.js';
 import type { PermissionInput, PermissionPatch, PermissionQuery } from '../../permissions/index.js';
-import { resource, type App, type AppContext, type AppDeps } from '../app-env.js';
+import { resource, resourceBeside, type App, type AppContext, type AppDeps } from '../app-env.js';
 import { readJsonBody } from '../body.js';
 import { APP_JSON, APP_LD_JSON, negotiate } from '../media.js';
 import { bool, csv, oneOf, page, readParams } from '../params.js';
@@ -159,9 +159,7 @@ export function registerPermissionRoutes(app: App, deps: AppDeps): void {
       GET: listing(false),
     });
 
-    resource(app, `${base}/assigned`, { GET: listing(true) });
-
-    resource(app, `${base}/:id`, {
+    resourceBeside(app, `${base}/:id`, { assigned: { GET: listing(true) } }, {
       GET: async (c) => {
         const params = readParams(c.req.url, ['details', 'detailsPick', 'sysAttrs', 'options']);
         const mediaType = negotiate(c.req.header('accept'), OFFERED);

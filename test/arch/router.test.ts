@@ -1,0 +1,47 @@
+// Every route of the app fits Hono's RegExpRouter: one ambiguous pair (a static segment beside a
+// parameter in the same place) makes the SmartRouter fall back to the trie router for every request.
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestBroker, type TestBroker } from '../helpers/broker.js';
+import { startAuthBroker } from '../helpers/auth.js';
+import { idpConfig } from '../helpers/identity.js';
+
+const brokers: TestBroker[] = [];
+afterEach(async () => {
+  for (const b of brokers.splice(0)) await b.close();
+});
+
+describe('routing', () => {
+  it('runs on the RegExpRouter with the default options', async () => {
+    const b = await startTestBroker();
+    brokers.push(b);
+    expect((await b.request('GET', '/ngsi-ld/v1/types')).status).toBe(200);
+    expect(b.broker.app.router.name).toBe('SmartRouter + RegExpRouter');
+  });
+
+  it('runs on the RegExpRouter with authentication and the built-in identity provider on', async () => {
+    // The identity provider's options, with the authentication options startAuthBroker sets.
+    const { authentication: _authentication, ...application } = idpConfig().application ?? {};
+    const b = await startAuthBroker({ config: { application } });
+    brokers.push(b);
+    expect((await b.request('GET', '/ngsi-ld/v1/types')).status).toBe(401);
+    // The identity provider's routes are there too.
+    expect((await b.request('GET', '/auth/jwks')).status).toBe(200);
+    expect(b.broker.app.router.name).toBe('SmartRouter + RegExpRouter');
+  });
+
+  it('/auth/permissions/assigned stays a resource of its own beside /auth/permissions/:id', async () => {
+    const b = await startTestBroker();
+    brokers.push(b);
+    for (const base of ['/ngsi-ld/v1/auth/permissions', '/auth/permissions']) {
+      expect((await b.request('GET', `${base}/assigned`)).status).toBe(200);
+      const post = await b.request('POST', `${base}/assigned`);
+      expect(post.status).toBe(405);
+      expect(post.headers.get('allow')).toBe('GET');
+      const put = await b.request('PUT', `${base}/urn:ngsi-ld:Permission:x`);
+      expect(put.status).toBe(405);
+      expect(put.headers.get('allow')).toBe('DELETE, GET, PATCH');
+      expect((await b.request('GET', `${base}/urn:ngsi-ld:Permission:x`)).status).toBe(404);
+    }
+  });
+});
