@@ -5,13 +5,12 @@
 // follows a drop of the page cache when the system allows it (root on Linux), as after a reboot.
 
 import { randomUUID } from 'node:crypto';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { get } from 'node:http';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { execFileSync } from 'node:child_process';
 import { createFixedClock, silentLogger } from '../lib/index.js';
 import { openStore } from '../store/index.js';
 import type { Entity, HistoryInstance } from '../ngsi/index.js';

@@ -23,8 +23,10 @@ export interface TemporalServiceDeps {
 
 export interface TemporalService extends TemporalReader, TemporalWriter {
   now(): number;
-  /** The retention job body as of `now` (nothing to do without a retention period). */
-  /** One retention run as of `now`; `signal` (shutdown) stops it between two chunks. */
+  /**
+   * The retention job body as of `now` (nothing to do without a retention period); `signal`
+   * (shutdown) stops it between two chunks.
+   */
   applyRetention(now: number, signal?: AbortSignal): Promise<RetentionReport | undefined>;
 }
 
