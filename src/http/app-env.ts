@@ -105,8 +105,10 @@ export function resourceBeside(app: App, path: string, named: Readonly<Record<st
   if (param === undefined) throw new Error(`${path} does not end in a parameter`);
   const which = (c: AppContext): { at: string; handlers: Handlers } => {
     const value = c.req.param(param);
-    const own = value === undefined ? undefined : named[value];
-    return own === undefined ? { at: path, handlers } : { at: path.replace(`:${param}`, value ?? ''), handlers: own };
+    // NOTE: own keys only: an id such as `constructor` must not find Object.prototype's.
+    return value !== undefined && Object.hasOwn(named, value)
+      ? { at: path.replace(`:${param}`, value), handlers: named[value] ?? {} }
+      : { at: path, handlers };
   };
   const methods = new Set([...Object.keys(handlers), ...Object.values(named).flatMap((h) => Object.keys(h))]);
   for (const method of methods) {

@@ -42,6 +42,12 @@ describe('routing', () => {
       expect(put.status).toBe(405);
       expect(put.headers.get('allow')).toBe('DELETE, GET, PATCH');
       expect((await b.request('GET', `${base}/urn:ngsi-ld:Permission:x`)).status).toBe(404);
+      // An id that names a member of every object is an id like any other.
+      for (const id of ['constructor', '__proto__', 'toString']) {
+        const got = await b.request('GET', `${base}/${id}`);
+        expect(got.status, id).not.toBe(405);
+        expect(got.status, id).toBe((await b.request('GET', `${base}/not-an-id`)).status);
+      }
     }
   });
 });
