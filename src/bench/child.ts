@@ -27,6 +27,8 @@ export interface StartOptions {
   readonly port: number;
   readonly env: Readonly<Record<string, string>>;
   readonly readyTimeoutMs: number;
+  /** Milliseconds between two looks at GET /ready (default 100). */
+  readonly pollMs?: number;
   /** Called as soon as the process exists, so an interrupted run can still stop it. */
   readonly register: (server: ServerProcess) => void;
 }
@@ -115,7 +117,7 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
       throw new Error(`${options.name} ended before it was ready (${why}):\n${server.tail()}`);
     }
     if (await isReady(options.port)) return server;
-    await sleep(100);
+    await sleep(options.pollMs ?? 100);
   }
   server.kill();
   throw new Error(`${options.name} not ready within ${options.readyTimeoutMs} ms:\n${server.tail()}`);

@@ -5,7 +5,7 @@
 // follows a drop of the page cache when the system allows it (root on Linux), as after a reboot.
 
 import { randomUUID } from 'node:crypto';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { get } from 'node:http';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { createFixedClock, silentLogger } from '../lib/index.js';
 import { openStore } from '../store/index.js';
 import type { Entity, HistoryInstance } from '../ngsi/index.js';
-import { findFreePort } from './child.js';
+import { findFreePort, startServer } from './child.js';
 import { readRssBytes } from './proc.js';
 import type { Row } from './report.js';
 import type { Cleanup } from './cleanup.js';
@@ -31,6 +31,7 @@ const START = Date.UTC(2024, 0, 1);
 const STEP_MS = 60_000;
 const STARTS = 3;
 const READY_TIMEOUT_MS = 60_000;
+const STOP_GRACE_MS = 15_000;
 
 export interface ColdStartOptions {
   readonly script: string;
@@ -121,45 +122,24 @@ function countMeters(port: number): Promise<number> {
   });
 }
 
-function isReady(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = get({ host: '127.0.0.1', port, path: '/ready', timeout: 1_000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.on('error', () => resolve(false));
-    req.on('timeout', () => {
-      req.destroy();
-      resolve(false);
-    });
-  });
-}
-
-/** Spawns the broker on `dir`; milliseconds until /ready answers 200, and the RSS then. */
+/** Starts the broker on `dir`; milliseconds until GET /ready answered 200, and the RSS then. */
 async function timeStart(options: ColdStartOptions, dir: string, cleanup: Cleanup, entities: number): Promise<{ ms: number; rss: number | undefined }> {
   const port = await findFreePort();
   const mqttPort = await findFreePort();
+  let release = async (): Promise<void> => {};
   const started = performance.now();
-  const child = spawn(process.execPath, [...options.nodeFlags, options.script], {
-    env: { PATH: process.env.PATH ?? '', SERVER_PORT: String(port), SERVER_HOST: '127.0.0.1', MQTT_PORT: String(mqttPort), STORAGE_DIR: dir, LOG_LEVEL: 'warn', NODE_ENV: 'production' },
-    stdio: ['ignore', 'ignore', 'pipe'],
+  const server = await startServer({
+    name: 'broker', script: options.script, nodeFlags: options.nodeFlags, port, readyTimeoutMs: READY_TIMEOUT_MS, pollMs: 5,
+    env: { SERVER_PORT: String(port), SERVER_HOST: '127.0.0.1', MQTT_PORT: String(mqttPort), STORAGE_DIR: dir, LOG_LEVEL: 'warn', NODE_ENV: 'production' },
+    register: (s) => {
+      release = cleanup.add(async () => {
+        await s.stop(STOP_GRACE_MS);
+      }, () => s.kill());
+    },
   });
-  const stderr: string[] = [];
-  child.stderr?.on('data', (c: Buffer) => stderr.push(c.toString('utf8')));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const release = cleanup.add(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await exited;
-  }, () => child.kill('SIGKILL'));
   try {
-    for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the broker ended before it was ready:\n${stderr.join('').slice(-2_000)}`);
-      if (await isReady(port)) break;
-      if (performance.now() - started > READY_TIMEOUT_MS) throw new Error(`the broker was not ready within ${READY_TIMEOUT_MS} ms`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
     const ms = performance.now() - started;
-    const rss = await readRssBytes(child.pid ?? -1);
+    const rss = await readRssBytes(server.pid);
     // A start that did not find the database (another directory, a failed migration) is no cold start.
     const counted = await countMeters(port);
     if (counted !== entities) throw new Error(`the broker counts ${counted} of the ${entities} entities built`);
