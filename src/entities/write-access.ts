@@ -75,9 +75,7 @@ export function createWriteAccess({ store, newId }: WriteAccessDeps): WriteAcces
       // Interface 2.6 rule 4: the creator of an entity id becomes its owner (once: a re-created id keeps its owner).
       const known = targeting(tenant, entity.id);
       lastNew = undefined;
-      if (subject !== undefined && !known.some((p) => p.action === 'own')) {
-        grant(tenant, { target: { id: entity.id }, assignee: subject, action: 'own' }, now);
-      }
+      if (subject !== undefined && !known.some((p) => p.action === 'own')) permissions.own(tenant, entity.id, subject, now);
       scopesUsed(actor, entity.scope, now);
       // Interface 2.6 rule 5: specificAccessPolicy read/write opens the entity to every authenticated subject.
       const policy = entity.attrs[SPECIFIC_ACCESS_POLICY]?.[0];

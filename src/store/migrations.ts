@@ -17,6 +17,7 @@ import { up as identity } from './migration-012-identity.js';
 import { up as devices } from './migration-013-devices.js';
 import { up as mqtt } from './migration-014-mqtt.js';
 import { up as federation } from './migration-015-federation.js';
+import { up as entityOwner } from './migration-016-entity-owner.js';
 
 export interface Migration {
   version: number;
@@ -98,6 +99,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 13, up: devices },
   { version: 14, up: mqtt },
   { version: 15, up: federation },
+  { version: 16, up: entityOwner },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {

@@ -33,6 +33,11 @@ export interface PermissionFilter {
 export interface PermissionRepository {
   /** Inserts a permission; AlreadyExists when its id is taken. */
   insert(tenant: string, p: Permission): void;
+  /**
+   * Makes the subject the owner of the live entity: its `own` permission, kept in the entity's row
+   * and read back as a permission like the others.
+   */
+  own(tenant: string, entityId: EntityId, subject: string, now: number): void;
   get(tenant: string, id: string): Permission | undefined;
   replace(tenant: string, p: Permission): boolean;
   delete(tenant: string, id: string): boolean;
@@ -76,6 +81,41 @@ const toPermission = (r: PermissionRow): Permission => {
   return r.assigner === null ? p : { ...p, assigner: r.assigner };
 };
 
+/** The owner of an entity id, from the row of the entity that holds it. */
+interface OwnerRow {
+  rowid: number;
+  id: string;
+  owner: string;
+  owned_at: number;
+}
+
+const OWNER_COLUMNS = 'rowid, id, owner, owned_at';
+const OWNER_PREFIX = 'urn:ngsi-ld:Permission:owner-';
+const OWNER_ID = /^urn:ngsi-ld:Permission:owner-([1-9][0-9]{0,15})-([0-9a-z]{1,12})$/;
+
+/** The `own` permission held in an entity row: its id names the row and the time it was granted. */
+const ownerPermission = (r: OwnerRow): Permission => ({
+  id: `${OWNER_PREFIX}${r.rowid}-${r.owned_at.toString(36)}`, target: { id: r.id }, assignee: r.owner, action: 'own',
+  createdAt: r.owned_at, modifiedAt: r.owned_at,
+});
+
+/**
+ * Permissions held in rows (a) and owners held in entity rows (b), each in creation order, as one list
+ * in order of creation time. On a tie the owner comes first: a write grants the owner of a new entity
+ * before the owner of a scope it uses first or its specificAccessPolicy.
+ */
+function mergeByCreation(a: Permission[], b: Permission[]): Permission[] {
+  if (b.length === 0) return a;
+  if (a.length === 0) return b;
+  const out: Permission[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) out.push((b[j] as Permission).createdAt <= (a[i] as Permission).createdAt ? b[j++] as Permission : a[i++] as Permission);
+  while (i < a.length) out.push(a[i++] as Permission);
+  while (j < b.length) out.push(b[j++] as Permission);
+  return out;
+}
+
 /** A list kept in a canonical order, so equal sets compare equal as JSON. */
 const listJson = (list: readonly string[] | undefined): string | null => (list === undefined ? null : JSON.stringify([...new Set(list)].sort()));
 
@@ -113,11 +153,67 @@ export function createPermissionRepository(db: BetterSqlite3.Database): Permissi
   );
   const removeAssigned = db.prepare<[string]>('DELETE FROM permissions WHERE assignee = ?');
 
+  // NOTE: only these two columns are set, so of the entity's indexes only entities_owner is written.
+  const setOwner = db.prepare<[string, number, string, string]>(
+    'UPDATE entities SET owner = ?, owned_at = ? WHERE tenant = ? AND id = ? AND deleted_at IS NULL',
+  );
+  // At most one row of an id holds its owner: later lives of the id find it and grant no other.
+  const ownerOf = db.prepare<[string, string], OwnerRow>(
+    `SELECT ${OWNER_COLUMNS} FROM entities INDEXED BY entities_tenant_id WHERE tenant = ? AND id = ? AND owner IS NOT NULL LIMIT 1`,
+  );
+  const ownerByRow = db.prepare<[number, string, number], OwnerRow>(
+    `SELECT ${OWNER_COLUMNS} FROM entities WHERE rowid = ? AND tenant = ? AND owned_at = ? AND owner IS NOT NULL`,
+  );
+  const ownedRows = db.prepare<[string], { tenant: string; id: string }>(
+    'SELECT tenant, id FROM entities INDEXED BY entities_owner WHERE owner = ? ORDER BY owned_at, rowid',
+  );
+  const disown = db.prepare<[string]>('UPDATE entities SET owner = NULL, owned_at = NULL WHERE owner = ?');
+  const ownerListStatements = new Map<string, BetterSqlite3.Statement<[Record<string, unknown>], OwnerRow>>();
+
+  const ownerById = (tenant: string, id: string): Permission | undefined => {
+    const m = OWNER_ID.exec(id);
+    if (m === null) return undefined;
+    const row = ownerByRow.get(Number(m[1]), tenant, parseInt(m[2] as string, 36));
+    return row && ownerPermission(row);
+  };
+  const ownerPermissionOf = (tenant: string, entityId: EntityId): Permission | undefined => {
+    const row = ownerOf.get(tenant, entityId);
+    return row && ownerPermission(row);
+  };
+  const ownersMatching = (tenant: string, filter: PermissionFilter): Permission[] => {
+    // Own permissions have no assigner (the service grants them).
+    if (filter.assigner !== undefined) return [];
+    const where = ['owner IS NOT NULL', 'tenant = @tenant'];
+    const params: Record<string, unknown> = { tenant };
+    if (filter.targetIds) {
+      where.push('id IN (SELECT value FROM json_each(@targetIds))');
+      params['targetIds'] = JSON.stringify(filter.targetIds);
+    }
+    if (filter.assignees) {
+      where.push('owner IN (SELECT value FROM json_each(@assignees))');
+      params['assignees'] = JSON.stringify(filter.assignees);
+    }
+    const sql = `SELECT ${OWNER_COLUMNS} FROM entities ${filter.targetIds ? '' : 'INDEXED BY entities_owner '}WHERE ${where.join(' AND ')}
+      ORDER BY owned_at, rowid`;
+    let stmt = ownerListStatements.get(sql);
+    if (stmt === undefined) {
+      stmt = db.prepare<[Record<string, unknown>], OwnerRow>(sql);
+      ownerListStatements.set(sql, stmt);
+    }
+    return stmt.all(params).map(ownerPermission);
+  };
+
   const listStatements = new Map<string, BetterSqlite3.Statement<[Record<string, unknown>], PermissionRow>>();
   let filters = new Map<string, SqlFragment | undefined>();
+  /** The assignees of cached filters built without the owner branch, because none of them owned anything. */
+  let ownerless = new Set<string>();
   const changed = (): void => {
     if (filters.size > 0) filters = new Map();
+    if (ownerless.size > 0) ownerless = new Set();
   };
+  const ownsAny = db.prepare<[string, string], number>(
+    'SELECT 1 FROM entities INDEXED BY entities_owner WHERE owner IN (SELECT value FROM json_each(?)) AND tenant = ? LIMIT 1',
+  ).pluck();
 
   const readFilter = (tenant: string, assignees: readonly string[]): SqlFragment | undefined => {
     const params: Record<string, unknown> = { acc_tenant: tenant, acc_assignees: JSON.stringify(assignees) };
@@ -126,6 +222,15 @@ export function createPermissionRepository(db: BetterSqlite3.Database): Permissi
         JOIN entities x INDEXED BY entities_tenant_id ON x.tenant = p.tenant AND x.id = p.target_id
         WHERE p.tenant = @acc_tenant AND p.target_id IS NOT NULL AND p.assignee IN (SELECT value FROM json_each(@acc_assignees))`,
     ];
+    // Every row (every life) of the ids the assignees own. A subject that owns nothing (a reader, a
+    // dashboard) is spared the branch until it owns something: own() then empties the cache.
+    if (ownsAny.get(params['acc_assignees'] as string, tenant) === undefined) {
+      for (const a of assignees) ownerless.add(a);
+    } else {
+      parts.push(`SELECT x.rowid FROM entities o INDEXED BY entities_owner
+        JOIN entities x INDEXED BY entities_tenant_id ON x.tenant = o.tenant AND x.id = o.id
+        WHERE o.owner IN (SELECT value FROM json_each(@acc_assignees)) AND o.tenant = @acc_tenant`);
+    }
     let n = 0;
     for (const p of wide.all(tenant, JSON.stringify(assignees)).map(toTarget)) {
       if (p.types === undefined && p.scopes === undefined) return undefined;
@@ -140,7 +245,8 @@ export function createPermissionRepository(db: BetterSqlite3.Database): Permissi
       }
       n++;
     }
-    return { sql: `e.rowid IN (${parts.join(' UNION ')})`, params, isRowidList: true };
+    // NOTE: UNION ALL: the IN list needs no distinct rows, and UNION would sort each branch to merge them.
+    return { sql: `e.rowid IN (${parts.join(' UNION ALL ')})`, params, isRowidList: true };
   };
 
   return {
@@ -148,7 +254,17 @@ export function createPermissionRepository(db: BetterSqlite3.Database): Permissi
       if (insert.run(...rowValues(tenant, p)).changes === 0) throw new AlreadyExistsError('Already exists', `Permission ${p.id} already exists`);
       changed();
     },
+    own(tenant, entityId, subject, now) {
+      setOwner.run(subject, now, tenant, entityId);
+      // The cached filters select owners by SQL, whatever rows hold them, except those built for
+      // subjects that owned nothing.
+      if (ownerless.has(subject)) changed();
+    },
     get(tenant, id) {
+      if (id.startsWith(OWNER_PREFIX)) {
+        const owner = ownerById(tenant, id);
+        if (owner) return owner;
+      }
       const row = byId.get(tenant, id);
       return row && toPermission(row);
     },
@@ -164,6 +280,10 @@ export function createPermissionRepository(db: BetterSqlite3.Database): Permissi
       return done;
     },
     findSame(tenant, p) {
+      if (p.action === 'own' && p.target.id !== undefined) {
+        const owner = ownerPermissionOf(tenant, p.target.id);
+        if (owner && owner.assignee === p.assignee) return owner;
+      }
       const row = same.get(tenant, p.assignee, ACTIONS.indexOf(p.action), p.target.id ?? null, listJson(p.target.types), listJson(p.target.scopes));
       return row && toPermission(row);
     },
@@ -194,23 +314,31 @@ export function createPermissionRepository(db: BetterSqlite3.Database): Permissi
         stmt = db.prepare<[Record<string, unknown>], PermissionRow>(sql);
         listStatements.set(sql, stmt);
       }
-      return stmt.all(params).map(toPermission);
+      return mergeByCreation(stmt.all(params).map(toPermission), ownersMatching(tenant, filter));
     },
     applicableTo(tenant, assignees, entityId) {
       const list = JSON.stringify(assignees);
-      return [...onEntity.all(tenant, entityId, list), ...wide.all(tenant, list)].map(toPermission);
+      const found = [...onEntity.all(tenant, entityId, list), ...wide.all(tenant, list)].map(toPermission);
+      const owner = ownerPermissionOf(tenant, entityId);
+      if (owner && assignees.includes(owner.assignee)) found.push(owner);
+      return found;
     },
     byTypesOrScopes: (tenant, assignees) => wide.all(tenant, JSON.stringify(assignees)).map(toPermission),
-    targeting: (tenant, entityId) => onId.all(tenant, entityId).map(toPermission),
+    targeting(tenant, entityId) {
+      const found = onId.all(tenant, entityId).map(toPermission);
+      const owner = ownerPermissionOf(tenant, entityId);
+      if (owner) found.push(owner);
+      return found;
+    },
     scopeOwned: (tenant, scope) => scopeOwner.get(tenant, JSON.stringify([scope])) !== undefined,
     removeForEntity(tenant, entityId) {
       const n = removeTargeting.run(tenant, entityId).changes;
       if (n > 0) changed();
       return n;
     },
-    ownedBy: (subject) => owned.all(subject).map((r) => ({ tenant: r.tenant, id: r.target_id })),
+    ownedBy: (subject) => [...owned.all(subject).map((r) => ({ tenant: r.tenant, id: r.target_id })), ...ownedRows.all(subject)],
     removeAssignedTo(subject) {
-      const n = removeAssigned.run(subject).changes;
+      const n = removeAssigned.run(subject).changes + disown.run(subject).changes;
       if (n > 0) changed();
       return n;
     },

@@ -42,10 +42,14 @@ export const perm = (target: Record<string, unknown>, assignee: string, action: 
 export async function world(opts: Parameters<typeof startAuthBroker>[0] = {}): Promise<{ b: AuthBroker; as: Req; grant: (by: Who, body: unknown) => Promise<string> }> {
   const b = await startAuthBroker(opts);
   const as = asIn(b);
-  for (const e of [entity(ROOM1, 'Room'), entity(ROOM2, 'Room', '/a'), entity(SENSOR3, 'Sensor')]) {
+  // One millisecond apart, before T0: permissions list in order of creation time.
+  const entities = [entity(ROOM1, 'Room'), entity(ROOM2, 'Room', '/a'), entity(SENSOR3, 'Sensor')];
+  for (const [i, e] of entities.entries()) {
+    b.clock.set(T0 - entities.length + i);
     const res = await as('alice', 'POST', E, e);
     expect(res.status, res.text).toBe(201);
   }
+  b.clock.set(T0);
   const grant = async (by: Who, body: unknown): Promise<string> => {
     const res = await as(by, 'POST', P, body);
     expect(res.status, res.text).toBe(201);
