@@ -8,8 +8,8 @@
 
 import { z } from 'zod';
 import {
-  InsufficientStorageError, NgsiError, formatDateTime, isDeletion, isPlainObject, isTenantName, parseAttributes, parseDateTime, type Iri,
-  type ObservedInstance, type Principal, type TermMapper,
+  ENTITY_CORE_MEMBERS, InsufficientStorageError, NgsiError, formatDateTime, isDeletion, isOutputForm, isPlainObject, isTenantName, nameProblem,
+  parseAttributes, parseDateTime, type Attribute, type Iri, type ObservedInstance, type Principal, type TermMapper,
 } from '../ngsi/index.js';
 import type { Measurement } from '../entities/index.js';
 import { isDeviceId } from '../devices/index.js';
@@ -99,6 +99,12 @@ interface CompactSplit {
   received: Record<string, unknown>;
 }
 
+/** Observed instances of one payload object, split the same way. */
+interface CompactInstances {
+  given: ObservedInstance[];
+  received: ObservedInstance[];
+}
+
 class Dropped extends Error {
   constructor(readonly reason: DropReason, detail: string) {
     super(detail);
@@ -184,15 +190,53 @@ export function createIngest(deps: IngestDeps): Ingest {
     return out;
   };
 
-  const payloadObjects = (topic: MeasurementTopic, payload: Buffer, now: string): Array<Record<string, unknown>> => {
+  /**
+   * The instances of a payload object whose every member is a plain number, string or boolean under a
+   * valid name, built directly: what the generic path (compactOf, then instancesOf) makes of it, without
+   * its JSON-LD-shaped detour. Undefined for any other object: the generic path takes it, and its errors.
+   */
+  const plainInstances = (obj: Record<string, unknown>, device: DeviceMapping | undefined, mapper: TermMapper, nowMs: number):
+    CompactInstances | undefined => {
+    const text = obj['observedAt'];
+    let observedAt = nowMs;
+    let observedAtText: string | undefined;
+    if (text !== undefined) {
+      const at = typeof text === 'string' ? parseDateTime(text) : undefined;
+      if (at === undefined) return undefined;
+      observedAt = at;
+      if (!isOutputForm(text as string)) observedAtText = text as string;
+    }
+    const byName = new Map<string, ObservedInstance>();
+    for (const key in obj) {
+      if (key === 'observedAt') continue;
+      const raw = obj[key];
+      if (typeof raw !== 'number' && typeof raw !== 'string' && typeof raw !== 'boolean') return undefined;
+      if (typeof raw === 'number' && !Number.isFinite(raw)) return undefined;
+      const name = device?.renames[key] ?? key;
+      if (ENTITY_CORE_MEMBERS.has(name) || name.startsWith('@') || nameProblem(name) !== undefined) return undefined;
+      const attribute: Attribute & { observedAt: number } = { createdAt: nowMs, modifiedAt: nowMs, sub: {}, observedAt, kind: 'Property', value: raw };
+      if (observedAtText !== undefined) attribute.observedAtText = observedAtText;
+      const unitCode = device?.unitCodes[name];
+      if (unitCode !== undefined) attribute.unitCode = unitCode;
+      // Two keys renamed alike: the later one wins, as in the generic path.
+      byName.delete(name);
+      byName.set(name, { attr: mapper.expandTerm(name), attribute });
+    }
+    if (byName.size === 0) return undefined;
+    const list = [...byName.values()];
+    return text === undefined ? { given: [], received: list } : { given: list, received: [] };
+  };
+
+  const payloadObjects = (topic: MeasurementTopic, payload: Buffer, now: () => string): Array<Record<string, unknown>> => {
     if (topic.kind === 'status') {
       const text = payload.toString('utf8').trim();
       const value = text.startsWith('"') ? json(payload) : text;
       if (typeof value !== 'string' || !STATUS_VALUES.has(value)) throw new Dropped('shape', 'status must be online or offline');
-      return [{ connectionStatus: { value, observedAt: now } }];
+      return [{ connectionStatus: { value, observedAt: now() } }];
     }
     const body = json(payload);
     if (topic.kind === 'attr') return [{ [topic.attr]: body }];
+    if (isPlainObject(body)) return [body];
     const parsed = ATTRS_PAYLOAD.safeParse(body);
     if (!parsed.success) throw new Dropped('shape', 'expected a JSON object of attributes, or a non-empty array of them');
     return Array.isArray(parsed.data) ? parsed.data : [parsed.data];
@@ -203,18 +247,30 @@ export function createIngest(deps: IngestDeps): Ingest {
     if (actor === undefined) throw new Dropped('forbidden', 'this client may not publish measurements of this device');
     const device = deps.device(topic.tenant, topic.deviceId);
     const nowMs = clock.now();
-    const now = formatDateTime(nowMs);
+    // NOTE: formatted only when needed: the plain values of a payload carry the instant as a number.
+    let nowText: string | undefined;
+    const now = (): string => (nowText ??= formatDateTime(nowMs));
     const objects = payloadObjects(topic, payload, now);
     const mapper = await deps.mapper(device?.context);
-    const split = objects.map((o) => compactOf(o, device, now));
-    const instances = split.flatMap((c) => instancesOf(c.given, mapper, nowMs));
-    const received = split.flatMap((c) => instancesOf(c.received, mapper, nowMs));
+    const instances: ObservedInstance[] = [];
+    const received: ObservedInstance[] = [];
+    for (const o of objects) {
+      const plain = plainInstances(o, device, mapper, nowMs);
+      if (plain !== undefined) {
+        instances.push(...plain.given);
+        received.push(...plain.received);
+        continue;
+      }
+      const c = compactOf(o, device, now());
+      instances.push(...instancesOf(c.given, mapper, nowMs));
+      received.push(...instancesOf(c.received, mapper, nowMs));
+    }
     const entityType = mapper.expandTerm(device?.entityType ?? deps.defaultEntityType);
     const m: Measurement = {
       entityId: device?.entityId ?? `urn:ngsi-ld:${deps.defaultEntityType}:${topic.deviceId}`, types: [entityType], instances, received,
     };
     if (device !== undefined && Object.keys(device.staticAttributes).length > 0) {
-      m.initial = instancesOf(Object.fromEntries(Object.entries(device.staticAttributes).map(([k, v]) => [k, { observedAt: now, ...(v as object) }])), mapper, nowMs);
+      m.initial = instancesOf(Object.fromEntries(Object.entries(device.staticAttributes).map(([k, v]) => [k, { observedAt: now(), ...(v as object) }])), mapper, nowMs);
     }
     try {
       // A registered device's entity is created on first use; an unregistered one's only with autoprovisioning.

@@ -33,7 +33,7 @@ export { renderFeatureCollection, renderGeoJson, type GeoJsonOptions } from './g
 export { isLanguagePreference, parseLanguagePreference, pickLanguage, type LanguagePreference } from './lang.js';
 
 export { GEOMETRY_TYPES, checkGeometry, looksLikeGeometry, type Geometry, type GeometryCheck } from './geometry.js';
-export { formatDateTime, parseDateTime } from './time.js';
+export { formatDateTime, isOutputForm, parseDateTime } from './time.js';
 export { isAbsoluteUri, isLanguageKey, isScopePath, nameProblem } from './names.js';
 export { isNestedDeeper, isPlainObject, type JsonObject } from './json.js';
 export { INSTANCE_PREFIX, instanceIdAt, instantOfInstanceId } from './instance-id.js';

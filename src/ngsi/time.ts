@@ -4,8 +4,13 @@
 const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(Z|[+-]\d{2}(?::?\d{2})?)$/i;
 
+const isLeapYear = (year: number): boolean => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+const GREGORIAN_CYCLE_MS = 146_097 * 86_400_000;
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Days of `month` (1-12) in the proleptic Gregorian calendar (years 0000-9999 alike). */
 function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1] ?? 0;
 }
 
 function offsetMinutes(zone: string): number | undefined {
@@ -32,8 +37,20 @@ export function parseDateTime(text: string): number | undefined {
   if (hour > 23 || minute > 59 || second > 59) return undefined;
   const offset = offsetMinutes(m[8] ?? '');
   if (offset === undefined) return undefined;
-  return Date.UTC(year, month - 1, day, hour, minute, second, millis) - offset * 60_000;
+  // NOTE: Date.UTC reads years 0-99 as 1900-1999: those are taken 400 years (146,097 days, the
+  // Gregorian cycle) later, then moved back.
+  const utc = year < 100
+    ? Date.UTC(year + 400, month - 1, day, hour, minute, second, millis) - GREGORIAN_CYCLE_MS
+    : Date.UTC(year, month - 1, day, hour, minute, second, millis);
+  return utc - offset * 60_000;
 }
 
 /** The broker's output form of an instant: UTC with milliseconds (`toISOString`). */
 export const formatDateTime = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * Whether a date-time parseDateTime accepted is already in the output form (formatDateTime of its
+ * instant gives it back), without formatting it: `YYYY-MM-DDTHH:mm:ss.sssZ`, upper-case T and Z.
+ */
+export const isOutputForm = (text: string): boolean =>
+  text.length === 24 && text.charCodeAt(10) === 84 && text.charCodeAt(19) === 46 && text.charCodeAt(23) === 90;

@@ -1,0 +1,49 @@
+// Date-times: isOutputForm tells, without formatting, whether a parsed date-time is already written
+// the way the broker writes it (so a measurement keeps its own text only when it differs).
+
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { formatDateTime, isOutputForm, parseDateTime } from '../../src/ngsi/index.js';
+
+const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
+/** 0000-01-01T00:00:00Z and 0100-01-01T00:00:00Z (Date.UTC reads years 0-99 as 1900-1999). */
+const EARLIEST = -62_167_219_200_000;
+const YEAR_100 = -59_011_459_200_000;
+
+describe('isOutputForm', () => {
+  it('agrees with formatting the parsed instant, for date-times written every way the parser accepts', () => {
+    const text = fc.record({
+      ms: fc.oneof(fc.integer({ min: EARLIEST, max: Date.UTC(9999, 11, 31) }), fc.integer({ min: EARLIEST, max: YEAR_100 })),
+      t: fc.constantFrom('T', 't'),
+      frac: fc.constantFrom('', '.000', '.5', '.123', '.1234', ',250'),
+      zone: fc.constantFrom('Z', 'z', '+00:00', '-0130', '+02'),
+      seconds: fc.boolean(),
+    }).map(({ ms, t, frac, zone, seconds }) => {
+      const d = new Date(ms);
+      const date = `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
+      const time = `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}${seconds ? `:${pad(d.getUTCSeconds())}${frac}` : ''}`;
+      return `${date}${t}${time}${zone}`;
+    });
+    fc.assert(fc.property(fc.oneof(text, fc.integer({ min: 0, max: Date.UTC(9999, 0, 1) }).map(formatDateTime)), (s) => {
+      const at = parseDateTime(s);
+      expect(at).toBeDefined();
+      expect(isOutputForm(s)).toBe(formatDateTime(at as number) === s);
+    }), { numRuns: 2_000 });
+  });
+
+  it('reads the years 0000 to 0099 as themselves, with the leap day of year 0', () => {
+    for (const s of ['0000-02-29T00:00:00.000Z', '0050-01-01T00:00:00.000Z', '0099-12-31T23:59:59.999Z']) {
+      expect(formatDateTime(parseDateTime(s) as number)).toBe(s);
+    }
+    expect(parseDateTime('0100-02-29T00:00:00Z')).toBeUndefined();
+    expect(parseDateTime('2024-02-29T00:00:00Z')).toBe(Date.UTC(2024, 1, 29));
+    expect(parseDateTime('2023-02-29T00:00:00Z')).toBeUndefined();
+  });
+
+  it('says yes to the output form and no to the other spellings of the same instant', () => {
+    expect(isOutputForm('2026-05-01T09:00:00.000Z')).toBe(true);
+    for (const s of ['2026-05-01T09:00:00Z', '2026-05-01t09:00:00.000Z', '2026-05-01T09:00:00.000z', '2026-05-01T11:00:00.000+02:00']) {
+      expect(isOutputForm(s), s).toBe(false);
+    }
+  });
+});
