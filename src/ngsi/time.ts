@@ -6,6 +6,9 @@ const DATE_TIME =
 
 const isLeapYear = (year: number): boolean => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 const GREGORIAN_CYCLE_MS = 146_097 * 86_400_000;
+/** 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z. */
+const EARLIEST_MS = -62_167_219_200_000;
+const LATEST_MS = 253_402_300_799_999;
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** Days of `month` (1-12) in the proleptic Gregorian calendar (years 0000-9999 alike). */
@@ -23,7 +26,10 @@ function offsetMinutes(zone: string): number | undefined {
   return sign * (hours * 60 + minutes);
 }
 
-/** Epoch milliseconds of an ISO 8601 date-time with zone, or undefined when it is not one. */
+/**
+ * Epoch milliseconds of an ISO 8601 date-time with zone, or undefined when it is not one or its
+ * instant falls outside the years 0000-9999 (UTC).
+ */
 export function parseDateTime(text: string): number | undefined {
   const m = DATE_TIME.exec(text);
   if (!m) return undefined;
@@ -42,7 +48,9 @@ export function parseDateTime(text: string): number | undefined {
   const utc = year < 100
     ? Date.UTC(year + 400, month - 1, day, hour, minute, second, millis) - GREGORIAN_CYCLE_MS
     : Date.UTC(year, month - 1, day, hour, minute, second, millis);
-  return utc - offset * 60_000;
+  // An instant outside 0000-9999 in UTC (9999-12-31T23:00-12:00 is in 10000) has no output form and no history bucket.
+  const at = utc - offset * 60_000;
+  return at >= EARLIEST_MS && at <= LATEST_MS ? at : undefined;
 }
 
 /** The broker's output form of an instant: UTC with milliseconds (`toISOString`). */

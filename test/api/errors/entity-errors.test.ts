@@ -115,6 +115,15 @@ describe('invalid requests and content', () => {
     await expectProblem(await b.request('POST', '/ngsi-ld/v1/entities', { body: entity('urn:ngsi-ld:Room:f1', { 'temp<1>': { type: 'Property', value: 1 } }) }), 400, 'BadRequestData');
     await expectProblem(await b.request('POST', '/ngsi-ld/v1/entities', { body: { id: 'urn:ngsi-ld:Room:f2', type: 'Ro(om)' } }), 400, 'BadRequestData');
   });
+  it('400 BadRequestData for an observedAt whose instant falls outside the years 0000-9999, not a 500', async () => {
+    for (const observedAt of ['9999-12-31T23:00:00-12:00', '0000-01-01T00:00:00+01:00']) {
+      const temperature = { type: 'Property', value: 1, observedAt };
+      await expectProblem(await b.request('POST', '/ngsi-ld/v1/entities', { body: entity('urn:ngsi-ld:Room:y1', { temperature }) }), 400, 'BadRequestData');
+      await expectProblem(await b.request('POST', '/ngsi-ld/v1/temporal/entities/urn:ngsi-ld:Room:r1/attrs', { body: { temperature: [temperature] } }), 400, 'BadRequestData');
+    }
+    const inRange = { type: 'Property', value: 1, observedAt: '9999-12-31T11:00:00-12:00' };
+    expect((await b.request('POST', '/ngsi-ld/v1/entities', { body: entity('urn:ngsi-ld:Room:y2', { temperature: inRange }) })).status).toBe(201);
+  });
   it('400 BadRequestData for JSON null and for NGSI-LD Null on create', async () => {
     await expectProblem(await b.request('POST', '/ngsi-ld/v1/entities', { body: entity('urn:ngsi-ld:Room:n1', { humidity: null }) }), 400, 'BadRequestData');
     await expectProblem(await b.request('POST', '/ngsi-ld/v1/entities', { body: entity('urn:ngsi-ld:Room:n2', { humidity: { type: 'Property', value: null } }) }), 400, 'BadRequestData');
