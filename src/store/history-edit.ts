@@ -14,6 +14,8 @@ import type { ReadScope } from './read-scope.js';
 export interface SeriesKeys {
   /** The id of a series, created when new (inside the caller's transaction). */
   idOf(tenant: string, entityId: EntityId, attr: Iri, datasetId: string | undefined): number;
+  /** The id of a series when it exists (never creates one). */
+  find(tenant: string, entityId: EntityId, attr: Iri, datasetId: string | undefined): number | undefined;
   /** Forgets cached ids of series that were removed. */
   forget(tenant: string, series: readonly HistorySeries[]): void;
 }
@@ -80,6 +82,22 @@ export function createHistoryEditor({ db, buckets, transaction, keys, reader }: 
 
     findInstance(scope, entityId, attr, instanceId) {
       const found = locate(scope, entityId, attr, instanceId);
+      return found && decodeInstance(found.row, keyOf(found.series));
+    },
+
+    findInstanceOf(tenant, entityId, attr, datasetId, instanceId) {
+      const series = keys.find(tenant, entityId, attr, datasetId);
+      if (series === undefined) return undefined;
+      const at = instantOfInstanceId(instanceId);
+      const bucket = at === undefined ? undefined : buckets.existingFor(at);
+      if (at !== undefined && bucket !== undefined) {
+        const row = statements.get<StoredHistoryRow>(`SELECT rowid AS rid, series, t, observed_at, created_at, modified_at,
+            deleted_at, instance_id, value, num, sub FROM ${bucket.name} WHERE series = @series AND t = @t AND instance_id = @iid LIMIT 1`)
+          .get({ series, t: at, iid: encodeInstanceId(instanceId) });
+        if (row) return decodeInstance(row, datasetId === undefined ? { entityId, attr } : { entityId, attr, datasetId });
+      }
+      // An id carrying no instant, or a row an observedAt edit moved: the search of every series of the attribute.
+      const found = locate({ tenant }, entityId, attr, instanceId);
       return found && decodeInstance(found.row, keyOf(found.series));
     },
 

@@ -98,6 +98,11 @@ export interface HistoryEditor {
   upsertObserved(tenant: string, instances: HistoryInstance[]): void;
   /** One instance by its instanceId within an attribute of an entity. */
   findInstance(scope: ReadScope, entityId: EntityId, attr: Iri, instanceId: string): HistoryInstance | undefined;
+  /**
+   * The same, when the instance's datasetId is known too (the change journal records it): its series
+   * found in the series cache and its row by one seek on (series, t), without listing the series.
+   */
+  findInstanceOf(tenant: string, entityId: EntityId, attr: Iri, datasetId: string | undefined, instanceId: string): HistoryInstance | undefined;
   /** Replaces a stored instance by what `change` makes of it (its id kept); false when there is none. */
   modifyInstance(tenant: string, entityId: EntityId, attr: Iri, instanceId: string,
     change: (old: HistoryInstance) => HistoryInstance): boolean;

@@ -118,6 +118,17 @@ export function createHistoryRepository({ db, iris, buckets, caches, transaction
 
   const keys: SeriesKeys = {
     idOf: seriesId,
+    find(tenant, entityId, attr, datasetId) {
+      const attrId = iris.lookup(attr);
+      if (attrId === undefined) return undefined;
+      const dataset = datasetId ?? null;
+      const key = seriesKey(tenant, entityId, attrId, dataset);
+      const cached = seriesCache.get(key);
+      if (cached !== undefined && cached !== REMOVED) return cached;
+      const id = findSeries.get(tenant, entityId, attrId, dataset);
+      if (id !== undefined) seriesCache.set(key, id);
+      return id;
+    },
     forget(tenant, removed) {
       for (const s of removed) {
         const attrId = iris.lookup(s.attr);

@@ -143,7 +143,7 @@ export interface JournalSources {
   /** The live entity now. */
   live(tenant: string, id: EntityId): Entity | undefined;
   /** A history instance as stored now. */
-  instance(tenant: string, id: EntityId, attr: Iri, instanceId: string): HistoryInstance | undefined;
+  instance(tenant: string, id: EntityId, attr: Iri, datasetId: string | undefined, instanceId: string): HistoryInstance | undefined;
 }
 
 export interface ReadOptions {
@@ -164,8 +164,8 @@ export function createChangeJournal(db: BetterSqlite3.Database, atomic: RunInTx,
     const entity = opts.entities === false ? undefined : sources.live(tenant, id);
     if (entity !== undefined) event.entity = entity;
     if (opts.instances === true) {
-      for (const [attr, instanceId] of payload.i) {
-        const found = sources.instance(tenant, id, attr, instanceId);
+      for (const [attr, instanceId, datasetId] of payload.i) {
+        const found = sources.instance(tenant, id, attr, datasetId, instanceId);
         if (found !== undefined) event.instances.push(found);
       }
     }

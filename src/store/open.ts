@@ -132,7 +132,7 @@ export function openStore(opts: StoreOptions): Store {
     discovery: createDiscoveryRepository(db, iris, readFilter),
     journal: createChangeJournal(db, runner.atomic, {
       live: (tenant, id) => entities.get({ tenant }, id),
-      instance: (tenant, id, attr, instanceId) => history.findInstance({ tenant }, id, attr, instanceId),
+      instance: (tenant, id, attr, datasetId, instanceId) => history.findInstanceOf(tenant, id, attr, datasetId, instanceId),
     }),
     notifications: createNotificationQueue(db, runner.atomic),
     subscriptions: createSubscriptionRepository(db),

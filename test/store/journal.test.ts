@@ -8,6 +8,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChangeEvent } from '../../src/events.js';
 import { createFixedClock, silentLogger } from '../../src/lib/index.js';
 import { createJournalFollower, openStore, type JournalEntry, type Store } from '../../src/store/index.js';
+import { instanceIdAt } from '../../src/ngsi/index.js';
+
+/** A UUID laid out as version 7 with the instant `ms` (what instanceIdAt gives, without its prefix). */
+const instanceUuidAt = (ms: number, n = 0): string =>
+  instanceIdAt(ms, `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`).replace('urn:ngsi-ld:Instance:', '');
 
 let dir: string;
 let store: Store;
@@ -94,6 +99,24 @@ describe('the change journal', () => {
     expect(row!.entity).toEqual(entity);
     expect(row!.instances).toEqual([instance]);
     expect(store.journal.readAfter(0, 10)[0]!.instances).toEqual([]);
+  });
+
+  it('finds each instance of a change in its own series, datasetIds apart, and after an edit moved its row', () => {
+    const id = 'urn:x:ds';
+    const at = (ms: number, n = 0) => `urn:ngsi-ld:Instance:${instanceUuidAt(ms, n)}`;
+    const attribute = (value: number, observedAt: number) => ({ kind: 'Property' as const, value, observedAt, createdAt: 5, modifiedAt: 5, sub: {} });
+    const plain = { entityId: id, attr: 'urn:a', instanceId: at(1_000), observedAt: 1_000, createdAt: 5, modifiedAt: 5, attribute: attribute(1, 1_000) };
+    // The same instant in another series (datasetId): each found in its own.
+    const other = { ...plain, instanceId: at(1_000, 1), datasetId: 'urn:ds:2', attribute: { ...attribute(2, 1_000), datasetId: 'urn:ds:2' } };
+    store.transaction(() => {
+      store.history.append('', [plain, other]);
+      store.journal.append({ ...entry(9), id, instances: [plain, other] });
+    });
+    expect(store.journal.readAfter(0, 10, { instances: true })[0]!.instances).toEqual([plain, other]);
+    // An observedAt edit files the row under another instant: the instance id no longer leads to it.
+    const moved = { ...other, observedAt: 9_000_000_000, attribute: { ...other.attribute, observedAt: 9_000_000_000 } };
+    expect(store.history.modifyInstance('', id, 'urn:a', other.instanceId, () => moved)).toBe(true);
+    expect(store.journal.readAfter(0, 10, { instances: true })[0]!.instances).toEqual([plain, moved]);
   });
 
   it('keeps rows until every reader has passed them', () => {
