@@ -46,7 +46,19 @@ export interface BucketTable {
   insert(row: HistoryRow): void;
   /** Rows of the given series ids, ordered by (t, insertion). */
   rowsOfSeries(seriesIds: number[]): StoredHistoryRow[];
+  /**
+   * False when the table surely holds no row of the series at instant t: t is past the latest
+   * instant of the series the table ever held (one look-up per series, then kept as rows go in).
+   */
+  mayHold(series: number, t: number): boolean;
 }
+
+/**
+ * Series whose latest instant a table keeps. NOTE: an upper bound, never too low: every row goes in
+ * through `insert`, which raises it; a deletion or a rollback leaves it higher than needed, which
+ * only costs the look-up it would have saved.
+ */
+const LATEST_KEPT = 20_000;
 
 export interface BucketCatalogue {
   /** The table for instant t, created (in the caller's transaction) when missing. */
@@ -146,13 +158,26 @@ function prepareTable(db: BetterSqlite3.Database, name: string, onInsert: (row: 
     `SELECT rowid AS rid, series, t, observed_at, created_at, modified_at, deleted_at, instance_id, value, num, sub
      FROM ${name} WHERE series IN (SELECT value FROM json_each(?)) ORDER BY series, t, rowid`,
   );
+  const latestOf = db.prepare<[number], number | null>(`SELECT max(t) FROM ${name} WHERE series = ?`).pluck();
+  let latest = new Map<number, number>();
   return {
     name,
     insert: (row) => {
       insert.run(row.series, row.t, row.observed_at, row.created_at, row.modified_at, row.deleted_at, row.instance_id, row.value, row.num, row.sub);
+      const known = latest.get(row.series);
+      if (known !== undefined && row.t > known) latest.set(row.series, row.t);
       onInsert(row);
     },
     rowsOfSeries: (ids) => (ids.length === 0 ? [] : select.all(JSON.stringify(ids))),
+    mayHold(series, t) {
+      let known = latest.get(series);
+      if (known === undefined) {
+        if (latest.size >= LATEST_KEPT) latest = new Map();
+        known = latestOf.get(series) ?? Number.NEGATIVE_INFINITY;
+        latest.set(series, known);
+      }
+      return t <= known;
+    },
   };
 }
 

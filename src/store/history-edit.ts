@@ -71,7 +71,8 @@ export function createHistoryEditor({ db, buckets, transaction, keys, reader }: 
           if (inst.observedAt === undefined) throw new Error('an observed history instance needs observedAt');
           const row = encodeInstance(keys.idOf(tenant, inst.entityId, inst.attr, inst.datasetId), inst);
           const existing = buckets.existingFor(row.t);
-          if (existing) {
+          // NOTE: measurements mostly arrive in time order: a later instant than any stored needs no look.
+          if (existing?.mayHold(row.series, row.t) === true) {
             statements.get(`DELETE FROM ${existing.name} WHERE series = @series AND t = @t AND observed_at IS NOT NULL`)
               .run({ series: row.series, t: row.t });
           }
