@@ -1,5 +1,6 @@
-// The access seam of the embedded broker: who may connect, publish and subscribe. Today every
-// connection is anonymous and allowed; authentication and per-topic permissions plug in here.
+// The access seam of the embedded broker: who may connect, publish and subscribe. The broker takes
+// its hooks from the caller (access.ts: devices, tokens and the permission model); these are the
+// hooks of a broker started without any.
 
 import type { AuthenticateError, Client, PublishPacket, Subscription } from 'aedes';
 import type { Logger } from '../lib/index.js';
@@ -15,11 +16,7 @@ export interface MqttAccessHooks {
 
 const SYS_PREFIX = '$SYS/';
 
-/**
- * Anonymous access: every client may connect, subscribe to anything and publish anywhere but `$SYS/`.
- * TODO: when `application.authentication.enabled` can be true, check username + password (device
- * secret or JWT) in `authenticate` and the permission policy per topic in the two authorize hooks.
- */
+/** Anonymous access: every client may connect, subscribe to anything and publish anywhere but `$SYS/`. */
 export function createAnonymousHooks(log: Logger): MqttAccessHooks {
   return {
     authenticate: (client, username, _password, done) => {
