@@ -1,8 +1,8 @@
 // The upstream NGSI-LD client: every request goes to the configured base URL with the upstream
 // context's Link, the tenant and the bearer token, under a timeout; replies are read bounded.
 
-import { readLimited } from '../lib/index.js';
 import { UpstreamError } from './errors.js';
+import type { Transport } from './http-transport.js';
 import type { TokenSource } from './token.js';
 
 /** Largest upstream reply read; a larger one is an upstream failure. */
@@ -22,7 +22,7 @@ export interface UpstreamClientOptions {
   tenant: string;
   timeoutMs: number;
   token?: TokenSource;
-  fetch: typeof fetch;
+  transport: Transport;
 }
 
 export interface UpstreamRequest {
@@ -47,20 +47,14 @@ export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClien
     if (opts.tenant !== '') headers['NGSILD-Tenant'] = opts.tenant;
     if (opts.token !== undefined) headers['Authorization'] = `Bearer ${await opts.token.get(req.signal)}`;
     const signal = AbortSignal.any([req.signal, AbortSignal.timeout(opts.timeoutMs)]);
-    let res: Response;
-    try {
-      res = await opts.fetch(opts.url + req.path, {
-        method: req.method, headers, signal, redirect: 'error',
-        ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
-      });
-    } catch (err) {
-      throw new UpstreamError(`${req.method} ${req.path.split('?')[0]}: ${causeOf(err)}`, { cause: err });
-    }
+    let status: number;
     let bytes: Buffer | undefined;
     try {
-      bytes = res.body === null ? Buffer.alloc(0) : await readLimited(res.body, MAX_REPLY_BYTES);
+      ({ status, bytes } = await opts.transport(opts.url + req.path, {
+        method: req.method, headers, signal, maxBytes: MAX_REPLY_BYTES, ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
+      }));
     } catch (err) {
-      throw new UpstreamError(`${req.method} ${req.path.split('?')[0]}: reply broken off: ${causeOf(err)}`, { cause: err });
+      throw new UpstreamError(`${req.method} ${req.path.split('?')[0]}: ${causeOf(err, signal)}`, { cause: err });
     }
     if (bytes === undefined) throw new UpstreamError(`${req.method} ${req.path.split('?')[0]}: reply larger than ${MAX_REPLY_BYTES} bytes`);
     const text = bytes.toString('utf8');
@@ -70,7 +64,7 @@ export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClien
     } catch {
       body = undefined;
     }
-    return { status: res.status, body, text };
+    return { status, body, text };
   };
 
   return {
@@ -83,9 +77,9 @@ export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClien
   };
 }
 
-function causeOf(err: unknown): string {
+function causeOf(err: unknown, signal: AbortSignal): string {
+  if (signal.aborted && signal.reason instanceof Error && signal.reason.name === 'TimeoutError') return 'timed out';
   if (!(err instanceof Error)) return String(err);
-  if (err.name === 'TimeoutError') return 'timed out';
   const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
   return `${err.message}${cause}`;
 }

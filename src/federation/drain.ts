@@ -9,6 +9,7 @@ import { JSONLD_CONTEXT_REL, type Iri, type TermMapper } from '../ngsi/index.js'
 import type { ParkedChanges, Store } from '../store/index.js';
 import { backoffDelay } from './backoff.js';
 import { createUpstreamClient, type UpstreamClient } from './client.js';
+import { createHttpTransport, type Transport } from './http-transport.js';
 import { planBatch, type BatchPlan } from './plan.js';
 import { reconcile, sendPlans, type SendOutcome } from './send.js';
 import { createTokenSource } from './token.js';
@@ -43,6 +44,9 @@ export interface FederationDeps {
   options: FederationOptions;
   clock: Clock;
   log: Logger;
+  /** Requests to the upstream (default node:http(s)). */
+  transport?: Transport;
+  /** Requests to the token endpoint (default the global fetch). */
   fetch?: typeof fetch;
   random?: () => number;
 }
@@ -77,7 +81,7 @@ export function createFederation(deps: FederationDeps): Federation {
   const { journal } = store;
   const random = deps.random ?? Math.random;
   const client: UpstreamClient = createUpstreamClient({
-    url: options.url.replace(/\/+$/, ''), tenant: options.upstreamTenant, timeoutMs: options.timeoutMs, fetch: deps.fetch ?? fetch,
+    url: options.url.replace(/\/+$/, ''), tenant: options.upstreamTenant, timeoutMs: options.timeoutMs, transport: deps.transport ?? createHttpTransport(),
     ...(options.token ? {
       token: createTokenSource({
         tokenUrl: options.token.url, clientId: options.token.clientId, clientSecret: options.token.clientSecret, timeoutMs: options.timeoutMs,

@@ -1,0 +1,71 @@
+// The drain's HTTP transport: node:http(s) on keep-alive connections to the one upstream. The global
+// fetch (undici) costs several times the CPU per request of node:http, and a gateway forwarding
+// its measurements pays that on every batch, beside its own writes.
+
+import { request as httpRequest, Agent as HttpAgent, type IncomingMessage } from 'node:http';
+import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
+
+export interface TransportRequest {
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+  signal: AbortSignal;
+  /** Largest reply body read; a larger one answers `bytes: undefined` (the connection is dropped). */
+  maxBytes: number;
+}
+
+export interface TransportReply {
+  status: number;
+  bytes: Buffer | undefined;
+}
+
+export type Transport = (url: string, req: TransportRequest) => Promise<TransportReply>;
+
+/** A transport with its own connection pools (a few sockets: batches go one at a time). */
+export function createHttpTransport(): Transport {
+  const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 4 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 4 }) };
+  return (url, req) => new Promise<TransportReply>((resolve, reject) => {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch (err) {
+      reject(err);
+      return;
+    }
+    const secure = target.protocol === 'https:';
+    if (!secure && target.protocol !== 'http:') {
+      reject(new Error(`not an http(s) URL: ${target.protocol}`));
+      return;
+    }
+    const headers = { ...req.headers, ...(req.body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(req.body)) }) };
+    const options = {
+      method: req.method, hostname: target.hostname.replace(/^\[|\]$/g, ''), port: target.port === '' ? undefined : Number(target.port),
+      path: `${target.pathname}${target.search}`, headers, signal: req.signal, agent: secure ? agents.https : agents.http,
+    };
+    const onReply = (res: IncomingMessage): void => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > req.maxBytes) {
+          // NOTE: answered first: destroying the reply emits its 'aborted' at once.
+          resolve({ status: res.statusCode ?? 0, bytes: undefined });
+          res.destroy();
+          return;
+        }
+        chunks.push(chunk);
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes: Buffer.concat(chunks) }));
+      res.on('error', reject);
+      res.on('aborted', () => reject(new Error('reply broken off')));
+    };
+    try {
+      // NOTE: throws at once for a header value with a forbidden character (a header injection).
+      const sent = (secure ? httpsRequest : httpRequest)(options, onReply);
+      sent.on('error', reject);
+      sent.end(req.body);
+    } catch (err) {
+      reject(err);
+    }
+  });
+}
