@@ -1,7 +1,7 @@
 // One bounded fetch of the identity provider's JWKS: timeout over headers and body, size cap while
 // streaming, the reply checked to be a key set. Failures are `JwksFetchError`s naming the reason.
 
-import { readLimited } from '../lib/index.js';
+import { deadline, readLimited } from '../lib/index.js';
 import { parseJwkSet, type JwkSet } from './jwk-set.js';
 
 export interface JwksFetchLimits {
@@ -19,11 +19,10 @@ export class JwksFetchError extends Error {
 const ACCEPT = 'application/jwk-set+json, application/json';
 
 export async function fetchJwks(uri: string, limits: JwksFetchLimits): Promise<JwkSet> {
-  const timeout = AbortSignal.timeout(limits.timeoutMs);
-  const signal = AbortSignal.any([timeout, limits.signal]);
+  const limit = deadline(limits.signal, limits.timeoutMs);
   let text: string;
   try {
-    const res = await limits.fetch(uri, { headers: { accept: ACCEPT }, signal, redirect: 'follow' });
+    const res = await limits.fetch(uri, { headers: { accept: ACCEPT }, signal: limit.signal, redirect: 'follow' });
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
       throw new JwksFetchError(`the server answered ${res.status}`);
@@ -31,9 +30,11 @@ export async function fetchJwks(uri: string, limits: JwksFetchLimits): Promise<J
     text = await readBody(res, limits.maxBytes);
   } catch (err) {
     if (err instanceof JwksFetchError) throw err;
-    if (timeout.aborted) throw new JwksFetchError(`no answer within ${limits.timeoutMs} ms`, { cause: err });
+    if (limit.timedOut) throw new JwksFetchError(`no answer within ${limits.timeoutMs} ms`, { cause: err });
     if (limits.signal.aborted) throw new JwksFetchError('closed', { cause: err });
     throw new JwksFetchError(errorMessage(err), { cause: err });
+  } finally {
+    limit.done();
   }
   let document: unknown;
   try {

@@ -1,6 +1,7 @@
 // The upstream NGSI-LD client: every request goes to the configured base URL with the upstream
 // context's Link, the tenant and the bearer token, under a timeout; replies are read bounded.
 
+import { deadline } from '../lib/index.js';
 import { UpstreamError } from './errors.js';
 import type { Transport } from './http-transport.js';
 import type { TokenSource } from './token.js';
@@ -46,15 +47,18 @@ export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClien
     if (req.body !== undefined) headers['Content-Type'] = 'application/json';
     if (opts.tenant !== '') headers['NGSILD-Tenant'] = opts.tenant;
     if (opts.token !== undefined) headers['Authorization'] = `Bearer ${await opts.token.get(req.signal)}`;
-    const signal = AbortSignal.any([req.signal, AbortSignal.timeout(opts.timeoutMs)]);
+    const limit = deadline(req.signal, opts.timeoutMs);
     let status: number;
     let bytes: Buffer | undefined;
     try {
       ({ status, bytes } = await opts.transport(opts.url + req.path, {
-        method: req.method, headers, signal, maxBytes: MAX_REPLY_BYTES, ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
+        method: req.method, headers, signal: limit.signal, maxBytes: MAX_REPLY_BYTES,
+        ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
       }));
     } catch (err) {
-      throw new UpstreamError(`${req.method} ${req.path.split('?')[0]}: ${causeOf(err, signal)}`, { cause: err });
+      throw new UpstreamError(`${req.method} ${req.path.split('?')[0]}: ${limit.timedOut ? 'timed out' : causeOf(err)}`, { cause: err });
+    } finally {
+      limit.done();
     }
     if (bytes === undefined) throw new UpstreamError(`${req.method} ${req.path.split('?')[0]}: reply larger than ${MAX_REPLY_BYTES} bytes`);
     const text = bytes.toString('utf8');
@@ -77,8 +81,7 @@ export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClien
   };
 }
 
-function causeOf(err: unknown, signal: AbortSignal): string {
-  if (signal.aborted && signal.reason instanceof Error && signal.reason.name === 'TimeoutError') return 'timed out';
+function causeOf(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
   return `${err.message}${cause}`;

@@ -2,7 +2,7 @@
 // time, cached until 30 s before it expires, fetched again after an upstream 401.
 
 import type { Clock } from '../lib/index.js';
-import { readLimited } from '../lib/index.js';
+import { deadline, readLimited } from '../lib/index.js';
 import { UpstreamError } from './errors.js';
 import { TOKEN, describeReply } from './replies.js';
 
@@ -34,15 +34,20 @@ export function createTokenSource(opts: TokenSourceOptions): TokenSource {
   const fetchToken = async (signal: AbortSignal): Promise<string> => {
     const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: opts.clientId, client_secret: opts.clientSecret });
     let res: Response;
+    const limit = deadline(signal, opts.timeoutMs);
+    let bytes: Buffer | undefined;
     try {
-      res = await opts.fetch(opts.tokenUrl, {
-        method: 'POST', body: form, headers: { Accept: 'application/json' }, redirect: 'error',
-        signal: AbortSignal.any([signal, AbortSignal.timeout(opts.timeoutMs)]),
-      });
-    } catch (err) {
-      throw new UpstreamError(`token endpoint unreachable: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      try {
+        res = await opts.fetch(opts.tokenUrl, {
+          method: 'POST', body: form, headers: { Accept: 'application/json' }, redirect: 'error', signal: limit.signal,
+        });
+      } catch (err) {
+        throw new UpstreamError(`token endpoint unreachable: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      }
+      bytes = res.body === null ? Buffer.alloc(0) : await readLimited(res.body, MAX_REPLY_BYTES).catch(() => undefined);
+    } finally {
+      limit.done();
     }
-    const bytes = res.body === null ? Buffer.alloc(0) : await readLimited(res.body, MAX_REPLY_BYTES).catch(() => undefined);
     if (bytes === undefined) throw new UpstreamError(`token endpoint: reply unreadable or larger than ${MAX_REPLY_BYTES} bytes`);
     const text = bytes.toString('utf8');
     let body: unknown;

@@ -3,3 +3,4 @@ export * from './log.js';
 export * from './clock.js';
 export * from './stream.js';
 export * from './lru.js';
+export * from './deadline.js';

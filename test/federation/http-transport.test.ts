@@ -61,7 +61,8 @@ describe('the federation HTTP transport', () => {
     const send = createHttpTransport();
     expect((await send(`${base}/big`, request())).bytes).toBeUndefined();
     handler = (_req, res) => res.writeHead(204).end();
-    expect((await send(`${base}/empty`, request({ method: 'DELETE', body: undefined }))).bytes?.length).toBe(0);
+    const { body: _none, ...withoutBody } = request({ method: 'DELETE' });
+    expect((await send(`${base}/empty`, withoutBody)).bytes?.length).toBe(0);
   });
 
   it('refuses a header value with a line break before sending anything', async () => {
