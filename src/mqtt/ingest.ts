@@ -201,10 +201,11 @@ export function createIngest(deps: IngestDeps): Ingest {
     let observedAt = nowMs;
     let observedAtText: string | undefined;
     if (text !== undefined) {
-      const at = typeof text === 'string' ? parseDateTime(text) : undefined;
+      if (typeof text !== 'string') return undefined;
+      const at = parseDateTime(text);
       if (at === undefined) return undefined;
       observedAt = at;
-      if (!isOutputForm(text as string)) observedAtText = text as string;
+      if (!isOutputForm(text)) observedAtText = text;
     }
     const byName = new Map<string, ObservedInstance>();
     for (const key in obj) {

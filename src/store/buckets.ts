@@ -77,6 +77,9 @@ export interface BucketCatalogue {
   generation(): number;
 }
 
+/** The columns of a StoredHistoryRow, as a bucket table is selected. */
+export const STORED_ROW_COLUMNS = 'rowid AS rid, series, t, observed_at, created_at, modified_at, deleted_at, instance_id, value, num, sub';
+
 const DROPPED = 'dropped';
 const NAME = /^history_\d{6}(\d{2})?$/;
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
@@ -155,7 +158,7 @@ function prepareTable(db: BetterSqlite3.Database, name: string, onInsert: (row: 
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const select = db.prepare<[string], StoredHistoryRow>(
-    `SELECT rowid AS rid, series, t, observed_at, created_at, modified_at, deleted_at, instance_id, value, num, sub
+    `SELECT ${STORED_ROW_COLUMNS}
      FROM ${name} WHERE series IN (SELECT value FROM json_each(?)) ORDER BY series, t, rowid`,
   );
   const latestOf = db.prepare<[number], number | null>(`SELECT max(t) FROM ${name} WHERE series = ?`).pluck();

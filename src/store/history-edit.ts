@@ -3,7 +3,7 @@
 
 import type BetterSqlite3 from 'better-sqlite3';
 import { instantOfInstanceId, type EntityId, type Iri } from '../ngsi/index.js';
-import type { BucketCatalogue, StoredHistoryRow } from './buckets.js';
+import { STORED_ROW_COLUMNS, type BucketCatalogue, type StoredHistoryRow } from './buckets.js';
 import { decodeInstance, encodeInstance, encodeInstanceId } from './history-codec.js';
 import { createStatementCache } from './history-sql.js';
 import type { HistoryEditor, HistoryReader, HistoryRetention, HistorySeries } from './history-types.js';
@@ -46,16 +46,14 @@ export function createHistoryEditor({ db, buckets, transaction, keys, reader }: 
     const at = instantOfInstanceId(instanceId);
     const bucket = at === undefined ? undefined : buckets.list().find((b) => at >= b.startMs && at < b.endMs);
     if (at !== undefined && bucket !== undefined) {
-      const row = statements.get<StoredHistoryRow>(`SELECT rowid AS rid, series, t, observed_at, created_at, modified_at,
-          deleted_at, instance_id, value, num, sub FROM ${bucket.name}
+      const row = statements.get<StoredHistoryRow>(`SELECT ${STORED_ROW_COLUMNS} FROM ${bucket.name}
         WHERE series IN (SELECT value FROM json_each(@ids)) AND t = @t AND instance_id = @iid LIMIT 1`).get({ ...params, t: at });
       const s = row && series.find((x) => x.id === row.series);
       if (row && s) return { table: bucket.name, row, series: s };
     }
     // NOTE: no index on instance_id (it would cost every history write a B-tree insert).
     for (const b of buckets.list()) {
-      const row = statements.get<StoredHistoryRow>(`SELECT rowid AS rid, series, t, observed_at, created_at, modified_at,
-          deleted_at, instance_id, value, num, sub FROM ${b.name}
+      const row = statements.get<StoredHistoryRow>(`SELECT ${STORED_ROW_COLUMNS} FROM ${b.name}
         WHERE series IN (SELECT value FROM json_each(@ids)) AND instance_id = @iid LIMIT 1`).get(params);
       const s = row && series.find((x) => x.id === row.series);
       if (row && s) return { table: b.name, row, series: s };
@@ -92,8 +90,8 @@ export function createHistoryEditor({ db, buckets, transaction, keys, reader }: 
       const at = instantOfInstanceId(instanceId);
       const bucket = at === undefined ? undefined : buckets.existingFor(at);
       if (at !== undefined && bucket !== undefined) {
-        const row = statements.get<StoredHistoryRow>(`SELECT rowid AS rid, series, t, observed_at, created_at, modified_at,
-            deleted_at, instance_id, value, num, sub FROM ${bucket.name} WHERE series = @series AND t = @t AND instance_id = @iid LIMIT 1`)
+        const row = statements.get<StoredHistoryRow>(
+          `SELECT ${STORED_ROW_COLUMNS} FROM ${bucket.name} WHERE series = @series AND t = @t AND instance_id = @iid LIMIT 1`)
           .get({ series, t: at, iid: encodeInstanceId(instanceId) });
         if (row) return decodeInstance(row, datasetId === undefined ? { entityId, attr } : { entityId, attr, datasetId });
       }

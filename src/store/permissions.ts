@@ -168,7 +168,6 @@ export function createPermissionRepository(db: BetterSqlite3.Database): Permissi
     'SELECT tenant, id FROM entities INDEXED BY entities_owner WHERE owner = ? ORDER BY owned_at, rowid',
   );
   const disown = db.prepare<[string]>('UPDATE entities SET owner = NULL, owned_at = NULL WHERE owner = ?');
-  const ownerListStatements = new Map<string, BetterSqlite3.Statement<[Record<string, unknown>], OwnerRow>>();
 
   const ownerById = (tenant: string, id: string): Permission | undefined => {
     const m = OWNER_ID.exec(id);
@@ -180,30 +179,41 @@ export function createPermissionRepository(db: BetterSqlite3.Database): Permissi
     const row = ownerOf.get(tenant, entityId);
     return row && ownerPermission(row);
   };
-  const ownersMatching = (tenant: string, filter: PermissionFilter): Permission[] => {
-    // Own permissions have no assigner (the service grants them).
-    if (filter.assigner !== undefined) return [];
-    const where = ['owner IS NOT NULL', 'tenant = @tenant'];
+  // NOTE: every create by a non-admin lists the permissions on its id, so listing statements are kept
+  // by their SQL text: one per combination of filters, never per value.
+  const listStatements = new Map<string, BetterSqlite3.Statement<[Record<string, unknown>], unknown>>();
+  const listed = <R>(sql: string, params: Record<string, unknown>): R[] => {
+    let stmt = listStatements.get(sql);
+    if (stmt === undefined) {
+      stmt = db.prepare<[Record<string, unknown>], unknown>(sql);
+      listStatements.set(sql, stmt);
+    }
+    return stmt.all(params) as R[];
+  };
+  /** The terms of a listing: its tenant, and the target ids and assignees asked for, over the given columns. */
+  const listTerms = (tenant: string, filter: PermissionFilter, targetColumn: string, assigneeColumn: string):
+    { where: string[]; params: Record<string, unknown> } => {
+    const where = ['tenant = @tenant'];
     const params: Record<string, unknown> = { tenant };
     if (filter.targetIds) {
-      where.push('id IN (SELECT value FROM json_each(@targetIds))');
+      where.push(`${targetColumn} IN (SELECT value FROM json_each(@targetIds))`);
       params['targetIds'] = JSON.stringify(filter.targetIds);
     }
     if (filter.assignees) {
-      where.push('owner IN (SELECT value FROM json_each(@assignees))');
+      where.push(`${assigneeColumn} IN (SELECT value FROM json_each(@assignees))`);
       params['assignees'] = JSON.stringify(filter.assignees);
     }
-    const sql = `SELECT ${OWNER_COLUMNS} FROM entities ${filter.targetIds ? '' : 'INDEXED BY entities_owner '}WHERE ${where.join(' AND ')}
-      ORDER BY owned_at, rowid`;
-    let stmt = ownerListStatements.get(sql);
-    if (stmt === undefined) {
-      stmt = db.prepare<[Record<string, unknown>], OwnerRow>(sql);
-      ownerListStatements.set(sql, stmt);
-    }
-    return stmt.all(params).map(ownerPermission);
+    return { where, params };
+  };
+  const ownersMatching = (tenant: string, filter: PermissionFilter): Permission[] => {
+    // Own permissions have no assigner (the service grants them).
+    if (filter.assigner !== undefined) return [];
+    const { where, params } = listTerms(tenant, filter, 'id', 'owner');
+    const sql = `SELECT ${OWNER_COLUMNS} FROM entities ${filter.targetIds ? '' : 'INDEXED BY entities_owner '}WHERE owner IS NOT NULL
+      AND ${where.join(' AND ')} ORDER BY owned_at, rowid`;
+    return listed<OwnerRow>(sql, params).map(ownerPermission);
   };
 
-  const listStatements = new Map<string, BetterSqlite3.Statement<[Record<string, unknown>], PermissionRow>>();
   let filters = new Map<string, SqlFragment | undefined>();
   /** The assignees of cached filters built without the owner branch, because none of them owned anything. */
   let ownerless = new Set<string>();
@@ -288,16 +298,7 @@ export function createPermissionRepository(db: BetterSqlite3.Database): Permissi
       return row && toPermission(row);
     },
     list(tenant, filter) {
-      const where = ['tenant = @tenant'];
-      const params: Record<string, unknown> = { tenant };
-      if (filter.targetIds) {
-        where.push('target_id IN (SELECT value FROM json_each(@targetIds))');
-        params['targetIds'] = JSON.stringify(filter.targetIds);
-      }
-      if (filter.assignees) {
-        where.push('assignee IN (SELECT value FROM json_each(@assignees))');
-        params['assignees'] = JSON.stringify(filter.assignees);
-      }
+      const { where, params } = listTerms(tenant, filter, 'target_id', 'assignee');
       if (filter.assigner !== undefined) {
         where.push('assigner = @assigner');
         params['assigner'] = filter.assigner;
@@ -306,15 +307,8 @@ export function createPermissionRepository(db: BetterSqlite3.Database): Permissi
         where.push('action >= @minAction');
         params['minAction'] = ACTIONS.indexOf(filter.minAction);
       }
-      // NOTE: every create by a non-admin lists the permissions on its id, so statements are kept by
-      // their SQL text: one per combination of filters (at most 16), never per value.
-      const sql = `SELECT ${COLUMNS} FROM permissions WHERE ${where.join(' AND ')} ORDER BY seq`;
-      let stmt = listStatements.get(sql);
-      if (stmt === undefined) {
-        stmt = db.prepare<[Record<string, unknown>], PermissionRow>(sql);
-        listStatements.set(sql, stmt);
-      }
-      return mergeByCreation(stmt.all(params).map(toPermission), ownersMatching(tenant, filter));
+      const rows = listed<PermissionRow>(`SELECT ${COLUMNS} FROM permissions WHERE ${where.join(' AND ')} ORDER BY seq`, params);
+      return mergeByCreation(rows.map(toPermission), ownersMatching(tenant, filter));
     },
     applicableTo(tenant, assignees, entityId) {
       const list = JSON.stringify(assignees);
