@@ -178,7 +178,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   events.on((change) => notifier.wake(change));
   notifier.start();
   const federation = createFederationOf(config, store, contexts, clock, log);
-  if (federation) events.on(() => federation.wake());
+  if (federation) events.on((change) => federation.offer(change));
   const idp = config.application.identityProvider;
   const audience = config.application.authentication.audience;
   const identity = idp.enabled
@@ -366,7 +366,7 @@ function createFederationOf(
     horizon: (now) => addDuration(now, maxAge, -1),
     options: {
       url: up.url, upstreamTenant: up.tenant, tenant: fed.tenant, types: up.types === '' ? [] : up.types.split(','),
-      batchSize: fed.batchSize, timeoutMs: fed.timeout, retryBaseMs: fed.retryBase, retryMaxMs: fed.retryMax, maxRows: fed.outbox.maxRows,
+      batchSize: fed.batchSize, lingerMs: fed.linger, timeoutMs: fed.timeout, retryBaseMs: fed.retryBase, retryMaxMs: fed.retryMax, maxRows: fed.outbox.maxRows,
       ...(up.tokenUrl === '' ? {} : { token: { url: up.tokenUrl, clientId: up.clientId, clientSecret: up.clientSecret } }),
     },
   });

@@ -18,6 +18,8 @@ import { createTokenSource } from './token.js';
 export const FEDERATION_READER = 'federation';
 /** Most journal changes read per batch (a batch holds at most batch-size entities of them). */
 const READ_ROWS = 1_000;
+/** Most announced changes kept for the next batches (beyond, they are read back from the journal). */
+const MAX_ANNOUNCED = READ_ROWS;
 
 export interface FederationOptions {
   /** Upstream base URL; '' is off. */
@@ -28,6 +30,8 @@ export interface FederationOptions {
   /** Type names forwarded (expanded with the upstream context); empty: all. */
   types: readonly string[];
   batchSize: number;
+  /** Milliseconds after a batch that was not full before the next one is sent (0: at once). */
+  lingerMs: number;
   timeoutMs: number;
   retryBaseMs: number;
   retryMaxMs: number;
@@ -67,14 +71,17 @@ export interface FederationStatus {
 export interface Federation {
   /** Starts draining (from the persisted cursor; a new reader starts at the journal's end). */
   start(): void;
-  /** A change was committed. */
+  /** Changes were committed (read from the journal). */
   wake(): void;
+  /** A change was committed, as announced after its commit: sent without reading it back when it follows the cursor. */
+  offer(change: ChangeEvent): void;
   status(): FederationStatus;
   /** Stops taking batches; an in-flight one may finish within `timeoutMs`, then it is aborted. */
   stop(timeoutMs: number): Promise<void>;
 }
 
-type StepResult = 'idle' | 'progress';
+/** What a step did: nothing to send, a full batch (more may be pending), or the rest of what was pending. */
+type StepResult = 'idle' | 'full' | 'partial';
 
 export function createFederation(deps: FederationDeps): Federation {
   const { store, options, clock, log } = deps;
@@ -94,6 +101,16 @@ export function createFederation(deps: FederationDeps): Federation {
   let started = false;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
+  let linger: NodeJS.Timeout | undefined;
+  /** When the last batch that was not full was sent (performance.now()). */
+  let partialAt = Number.NEGATIVE_INFINITY;
+  /**
+   * Changes as announced after their commit, with no gap in sequence: a batch that starts right
+   * after the first of them plans from them, without reading back the entity and instances each
+   * journal row points to (most of the cost of forwarding a change). Emptied on a gap, when full
+   * (the drain is far behind: it reads the journal) and while the upstream is failing.
+   */
+  let announced: ChangeEvent[] = [];
   let failures = 0;
   /** Whether the upstream may hold part of the next batch already (after a restart or a failure). */
   let uncertain = true;
@@ -163,29 +180,64 @@ export function createFederation(deps: FederationDeps): Federation {
     }
   }
 
+  /** The changes after `after` as announced, then what the journal holds after them; undefined when they do not follow `after`. */
+  const announcedAfter = (after: number): Iterable<ChangeEvent> | undefined => {
+    const from = announced.findIndex((c) => c.seq > after);
+    if (from < 0 || announced[from]!.seq !== after + 1) {
+      if (from < 0) announced = [];
+      return undefined;
+    }
+    // What the journal no longer holds is not forwarded (it was pruned, and counted, as lost to this reader).
+    if (journal.seqAt(after, 0) !== after + 1) {
+      announced = [];
+      return undefined;
+    }
+    if (from > 0) announced = announced.slice(from);
+    const taken = announced;
+    return (function* () {
+      yield* taken;
+      // Committed and not announced yet: none in practice (a change is announced in its commit's turn).
+      const rest = READ_ROWS - taken.length;
+      if (rest > 0) yield* changesAfter(journal.readAfter(taken[taken.length - 1]!.seq, rest, { instances: true }), rest);
+    })();
+  };
+
   const step = async (): Promise<StepResult> => {
     await applyBounds();
     const after = cursor();
     const asked = Math.min(options.batchSize + 1, READ_ROWS);
-    const first = journal.readAfter(after, asked, { instances: true });
-    if (first.length === 0) return 'idle';
+    let changes = announcedAfter(after);
+    if (changes === undefined) {
+      const first = journal.readAfter(after, asked, { instances: true });
+      if (first.length === 0) return 'idle';
+      changes = changesAfter(first, asked);
+    }
+    let read = 0;
+    const counted = (function* (all: Iterable<ChangeEvent>) {
+      for (const c of all) {
+        read += 1;
+        yield c;
+      }
+    })(changes);
     const { mapper, linkUrl } = await deps.context();
-    const plan = planBatch(changesAfter(first, asked), after, {
+    const plan = planBatch(counted, after, {
       tenant: options.tenant, types: await typeSet(mapper), maxEntities: options.batchSize,
       latest: (tenant, id) => store.archive.latest({ tenant }, id),
     });
+    if (plan.lastSeq === after) return 'idle';
     const ctx = { client, mapper, link: `<${linkUrl}>; rel="${JSONLD_CONTEXT_REL}"; type="application/ld+json"`, signal: abort.signal };
     if (uncertain) await reconcile(plan.entities, ctx);
     const outcome = plan.entities.length === 0 ? { parked: [], sentEntities: 0, sentInstances: 0 } : await sendPlans(plan.entities, ctx);
     if (!store.isOpen()) return 'idle';
     await acknowledge(plan, outcome);
     uncertain = false;
-    return 'progress';
+    return plan.more || read >= READ_ROWS ? 'full' : 'partial';
   };
 
   const failed = (err: unknown): void => {
     failures += 1;
     uncertain = true;
+    announced = [];
     const message = err instanceof Error ? err.message : String(err);
     const at = clock.now();
     const delay = backoffDelay(failures, options.retryBaseMs, options.retryMaxMs, random);
@@ -203,15 +255,30 @@ export function createFederation(deps: FederationDeps): Federation {
     for (;;) {
       if (stopped) return;
       again = false;
-      if ((await step()) === 'idle' && !again) return;
-      failures = 0;
+      const result = await step();
+      if (result !== 'idle') failures = 0;
+      if (result === 'partial') {
+        // What was pending is sent: the next batch waits a little for more (see run).
+        partialAt = performance.now();
+        return;
+      }
+      if (result === 'idle' && !again) return;
     }
   };
 
   const run = (): void => {
-    if (!started || stopped || retry !== undefined) return;
+    if (!started || stopped || retry !== undefined || linger !== undefined) return;
     if (running) {
       again = true;
+      return;
+    }
+    const wait = partialAt + options.lingerMs - performance.now();
+    if (wait > 0) {
+      linger = setTimeout(() => {
+        linger = undefined;
+        run();
+      }, wait);
+      linger.unref();
       return;
     }
     running = drain().then(
@@ -233,6 +300,14 @@ export function createFederation(deps: FederationDeps): Federation {
       run();
     },
     wake: () => run(),
+    offer(change) {
+      if (retry === undefined) {
+        const last = announced[announced.length - 1];
+        if ((last !== undefined && change.seq !== last.seq + 1) || announced.length >= MAX_ANNOUNCED) announced = [];
+        announced.push(change);
+      }
+      run();
+    },
     status() {
       const counters = store.federation.counters();
       const oldest = journal.readAfter(cursor(), 1, { entities: false })[0];
@@ -245,7 +320,10 @@ export function createFederation(deps: FederationDeps): Federation {
     async stop(timeoutMs) {
       stopped = true;
       if (retry !== undefined) clearTimeout(retry);
+      if (linger !== undefined) clearTimeout(linger);
       retry = undefined;
+      linger = undefined;
+      announced = [];
       const inFlight = running;
       if (inFlight === undefined) return;
       let timer: NodeJS.Timeout | undefined;

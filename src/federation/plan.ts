@@ -38,6 +38,8 @@ export interface BatchPlan {
   lastSeq: number;
   /** Changes pruned from the journal before they were read (gaps in the sequence). */
   gaps: number;
+  /** A limit stopped the plan before a change it was given: that change goes in the next batch. */
+  more: boolean;
 }
 
 export interface PlanOptions {
@@ -83,7 +85,9 @@ function addChange(plan: EntityPlan, change: ChangeEvent, state: Entity | undefi
   plan.changes += 1;
   if (state !== undefined) {
     plan.types = state.types;
+    // The latest scope, none when a write removed it.
     if (state.scope !== undefined) plan.scope = state.scope;
+    else delete plan.scope;
   }
   const written = change.instances.filter((i) => i.attribute !== undefined);
   switch (change.kind) {
@@ -125,13 +129,16 @@ export function planBatch(changes: Iterable<ChangeEvent>, cursor: number, opts: 
   const byId = new Map<EntityId, EntityPlan>();
   let lastSeq = cursor;
   let gaps = 0;
+  let more = false;
   for (const change of changes) {
     const state = change.entity ?? change.previous;
     const selected = change.tenant === opts.tenant && isSelected(change, state, opts);
     let plan = byId.get(change.id);
     if (selected) {
-      if (plan === undefined && byId.size >= opts.maxEntities) break;
-      if (plan !== undefined && mustWait(plan, change)) break;
+      if ((plan === undefined && byId.size >= opts.maxEntities) || (plan !== undefined && mustWait(plan, change))) {
+        more = true;
+        break;
+      }
     }
     gaps += Math.max(0, change.seq - lastSeq - 1);
     lastSeq = change.seq;
@@ -142,7 +149,7 @@ export function planBatch(changes: Iterable<ChangeEvent>, cursor: number, opts: 
     }
     addChange(plan, change, state);
   }
-  return { entities: [...byId.values()], lastSeq, gaps };
+  return { entities: [...byId.values()], lastSeq, gaps, more };
 }
 
 function isSelected(change: ChangeEvent, state: Entity | undefined, opts: PlanOptions): boolean {
