@@ -56,7 +56,7 @@ describe('defaultConfig', () => {
       batch: { maxSize: 1_000 },
       federation: {
         upstream: { url: '', tenant: '', context: '', types: '', tokenUrl: '', clientId: '', clientSecret: '' },
-        tenant: '', batchSize: 100, timeout: 10_000, retryBase: 1_000, retryMax: 300_000, outbox: { maxRows: 1_000_000, maxAge: 'P7D' },
+        tenant: '', batchSize: 100, linger: 100, timeout: 10_000, retryBase: 1_000, retryMax: 300_000, outbox: { maxRows: 1_000_000, maxAge: 'P7D' },
       },
       application: {
         authentication: {
@@ -128,6 +128,7 @@ describe('CONFIG_OPTIONS', () => {
       'federation.upstream.client-secret',
       'federation.tenant',
       'federation.batch-size',
+      'federation.linger',
       'federation.timeout',
       'federation.retry-base',
       'federation.retry-max',
