@@ -23,6 +23,8 @@ const T0 = Date.parse('2026-01-01T00:00:00Z');
 const STATUS_POLL_MS = 50;
 const DRAIN_TIMEOUT_MS = 300_000;
 const WRITE_WARMUP_MS = 1_500;
+/** Rounds of the writes without and with federation, in turn. */
+const ROUNDS = 3;
 /** The least ratio of local writes during a drain to the same writes without federation. */
 export const WRITE_TARGET = 0.8;
 
@@ -116,13 +118,34 @@ async function measureWrites(port: number, options: MeasureOptions, counter: { n
 
 const round = (x: number, digits = 0): number => Math.round(x * 10 ** digits) / 10 ** digits;
 
+const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+/** Rounds of one load as one: their requests over their time; p50 and p99 the median of the rounds'. */
+function combine(rounds: readonly LoadResult[]): LoadResult {
+  const sum = (f: (r: LoadResult) => number): number => rounds.reduce((a, r) => a + f(r), 0);
+  const durationMs = sum((r) => r.durationMs);
+  return {
+    completed: sum((r) => r.completed), errors: sum((r) => r.errors),
+    firstError: rounds.find((r) => r.firstError !== undefined)?.firstError,
+    firstErrorStatus: rounds.find((r) => r.firstErrorStatus !== undefined)?.firstErrorStatus,
+    responseBytes: rounds[0]?.responseBytes, durationMs, busyMs: sum((r) => r.busyMs),
+    requestsPerSecond: (sum((r) => r.completed) / durationMs) * 1000,
+    p50Ms: median(rounds.map((r) => r.p50Ms)), p99Ms: median(rounds.map((r) => r.p99Ms)),
+  };
+}
+
 /** Writes on a broker without federation, then the same writes on the edge while it drains. */
 interface WritesDuringDrain {
   baseline: LoadResult;
   during: LoadResult;
-  /** The edge's status at the start and at the end of the measured writes. */
+  /** The edge's status at the start of the first measured window and at the end of the last. */
   before: Status;
   after: Status;
+  /** Instances the edge sent within its measured windows. */
+  sentDuring: number;
 }
 
 interface Figures {
@@ -134,15 +157,28 @@ interface Figures {
   colocated: WritesDuringDrain;
 }
 
+/**
+ * ROUNDS rounds of the writes on the broker without federation and on the edge, in turn: on a
+ * shared machine a slow spell then falls on both sides, not on one.
+ */
 async function writesDuringDrain(edge: ServerProcess, plain: ServerProcess, options: MeasureOptions,
   counters: { edge: { next: number }; plain: { next: number } }): Promise<WritesDuringDrain> {
-  const baseline = await measureWrites(plain.port, options, counters.plain);
-  let before: Status | undefined;
-  const during = await measureWrites(edge.port, options, counters.edge, async () => {
-    before = await statusOf(edge.port);
-  });
+  const baselines: LoadResult[] = [];
+  const durings: LoadResult[] = [];
+  let first: Status | undefined;
+  let sentDuring = 0;
+  for (let r = 0; r < ROUNDS; r++) {
+    baselines.push(await measureWrites(plain.port, options, counters.plain));
+    let start: Status | undefined;
+    durings.push(await measureWrites(edge.port, options, counters.edge, async () => {
+      start = await statusOf(edge.port);
+      first ??= start;
+    }));
+    const end = await statusOf(edge.port);
+    sentDuring += end.sentInstances - (start ?? end).sentInstances;
+  }
   const after = await statusOf(edge.port);
-  return { baseline, during, before: before ?? after, after };
+  return { baseline: combine(baselines), during: combine(durings), before: first ?? after, after, sentDuring };
 }
 
 async function sinkReceived(port: number): Promise<number> {
@@ -193,7 +229,7 @@ export async function benchFederation(broker: Target, options: MeasureOptions, c
   }));
   const drainRate = f.drained.sentInstances / (f.drainMs / 1000);
   const { remote, colocated } = f;
-  const sentDuring = remote.after.sentInstances - remote.before.sentInstances;
+  const sentDuring = remote.sentDuring;
   const ratio = remote.during.requestsPerSecond / remote.baseline.requestsPerSecond;
   const colocatedRatio = colocated.during.requestsPerSecond / colocated.baseline.requestsPerSecond;
   const rows: Row[] = [
@@ -222,7 +258,7 @@ export async function benchFederation(broker: Target, options: MeasureOptions, c
   ];
   const notes = [
     `federation.drain: an edge with a backlog of ${formatCount(BACKLOG)} measurements (${PER_ENTITY} batch upserts of ${ENTITIES} Sensors, written while its upstream was down) drains to a second edgeld on loopback, started on the port the edge was told of; instances (current state and history) a second from the cloud's readiness (seen within 100 ms) until the outbox is empty (status polled every ${STATUS_POLL_MS} ms), federation.batch-size 100; then every Sensor's history in the cloud is read back through its temporal API (${f.missing === '' ? `all ${formatCount(BACKLOG)} instances there, in order` : 'MISSING instances'})`,
-    `federation.write-during-drain: PATCH …/attrs of the Sensors' temperatures in turn, each a new measurement, on the edge while its drain forwards them to the cloud, against the same writes on a broker without federation holding the same data (ceiling column), measured right before; the cloud is elsewhere: a stand-in on the cloud's port (src/bench/cloud-sink.ts) that parses each request and accepts it, so the edge's drain is measured, not a second broker sharing its cores; outbox ${formatCount(remote.before.outboxDepth)} changes at the start of the window and ${formatCount(remote.after.outboxDepth)} at its end, ${formatCount(sentDuring)} instances sent in it (federation.drain-during-writes), ${formatCount(remote.received)} received by the stand-in over its run`,
+    `federation.write-during-drain: PATCH …/attrs of the Sensors' temperatures in turn, each a new measurement, on the edge while its drain forwards them to the cloud, against the same writes on a broker without federation holding the same data (ceiling column), in ${ROUNDS} rounds of each in turn (${options.durationMs / 1000} s each after a ${WRITE_WARMUP_MS / 1000} s warm-up; req/s over all rounds, p99 the median of the rounds'); the cloud is elsewhere: a stand-in on the cloud's port (src/bench/cloud-sink.ts) that parses each request and accepts it, so the edge's drain is measured, not a second broker sharing its cores; outbox ${formatCount(remote.before.outboxDepth)} changes at the start of the first window and ${formatCount(remote.after.outboxDepth)} after the last, ${formatCount(sentDuring)} instances sent in them (federation.drain-during-writes), ${formatCount(remote.received)} received by the stand-in over its run`,
     `federation.write-during-drain.colocated: the same, with the second edgeld on this machine as the cloud (it stores what the edge writes, on the same cores); outbox ${formatCount(colocated.before.outboxDepth)} and ${formatCount(colocated.after.outboxDepth)} changes at the start and the end`,
     `target federation.write-during-drain ratio >= ${WRITE_TARGET}: ${round(ratio, 2)}, ${ratio >= WRITE_TARGET ? 'met' : 'MISSED'}`,
     ...problems,
