@@ -18,6 +18,12 @@ const READY_TIMEOUT_MS = 30_000;
 /** A broker with a million history rows may need a while to checkpoint its WAL on SIGTERM. */
 const STOP_GRACE_MS = 30_000;
 const IDLE_SETTLE_MS = 1_000;
+/**
+ * How long the broker rests before its idle RSS is read: V8 gives back the young generation it grew
+ * under load once the process has been idle for about ten seconds, and the checkpoint thread ends 30 s
+ * after its last cycle. A gateway at rest for a minute holds what this reads.
+ */
+const REST_MS = 40_000;
 const SEED = 42;
 
 export interface MeasureOptions {
@@ -124,17 +130,21 @@ async function openTargetRun(target: Target, options: MeasureOptions, cleanup: C
   const state: BenchState = { created: 0, batched: 0, ingested: 0, random: seededRandom(SEED) };
   const sampler = new RssSampler(server.pid);
   let rssIdle: number | undefined;
+  let rssAfterRequests: number | undefined;
   let isSampling = false;
   const results: ScenarioResult[] = [];
   const run: ScenarioRun = {
     server, state, notes, results, concurrency: options.concurrency, durationMs: options.durationMs,
     warmupMs: options.warmupMs, datasets: new Map<string, Missing | undefined>(),
-    // NOTE: the idle figure is taken once, after the first counted warm-up (a few hundred requests)
-    // and before the timed one: memory of a broker that has served requests, not of a bare start.
+    // NOTE: the idle figures are taken once, after the first counted warm-up (a few hundred requests)
+    // and before the timed one: memory of a broker that has served requests, not of a bare start;
+    // one second after them, and after REST_MS at rest.
     afterWarmup: async () => {
       if (isSampling) return;
       isSampling = true;
       await sleep(IDLE_SETTLE_MS);
+      rssAfterRequests = await readRssBytes(server.pid);
+      await sleep(REST_MS - IDLE_SETTLE_MS);
       rssIdle = await readRssBytes(server.pid);
       sampler.start();
     },
@@ -146,7 +156,7 @@ async function openTargetRun(target: Target, options: MeasureOptions, cleanup: C
     const stopped = await stop();
     notes.push(`${target.name} ${stopped}`);
     if (!stopped.startsWith('stopped on SIGTERM')) notes.push(`${target.name} output:\n${server.tail()}`);
-    return { name: target.name, scenarios: results, rssIdle, rssLoaded, notes };
+    return { name: target.name, scenarios: results, rssIdle, rssAfterRequests, rssLoaded, notes };
   };
   return { run, results, notes, finish };
 }

@@ -23,7 +23,10 @@ export interface Missing {
 export interface TargetResult {
   readonly name: string;
   readonly scenarios: readonly ScenarioResult[];
+  /** RSS after the first requests and a rest (see measure.ts REST_MS). */
   readonly rssIdle: number | undefined;
+  /** RSS one second after the first requests. */
+  readonly rssAfterRequests?: number | undefined;
   readonly rssLoaded: number | undefined;
   readonly notes: readonly string[];
 }
@@ -104,6 +107,7 @@ export function buildRows(subject: TargetResult | undefined, ceiling: TargetResu
   // NOTE: the ceiling's RSS says little about the broker's, so memory rows carry no ceiling or ratio.
   const mib = (bytes: number | undefined) => round(bytes === undefined ? undefined : bytes / MIB, 1);
   rows.push(row('memory', 'rss.idle', 'MiB', mib(subject?.rssIdle), null));
+  rows.push(row('memory', 'rss.idle.1s', 'MiB', mib(subject?.rssAfterRequests), null));
   rows.push(row('memory', 'rss.loaded', 'MiB', mib(subject?.rssLoaded), null));
   return rows;
 }

@@ -114,7 +114,7 @@ function describeRun(options: RunOptions, ceiling: TargetResult): string[] {
   if (ceiling.rssIdle !== undefined && ceiling.rssLoaded !== undefined) {
     const mib = (bytes: number) => (bytes / 1_048_576).toFixed(1);
     notes.push(`ceiling RSS for reference: idle ${mib(ceiling.rssIdle)} MiB, loaded ${mib(ceiling.rssLoaded)} MiB`);
-    notes.push('rss.loaded is the largest RSS seen while scenarios ran, the temporal ingest included');
+    notes.push('rss.idle is read after the first few hundred requests and 40 s at rest (V8 gives back its young generation after about ten idle seconds, the checkpoint thread ends 30 s after its last cycle); rss.idle.1s one second after those requests; rss.loaded is the largest RSS seen while scenarios ran, the temporal ingest included');
   }
   return notes;
 }

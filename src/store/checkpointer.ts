@@ -3,6 +3,8 @@
 
 import type BetterSqlite3 from 'better-sqlite3';
 import { createRequire } from 'node:module';
+import { statSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../lib/index.js';
 import { CHECKPOINT_WORKER_SOURCE, type CheckpointWorkerData, type FromCheckpointWorker, type ToCheckpointWorker } from './checkpoint-worker.js';
@@ -30,11 +32,20 @@ const HOLD_MAX_MS = 500;
 /** Longest that close() waits for the worker to finish its checkpoint and close its connection. */
 const STOP_MAX_MS = 10_000;
 
+/**
+ * A worker that ran no cycle for this long ends: an idle gateway does not keep a second V8 isolate and
+ * SQLite connection for nothing. The main thread then looks at the WAL's size every tick (a stat()),
+ * and starts a new worker once writes made it outgrow its limit, or a checkpoint is asked for.
+ */
+const IDLE_END_MS = 30_000;
+
 export interface Checkpointer {
-  /** Asks for a passive checkpoint now; false when no worker runs (the caller checkpoints itself). */
+  /** Asks for a passive checkpoint now; false when no worker can run it (the caller checkpoints itself). */
   request(): boolean;
   /** Waits for the worker's last checkpoint, closes its connection and ends the thread. */
   stop(): void;
+  /** Whether a worker thread runs now. */
+  isThreadRunning(): boolean;
 }
 
 export interface CheckpointerDeps {
@@ -46,37 +57,43 @@ export interface CheckpointerDeps {
   /** Holds and releases the queued writes (the transaction runner). */
   writes: { hold(): void; release(): void };
   log: Logger;
+  /** Milliseconds without a cycle after which a worker ends (default IDLE_END_MS). */
+  idleEndMs?: number;
+}
+
+/** One worker thread, and the flag it sets as it ends. */
+interface Thread {
+  readonly worker: Worker;
+  readonly stopped: SharedArrayBuffer;
+  /** Told to stop because it was idle: its end is no failure. */
+  retired: boolean;
 }
 
 /**
- * Starts the worker, or returns undefined (and leaves SQLite's automatic checkpoint on) when it
- * cannot start. Expects wal_autocheckpoint = 0 on the main connection.
+ * Watches the WAL and runs checkpoint cycles on a worker thread started when first needed. Expects
+ * wal_autocheckpoint = 0 on the main connection; should a worker fail, SQLite's automatic
+ * checkpoint is turned back on.
  */
-export function startCheckpointer(deps: CheckpointerDeps): Checkpointer | undefined {
+export function startCheckpointer(deps: CheckpointerDeps): Checkpointer {
   const { db, writes, log } = deps;
-  const stopped = new SharedArrayBuffer(4);
-  const workerData: CheckpointWorkerData = {
-    driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
-    path: deps.path,
-    busyTimeoutMs: deps.busyTimeoutMs,
-    walLimitBytes: deps.walLimitBytes,
-    tickMs: TICK_MS,
-    stopped,
-  };
-  let worker: Worker;
-  try {
-    worker = new Worker(CHECKPOINT_WORKER_SOURCE, { eval: true, workerData, name: 'edgeld-checkpoint' });
-  } catch (err) {
-    restoreAutocheckpoint(db, log, err);
-    return undefined;
-  }
-  // The thread must not keep a process alive that forgot to close the store.
-  worker.unref();
+  const idleEndMs = deps.idleEndMs ?? IDLE_END_MS;
+  const driverPath = createRequire(import.meta.url).resolve('better-sqlite3');
   const afterHold = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
   let isRunning = true;
+  let thread: Thread | undefined;
+  /** Retired threads still closing their connection. */
+  const retiring = new Set<Thread>();
   let holdTimer: NodeJS.Timeout | undefined;
+  /** When the current thread last started a cycle or was asked for one (performance.now()). */
+  let lastActive = 0;
 
-  const send = (message: ToCheckpointWorker): void => worker.postMessage(message);
+  const walBytes = (): number => {
+    try {
+      return statSync(`${deps.path}-wal`).size;
+    } catch {
+      return 0;
+    }
+  };
 
   const endHold = (): void => {
     if (holdTimer === undefined) return;
@@ -95,6 +112,7 @@ export function startCheckpointer(deps: CheckpointerDeps): Checkpointer | undefi
   /** No more cycles: a hold in progress lets the writes go. */
   const end = (): void => {
     isRunning = false;
+    clearInterval(watch);
     if (holdTimer === undefined) return;
     clearTimeout(holdTimer);
     holdTimer = undefined;
@@ -108,42 +126,102 @@ export function startCheckpointer(deps: CheckpointerDeps): Checkpointer | undefi
     if (db.open) restoreAutocheckpoint(db, log);
   };
 
-  worker.on('message', (message: FromCheckpointWorker) => {
-    if (!isRunning || !db.open) return;
+  const onMessage = (t: Thread, message: FromCheckpointWorker): void => {
+    if (!isRunning || !db.open || t !== thread) return;
     switch (message.type) {
       case 'hold':
+        lastActive = performance.now();
         writes.hold();
         holdTimer = setTimeout(() => {
           log.warn('checkpoint worker kept writes waiting too long; letting them go', { waitedMs: HOLD_MAX_MS });
           endHold();
         }, HOLD_MAX_MS);
         holdTimer.unref();
-        send({ type: 'held' });
+        t.worker.postMessage({ type: 'held' } satisfies ToCheckpointWorker);
         break;
       case 'done':
         endHold();
         break;
     }
-  });
-  worker.on('error', (err) => fail('failed', err));
-  worker.on('exit', (code) => fail(`exited (code ${code})`));
+  };
+
+  const spawn = (): Thread | undefined => {
+    const stopped = new SharedArrayBuffer(4);
+    const workerData: CheckpointWorkerData = {
+      driverPath, path: deps.path, busyTimeoutMs: deps.busyTimeoutMs, walLimitBytes: deps.walLimitBytes, tickMs: TICK_MS, stopped,
+    };
+    let worker: Worker;
+    try {
+      worker = new Worker(CHECKPOINT_WORKER_SOURCE, { eval: true, workerData, name: 'edgeld-checkpoint' });
+    } catch (err) {
+      fail('could not start', err);
+      return undefined;
+    }
+    // The thread must not keep a process alive that forgot to close the store.
+    worker.unref();
+    const t: Thread = { worker, stopped, retired: false };
+    worker.on('message', (message: FromCheckpointWorker) => onMessage(t, message));
+    worker.on('error', (err) => {
+      if (t.retired) log.warn('checkpoint worker failed while ending', { err });
+      else fail('failed', err);
+    });
+    worker.on('exit', (code) => {
+      retiring.delete(t);
+      if (!t.retired) fail(`exited (code ${code})`);
+    });
+    lastActive = performance.now();
+    return t;
+  };
+
+  const retire = (t: Thread): void => {
+    t.retired = true;
+    retiring.add(t);
+    if (thread === t) thread = undefined;
+    t.worker.postMessage({ type: 'stop' } satisfies ToCheckpointWorker);
+  };
+
+  /** The WAL's size when the last worker ended: a WAL checkpointed then keeps its size until the next write. */
+  let sizeAtRetire = -1;
+  const watch = setInterval(() => {
+    if (!isRunning) return;
+    if (thread === undefined) {
+      const size = walBytes();
+      if (size > deps.walLimitBytes && size !== sizeAtRetire) thread = spawn();
+      return;
+    }
+    if (holdTimer === undefined && performance.now() - lastActive > idleEndMs) {
+      sizeAtRetire = walBytes();
+      retire(thread);
+    }
+  }, TICK_MS);
+  watch.unref();
+
+  /** Waits (synchronously) until a thread told to stop has closed its connection. */
+  const awaitEnd = (t: Thread): void => {
+    // NOTE: close() is synchronous, and the main connection's final checkpoint wants the worker's
+    // connection closed first; blocking here is fine at the end of the store's life.
+    const outcome = Atomics.wait(new Int32Array(t.stopped), 0, 0, STOP_MAX_MS);
+    if (outcome === 'timed-out') log.warn('checkpoint worker did not stop in time; terminating it', { waitedMs: STOP_MAX_MS });
+    void t.worker.terminate();
+  };
 
   return {
     request() {
       if (!isRunning) return false;
-      send({ type: 'run' });
+      thread ??= spawn();
+      if (thread === undefined) return false;
+      lastActive = performance.now();
+      thread.worker.postMessage({ type: 'run' } satisfies ToCheckpointWorker);
       return true;
     },
     stop() {
-      if (!isRunning) return;
+      const wasRunning = isRunning;
       end();
-      send({ type: 'stop' });
-      // NOTE: close() is synchronous, and the main connection's final checkpoint wants the worker's
-      // connection closed first; blocking here is fine at the end of the store's life.
-      const outcome = Atomics.wait(new Int32Array(stopped), 0, 0, STOP_MAX_MS);
-      if (outcome === 'timed-out') log.warn('checkpoint worker did not stop in time; terminating it', { waitedMs: STOP_MAX_MS });
-      void worker.terminate();
+      const current = thread;
+      if (wasRunning && current !== undefined) retire(current);
+      for (const t of [...retiring]) awaitEnd(t);
     },
+    isThreadRunning: () => thread !== undefined,
   };
 }
 

@@ -73,7 +73,8 @@ describe('WAL checkpoints on a worker thread', () => {
     const main = pragma.mock.contexts[index] as Database.Database; // a spy on a prototype method records its `this`
     pragma.mockRestore();
     expect(main.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
-    expect(workers.started).toHaveLength(1);
+    // No thread until the WAL outgrows its limit or a checkpoint is asked for.
+    expect(workers.started).toHaveLength(0);
     store.close();
   });
 
@@ -142,6 +143,7 @@ describe('WAL checkpoints on a worker thread', () => {
   it('stops the worker at close, before the final checkpoint empties the WAL', async () => {
     const store = fileStore(tmp.file);
     await writeMany(store, 1500);
+    await vi.waitFor(() => expect(workers.started).toHaveLength(1), { timeout: 5_000 });
     const [worker] = workers.started;
     const exited = new Promise<void>((resolve) => worker?.once('exit', resolve));
     store.close();
@@ -161,15 +163,55 @@ describe('WAL checkpoints on a worker thread', () => {
       db, path: join(tmp.dir, 'missing', 'x.db'), busyTimeoutMs: 100, walLimitBytes: WAL_LIMIT, writes,
       log: createLogger('warn', 'store', (line) => lines.push(line)),
     });
-    expect(checkpointer).toBeDefined();
+    expect(checkpointer.isThreadRunning()).toBe(false);
+    expect(checkpointer.request()).toBe(true);
     await vi.waitFor(() => expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000), { timeout: 10_000 });
     expect(lines.map((l) => JSON.parse(l) as { level: string; msg: string })).toEqual([
       expect.objectContaining({ level: 'error', msg: 'checkpoint worker failed' }),
       expect.objectContaining({ level: 'warn', msg: 'WAL checkpoints run in commits on the main thread again' }),
     ]);
-    expect(checkpointer?.request()).toBe(false);
-    checkpointer?.stop();
+    expect(checkpointer.request()).toBe(false);
+    checkpointer.stop();
     db.close();
+  });
+
+  it('ends an idle worker, and starts another once the WAL outgrows its limit again', async () => {
+    const limit = 64 * 1024;
+    const db = new Database(join(tmp.dir, 'idle.db'));
+    db.pragma('journal_mode = WAL');
+    db.pragma('wal_autocheckpoint = 0');
+    db.pragma(`journal_size_limit = ${limit}`);
+    db.exec('CREATE TABLE t (x TEXT)');
+    const insert = db.prepare('INSERT INTO t (x) VALUES (?)');
+    const lines: string[] = [];
+    const checkpointer = startCheckpointer({
+      db, path: join(tmp.dir, 'idle.db'), busyTimeoutMs: 100, walLimitBytes: limit, writes: { hold: () => {}, release: () => {} },
+      log: createLogger('warn', 'store', (line) => lines.push(line)), idleEndMs: 300,
+    });
+    const grow = (): void => {
+      for (let i = 0; i < 40; i++) insert.run(PAYLOAD);
+    };
+    try {
+      for (let round = 1; round <= 2; round++) {
+        grow();
+        await vi.waitFor(() => expect(workers.started).toHaveLength(round), { timeout: 5_000 });
+        expect(checkpointer.isThreadRunning()).toBe(true);
+        // Checkpointed: the next write restarts the WAL and trims it back to the limit.
+        await vi.waitFor(() => {
+          insert.run('x');
+          expect(walBytes(join(tmp.dir, 'idle.db'))).toBeLessThanOrEqual(limit);
+        }, { timeout: 5_000, interval: 20 });
+        const worker = workers.started[round - 1];
+        const exited = new Promise<void>((resolve) => worker?.once('exit', resolve));
+        await exited;
+        expect(checkpointer.isThreadRunning()).toBe(false);
+      }
+      expect(lines).toEqual([]);
+      expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    } finally {
+      checkpointer.stop();
+      db.close();
+    }
   });
 });
 
