@@ -2,7 +2,9 @@
 // the horizon that a reader has not read (a reader down that long has lost them: said in the log).
 // A gateway under steady load journals a change per write, hundreds of thousands between two runs:
 // they go in short transactions, yielding to the event loop in between, so that requests and
-// notifications never wait for one long DELETE.
+// notifications never wait for one long DELETE. Each chunk is a queued write: it is committed with the
+// writes of its turn, and waits like them while the checkpointer holds the queue (a direct
+// transaction would keep adding WAL frames under the hold, which then lasts until its time limit).
 
 import type { Logger } from '../lib/index.js';
 import type { PruneReport, Store } from '../store/index.js';
@@ -11,7 +13,7 @@ import type { PruneReport, Store } from '../store/index.js';
 export const JOURNAL_PRUNE_CHUNK = 2_000;
 
 export interface JournalPruneDeps {
-  store: Pick<Store, 'journal' | 'isOpen'>;
+  store: Pick<Store, 'journal' | 'isOpen' | 'write'>;
   log: Logger;
   /** The instant before which a change goes even when unread (now minus journal.max-age). */
   horizon(now: number): number;
@@ -28,7 +30,7 @@ export async function pruneJournal({ store, log, horizon, chunk, signal }: Journ
   const before = horizon(now);
   const total: PruneReport = { passed: 0, aged: 0, more: false };
   for (;;) {
-    const report = store.journal.prune(before, chunk ?? JOURNAL_PRUNE_CHUNK);
+    const report = await store.write(() => store.journal.prune(before, chunk ?? JOURNAL_PRUNE_CHUNK));
     total.passed += report.passed;
     total.aged += report.aged;
     if (!report.more) break;

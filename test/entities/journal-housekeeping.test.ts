@@ -47,7 +47,7 @@ describe('pruneJournal', () => {
     const seen: number[] = [];
     const journal = { ...store.journal, prune: (h: number, limit?: number) => (seen.push(turns), store.journal.prune(h, limit)) };
     // Rows 1-20 passed, 21-22 older than the horizon (23), 23-25 kept.
-    const report = await pruneJournal({ store: { isOpen: () => store.isOpen(), journal }, log, horizon: () => 23, chunk: 4 }, 100);
+    const report = await pruneJournal({ store: { isOpen: () => store.isOpen(), journal, write: (fn) => store.write(fn) }, log, horizon: () => 23, chunk: 4 }, 100);
     ticking = false;
     expect(report).toEqual({ passed: 20, aged: 2, more: false });
     expect(store.journal.readAfter(0, 30).map((r) => r.seq)).toEqual([23, 24, 25]);
@@ -75,7 +75,7 @@ describe('pruneJournal', () => {
     const store = openStore({ path: ':memory:', historyBucket: 'month', log: silentLogger, clock: createFixedClock(0) });
     store.transaction(() => Array.from({ length: 10 }, (_, i) => store.journal.append(entry(i + 1))));
     const running = pruneJournal({ store, log: silentLogger, horizon: () => 0, chunk: 3 }, 100);
-    // The first chunk ran synchronously; the store closes before the second.
+    // close() commits the first chunk (queued); the second finds the store closed.
     store.close();
     expect(await running).toEqual({ passed: 3, aged: 0, more: true });
   });
