@@ -192,7 +192,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     clock, log: log.child('mqtt-ingest'), maxPayload: config.mqtt.maxPayload, defaultEntityType: config.mqtt.defaultEntityType,
     autoprovision: config.mqtt.autoprovision === 'auto' ? !authConfig.enabled : config.mqtt.autoprovision === 'true',
     device: (tenant, deviceId) => devices.resolve(tenant, deviceId),
-    mapper: (context) => contexts.resolve(context as ContextInput | undefined),
+    mapper: (context) => (context === undefined ? contexts.core : contexts.resolve(context as ContextInput)),
     record: (actor, m, opts) => measurements.record(actor, m, opts),
   });
   /** The topics notifications go to on the embedded broker, with the subject owning each subscription (kept until one changes). */

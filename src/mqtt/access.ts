@@ -78,7 +78,7 @@ export function createMqttAccess(deps: MqttAccessDeps): MqttAccessHooks {
   };
 
   /** The principal a client writes the measurements of `tenant`/`deviceId` as; undefined: not allowed. */
-  const actorOf = async (identity: Identity, tenant: string, deviceId: string): Promise<Principal | undefined> => {
+  const actorOf = (identity: Identity, tenant: string, deviceId: string): Principal | undefined | Promise<Principal | undefined> => {
     switch (identity.kind) {
       case 'anonymous':
         return anonymousIn(tenant);
@@ -168,9 +168,9 @@ export function createMqttAccess(deps: MqttAccessDeps): MqttAccessHooks {
       // NOTE: Aedes acknowledges a QoS 1 publish (PUBACK) once this calls back: only after the commit.
       // A dropped message is acknowledged too (MQTT 3.1.1 has no negative acknowledgement): the
       // client would otherwise resend it forever.
-      void actorOf(identity, topic.tenant, topic.deviceId)
-        .then((actor) => ingest.handle(actor, topic, payload))
-        .then(() => done(null), () => done(null));
+      const actor = actorOf(identity, topic.tenant, topic.deviceId);
+      const handled = actor instanceof Promise ? actor.then((a) => ingest.handle(a, topic, payload)) : ingest.handle(actor, topic, payload);
+      void handled.then(() => done(null), () => done(null));
     },
 
     authorizeSubscribe(client, subscription: Subscription, done) {

@@ -58,8 +58,8 @@ export interface IngestDeps {
   autoprovision: boolean;
   /** The registry's mapping of a device; undefined when unregistered. */
   device(tenant: string, deviceId: string): DeviceMapping | undefined;
-  /** Term maps of a context (undefined: the core context); cached by the context service. */
-  mapper(context: unknown): Promise<TermMapper>;
+  /** Term maps of a context (undefined: the core context, at once); cached by the context service. */
+  mapper(context: unknown): TermMapper | Promise<TermMapper>;
   /** The write (entities' measurement use case). */
   record(actor: Principal, m: Measurement, opts: { create: boolean }): Promise<{ created: boolean }>;
 }
@@ -252,7 +252,8 @@ export function createIngest(deps: IngestDeps): Ingest {
     let nowText: string | undefined;
     const now = (): string => (nowText ??= formatDateTime(nowMs));
     const objects = payloadObjects(topic, payload, now);
-    const mapper = await deps.mapper(device?.context);
+    const found = deps.mapper(device?.context);
+    const mapper = found instanceof Promise ? await found : found;
     const instances: ObservedInstance[] = [];
     const received: ObservedInstance[] = [];
     for (const o of objects) {

@@ -21,7 +21,9 @@ const observedTime = (a: Attribute): number => a.observedAt ?? a.modifiedAt;
 export function withNewest(entity: Entity, instances: readonly ObservedInstance[], now: number): Entity {
   const newest = new Map<string, ObservedInstance>();
   for (const i of instances) {
-    const key = JSON.stringify([i.attr, i.attribute.datasetId ?? null]);
+    // NOTE: an IRI holds no NUL, so the key tells every (attribute, datasetId) apart.
+    const datasetId = i.attribute.datasetId;
+    const key = datasetId === undefined ? i.attr : `${i.attr}\u0000${datasetId}`;
     const known = newest.get(key);
     if (!known || known.attribute.observedAt <= i.attribute.observedAt) newest.set(key, i);
   }

@@ -31,18 +31,44 @@ function offsetMinutes(zone: string): number | undefined {
  * instant falls outside the years 0000-9999 (UTC).
  */
 export function parseDateTime(text: string): number | undefined {
-  const m = DATE_TIME.exec(text);
-  if (!m) return undefined;
-  const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[4], m[5]].map(Number);
-  if (year === undefined || month === undefined || day === undefined || hour === undefined || minute === undefined) {
-    return undefined;
+  return isOutputShape(text) ? parseOutputForm(text) : parseDateTimeText(text);
+}
+
+/** `text` has the separators of the output form (`YYYY-MM-DDTHH:mm:ss.sssZ`), whatever its other characters. */
+const isOutputShape = (text: string): boolean =>
+  isOutputForm(text) && text.charCodeAt(4) === 45 && text.charCodeAt(7) === 45 && text.charCodeAt(13) === 58 && text.charCodeAt(16) === 58;
+
+/** The decimal number of text[from, to), or -1 when a character there is not an ASCII digit. */
+function digits(text: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const d = text.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
   }
-  const second = m[6] === undefined ? 0 : Number(m[6]);
-  const millis = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
+  return n;
+}
+
+/**
+ * parseDateTime of a text shaped like the output form, without the regular expression: the form
+ * every measurement's observedAt usually has (this broker writes it, and so do most clients).
+ */
+function parseOutputForm(text: string): number | undefined {
+  const year = digits(text, 0, 4);
+  const month = digits(text, 5, 7);
+  const day = digits(text, 8, 10);
+  const hour = digits(text, 11, 13);
+  const minute = digits(text, 14, 16);
+  const second = digits(text, 17, 19);
+  const millis = digits(text, 20, 23);
+  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0 || millis < 0) return undefined;
+  return instantOf(year, month, day, hour, minute, second, millis, 0);
+}
+
+/** Epoch ms of a date-time read as fields; undefined when a field is out of range or the instant out of 0000-9999 (UTC). */
+function instantOf(year: number, month: number, day: number, hour: number, minute: number, second: number, millis: number, offset: number): number | undefined {
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
   if (hour > 23 || minute > 59 || second > 59) return undefined;
-  const offset = offsetMinutes(m[8] ?? '');
-  if (offset === undefined) return undefined;
   // NOTE: Date.UTC reads years 0-99 as 1900-1999: those are taken 400 years (146,097 days, the
   // Gregorian cycle) later, then moved back.
   const utc = year < 100
@@ -51,6 +77,21 @@ export function parseDateTime(text: string): number | undefined {
   // An instant outside 0000-9999 in UTC (9999-12-31T23:00-12:00 is in 10000) has no output form and no history bucket.
   const at = utc - offset * 60_000;
   return at >= EARLIEST_MS && at <= LATEST_MS ? at : undefined;
+}
+
+/** parseDateTime by the regular expression: every form it accepts. */
+export function parseDateTimeText(text: string): number | undefined {
+  const m = DATE_TIME.exec(text);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[4], m[5]].map(Number);
+  if (year === undefined || month === undefined || day === undefined || hour === undefined || minute === undefined) {
+    return undefined;
+  }
+  const second = m[6] === undefined ? 0 : Number(m[6]);
+  const millis = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
+  const offset = offsetMinutes(m[8] ?? '');
+  if (offset === undefined) return undefined;
+  return instantOf(year, month, day, hour, minute, second, millis, offset);
 }
 
 /** The broker's output form of an instant: UTC with milliseconds (`toISOString`). */

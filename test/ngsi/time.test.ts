@@ -4,6 +4,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatDateTime, isOutputForm, parseDateTime } from '../../src/ngsi/index.js';
+import { parseDateTimeText } from '../../src/ngsi/time.js';
 
 const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
 /** 0000-01-01T00:00:00Z and 0100-01-01T00:00:00Z (Date.UTC reads years 0-99 as 1900-1999). */
@@ -53,5 +54,31 @@ describe('isOutputForm', () => {
     for (const s of ['2026-05-01T09:00:00Z', '2026-05-01t09:00:00.000Z', '2026-05-01T09:00:00.000z', '2026-05-01T11:00:00.000+02:00']) {
       expect(isOutputForm(s), s).toBe(false);
     }
+  });
+});
+
+describe('parseDateTime of the output form', () => {
+  it('reads a text shaped like the output form as the regular expression does, valid or not', () => {
+    const digit = fc.constantFrom(...'0123456789');
+    const field = (n: number) => fc.array(fc.oneof(digit, digit, digit, fc.constantFrom('a', ' ', '-', '٣', '+')), { minLength: n, maxLength: n }).map((cs) => cs.join(''));
+    const shaped = fc.tuple(field(4), field(2), field(2), field(2), field(2), field(2), field(3))
+      .map(([y, mo, d, h, mi, s, ms]) => `${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}Z`);
+    const real = fc.integer({ min: EARLIEST, max: Date.UTC(9999, 11, 31, 23, 59, 59, 999) }).map((ms) => {
+      const d = new Date(ms);
+      return `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(d.getUTCMilliseconds(), 3)}Z`;
+    });
+    fc.assert(fc.property(fc.oneof(shaped, real), (s) => {
+      expect(isOutputForm(s)).toBe(true);
+      expect(parseDateTime(s)).toBe(parseDateTimeText(s));
+    }), { numRuns: 20_000 });
+  });
+
+  it('gives the instant of output forms at the edges of the years it takes', () => {
+    expect(parseDateTime('0000-01-01T00:00:00.000Z')).toBe(EARLIEST);
+    expect(parseDateTime('0099-12-31T23:59:59.999Z')).toBe(YEAR_100 - 1);
+    expect(parseDateTime('2024-02-29T12:00:00.000Z')).toBe(Date.UTC(2024, 1, 29, 12));
+    expect(parseDateTime('2023-02-29T12:00:00.000Z')).toBeUndefined();
+    expect(parseDateTime('9999-12-31T23:59:59.999Z')).toBe(Date.UTC(9999, 11, 31, 23, 59, 59, 999));
+    expect(parseDateTime('2024-01-01T24:00:00.000Z')).toBeUndefined();
   });
 });
