@@ -120,6 +120,8 @@ interface TargetRun {
   /** The run's results and notes, written as scenarios end. */
   readonly results: ScenarioResult[];
   readonly notes: string[];
+  /** A scenario ended: the largest RSS while it ran is noted. */
+  readonly scenarioDone: (name: string) => void;
   /** Stops sampling and the server; what the target measured. */
   readonly finish: () => Promise<TargetResult>;
 }
@@ -149,16 +151,23 @@ async function openTargetRun(target: Target, options: MeasureOptions, cleanup: C
       sampler.start();
     },
   };
+  /** The largest RSS of each scenario, where the loaded figure comes from. */
+  const peaks: string[] = [];
+  const scenarioDone = (name: string): void => {
+    const peak = isSampling ? sampler.window() : undefined;
+    if (peak !== undefined) peaks.push(`${name} ${(peak / 1_048_576).toFixed(1)}`);
+  };
   const finish = async (): Promise<TargetResult> => {
     // Stopped on failure too: a live interval would keep the process from exiting.
     const rssLoaded = isSampling ? await sampler.stop() : undefined;
+    if (peaks.length > 0) notes.push(`${target.name} largest RSS while each scenario ran (MiB): ${peaks.join(', ')}`);
     if (rssIdle === undefined) notes.push(`${target.name}: /proc/${server.pid}/status is unreadable; no RSS figure`);
     const stopped = await stop();
     notes.push(`${target.name} ${stopped}`);
     if (!stopped.startsWith('stopped on SIGTERM')) notes.push(`${target.name} output:\n${server.tail()}`);
     return { name: target.name, scenarios: results, rssIdle, rssAfterRequests, rssLoaded, notes };
   };
-  return { run, results, notes, finish };
+  return { run, results, notes, scenarioDone, finish };
 }
 
 /**
@@ -172,10 +181,11 @@ export async function benchTargets(targets: readonly Target[], options: MeasureO
   try {
     for (const target of targets) runs.push(await openTargetRun(target, options, cleanup));
     for (const scenario of SCENARIOS) {
-      for (const { run, results, notes } of runs) {
+      for (const { run, results, notes, scenarioDone } of runs) {
         if (cleanup.isClosed) throw new CleanupClosedError(`${run.server.name}: interrupted before ${scenario.name}`);
         const result = await runScenario(run, scenario);
         results.push(result);
+        scenarioDone(scenario.name);
         if (result.missing) notes.push(`${run.server.name} ${scenario.name}: not measured: ${result.missing.reason}`);
       }
     }

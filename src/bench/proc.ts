@@ -44,6 +44,8 @@ export async function readCpuMs(pid: number): Promise<number | undefined> {
 /** Samples the RSS of a process at a fixed interval and keeps the maximum. */
 export class RssSampler {
   #max = 0;
+  /** The largest RSS since the last window() call. */
+  #windowMax = 0;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -54,9 +56,18 @@ export class RssSampler {
   start(): void {
     this.#timer = setInterval(() => {
       void readRssBytes(this.pid).then((rss) => {
-        if (rss !== undefined && rss > this.#max) this.#max = rss;
+        if (rss === undefined) return;
+        if (rss > this.#max) this.#max = rss;
+        if (rss > this.#windowMax) this.#windowMax = rss;
       });
     }, this.intervalMs);
+  }
+
+  /** The largest RSS seen since the last call (or the start); undefined when none was read. */
+  window(): number | undefined {
+    const max = this.#windowMax;
+    this.#windowMax = 0;
+    return max === 0 ? undefined : max;
   }
 
   /** Stops sampling; returns the largest RSS seen, or undefined when none could be read. */
