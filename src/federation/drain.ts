@@ -71,8 +71,6 @@ export interface FederationStatus {
 export interface Federation {
   /** Starts draining (from the persisted cursor; a new reader starts at the journal's end). */
   start(): void;
-  /** Changes were committed (read from the journal). */
-  wake(): void;
   /** A change was committed, as announced after its commit: sent without reading it back when it follows the cursor. */
   offer(change: ChangeEvent): void;
   status(): FederationStatus;
@@ -299,7 +297,6 @@ export function createFederation(deps: FederationDeps): Federation {
       log.info('federation started', { url: options.url, tenant: options.tenant, after: cursor() });
       run();
     },
-    wake: () => run(),
     offer(change) {
       if (retry === undefined) {
         const last = announced[announced.length - 1];
