@@ -1,9 +1,11 @@
-// Cron jobs (node-cron): each job body runs on its schedule, never overlapping itself; stop() ends
-// the schedules, tells the runs in progress through their signal (a long job working in chunks
-// stops at the next one) and waits for them, so shutdown closes nothing under a running job.
+// Cron jobs: each job body runs on its schedule (UTC), never overlapping itself; stop() ends the
+// schedules, tells the runs in progress through their signal (a long job working in chunks stops at
+// the next one) and waits for them, so shutdown closes nothing under a running job. One timer per job
+// is armed for its next firing (at most an hour ahead, so a wall clock set by NTP after boot is
+// followed); a clock that jumps over several firings runs the job once.
 
-import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from '../lib/index.js';
+import { parseCron, type CronSchedule } from './cron.js';
 
 /** A job's work; `signal` aborts when the scheduler stops (a run may then end early). */
 export type JobBody = (signal: AbortSignal) => Promise<unknown> | unknown;
@@ -18,10 +20,14 @@ export interface JobScheduler {
 }
 
 interface Job {
-  task: ScheduledTask;
+  schedule: CronSchedule;
+  timer: NodeJS.Timeout | undefined;
   body: JobBody;
   running: Promise<void> | undefined;
 }
+
+/** The longest a timer waits before the next firing is computed again from the wall clock. */
+const MAX_WAIT_MS = 3_600_000;
 
 export function createJobScheduler({ log }: { log: Logger }): JobScheduler {
   const jobs = new Map<string, Job>();
@@ -50,13 +56,32 @@ export function createJobScheduler({ log }: { log: Logger }): JobScheduler {
     return job.running;
   };
 
+  /** Sets the job's timer for its first firing after `after`. */
+  const arm = (name: string, job: Job, after: number): void => {
+    if (stopped) return;
+    const due = job.schedule.next(after);
+    job.timer = setTimeout(() => {
+      const now = Date.now();
+      if (now < due) return arm(name, job, now - 1); // woken early: an hour's cap, or the clock went back
+      void run(name);
+      arm(name, job, now);
+    }, Math.min(Math.max(due - Date.now(), 0), MAX_WAIT_MS));
+    job.timer.unref(); // housekeeping never keeps the process alive on its own
+  };
+
   return {
     schedule(name, expression, body) {
       if (stopped) throw new Error('the job scheduler is stopped');
       if (jobs.has(name)) throw new Error(`job ${name} is already scheduled`);
-      if (!cron.validate(expression)) throw new Error(`job ${name}: invalid cron expression '${expression}'`);
-      const task = cron.schedule(expression, () => run(name), { name, noOverlap: true, timezone: 'UTC' });
-      jobs.set(name, { task, body, running: undefined });
+      let schedule: CronSchedule;
+      try {
+        schedule = parseCron(expression);
+      } catch (err) {
+        throw new Error(`job ${name}: invalid cron expression '${expression}': ${(err as Error).message}`);
+      }
+      const job: Job = { schedule, timer: undefined, body, running: undefined };
+      jobs.set(name, job);
+      arm(name, job, Date.now());
       log.info('job scheduled', { job: name, schedule: expression });
     },
     run,
@@ -66,7 +91,7 @@ export function createJobScheduler({ log }: { log: Logger }): JobScheduler {
       stopping.abort();
       const running: Array<Promise<void>> = [];
       for (const job of jobs.values()) {
-        await job.task.destroy();
+        clearTimeout(job.timer);
         if (job.running) running.push(job.running);
       }
       await Promise.all(running);

@@ -138,6 +138,23 @@ describe('job scheduler', () => {
     await Promise.all([run, stopping]);
   });
 
+  it('runs a job on its schedule, once per firing, until stopped', async () => {
+    const jobs = createJobScheduler({ log: silentLogger });
+    const runs: number[] = [];
+    jobs.schedule('every-second', '* * * * * *', () => {
+      runs.push(Date.now());
+    });
+    const deadline = Date.now() + 5000;
+    while (runs.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await jobs.stop();
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    // Never two runs in the same second.
+    expect(new Set(runs.map((at) => Math.floor(at / 1000))).size).toBe(runs.length);
+    const after = runs.length;
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // a whole firing period after stop()
+    expect(runs.length).toBe(after);
+  });
+
   it('refuses an invalid cron expression and reports a failing body without throwing', async () => {
     const jobs = createJobScheduler({ log: silentLogger });
     expect(() => jobs.schedule('bad', 'every hour', () => undefined)).toThrow(/invalid cron expression/);
