@@ -2,6 +2,8 @@
 // the embedded MQTT broker, and disposes everything in reverse order on shutdown.
 
 import { readFile } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { dirname, join } from 'node:path';
 import type { Config } from './config/index.js';
 import { createChangeEmitter, type ChangeEmitter } from './events.js';
@@ -37,7 +39,12 @@ export interface BrokerDeps {
   fetch?: typeof fetch;
   /** SQLite path override; ':memory:' in tests. Default `<storage.dir>/edgeld.db`. */
   dbPath?: string;
+  /** The built dashboard page (tests build one into a temp directory). Default dist/ui. */
+  dashboardDir?: string;
 }
+
+/** Where the HTTP port accepts MQTT over WebSocket while the dashboard is on: its live updates arrive there. */
+const MQTT_WEBSOCKET_PATH = '/mqtt';
 
 export interface Broker {
   app: App;
@@ -276,7 +283,14 @@ export function createBroker(deps: BrokerDeps): Broker {
     notReady,
     ...(metrics ? { metrics } : {}),
     ...(identity ? { identity } : {}),
+    ...(config.dashboard.enabled ? {
+      dashboard: { websocketPath: MQTT_WEBSOCKET_PATH, mqttPort: () => mqtt?.port, ...(deps.dashboardDir ? { assetDir: deps.dashboardDir } : {}) },
+    } : {}),
   });
+  const upgrade = config.dashboard.enabled ? {
+    path: MQTT_WEBSOCKET_PATH,
+    handle: (req: IncomingMessage, socket: Duplex, head: Buffer) => (mqtt ? mqtt.handleUpgrade(req, socket, head) : socket.destroy()),
+  } : undefined;
 
   return {
     app, store, contexts, entities, temporal, subscriptions, devices, subscriptionRegistry, notifier, events, publishLocal, mqttSender, identity,
@@ -299,7 +313,7 @@ export function createBroker(deps: BrokerDeps): Broker {
       // Loads the cached JWKS and starts fetching a fresh one; requests never wait for the network.
       if (verifier) await verifier.start();
       try {
-        listener = await listenHttp(app, { port: config.server.port, host: config.server.host, log: log.child('http') });
+        listener = await listenHttp(app, { port: config.server.port, host: config.server.host, log: log.child('http'), ...(upgrade ? { upgrade } : {}) });
         mqtt = await startMqttBroker({
           port: config.mqtt.port,
           host: config.mqtt.host,

@@ -99,6 +99,12 @@ export const configSchema = z
           .describe('Serve GET /metrics (Prometheus text format; outside /ngsi-ld, so it needs no token even with authentication on)'),
       })
       .prefault({}),
+    dashboard: z
+      .strictObject({
+        enabled: z.boolean().default(true)
+          .describe('Serve the read-only LAN dashboard at /ui/ (GET / redirects there) and MQTT over WebSocket at /mqtt on the HTTP port, for its live updates'),
+      })
+      .prefault({}),
     history: z
       .strictObject({
         bucket: z.enum(['day', 'month']).default('month').describe('Time span of one history table'),

@@ -26,6 +26,15 @@ export interface HttpConfig {
   batchMaxSize: number;
 }
 
+export interface DashboardOptions {
+  /** The built page: index.html and assets/ (default dist/ui). */
+  assetDir?: string;
+  /** Path of MQTT over WebSocket on this server, where the page receives its notifications. */
+  websocketPath: string;
+  /** The bound TCP port of the embedded MQTT broker (notification endpoints name it); undefined while it is not running. */
+  mqttPort(): number | undefined;
+}
+
 export interface AppDeps {
   config: HttpConfig;
   contexts: ContextService;
@@ -50,6 +59,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** The built-in identity provider; its routes (/auth/token, /auth/jwks, discovery) exist only with it. */
   identity?: IdentityProvider;
+  /** The read-only LAN dashboard (/ui/, and GET / redirecting there); absent when dashboard.enabled is off. */
+  dashboard?: DashboardOptions;
 }
 
 export type AppEnv = {

@@ -20,6 +20,7 @@ import { registerPermissionRoutes } from './routes/permissions.js';
 import { registerDeviceRoutes } from './routes/devices.js';
 import { registerFederationRoutes } from './routes/federation.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerDashboardRoutes } from './routes/dashboard.js';
 import { routeLabelOf } from './route-label.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -100,6 +101,7 @@ export function createApp(deps: AppDeps): App {
   registerPermissionRoutes(app, deps);
   registerDeviceRoutes(app, deps);
   registerFederationRoutes(app, deps);
+  if (deps.dashboard) registerDashboardRoutes(app, deps.dashboard);
 
   app.notFound((c) => {
     const err = new ResourceNotFoundError('No such resource', c.req.path);

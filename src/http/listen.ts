@@ -1,11 +1,13 @@
 // The HTTP listener: serves the Hono app on Node's http server, answers what Node's parser refuses
-// with ProblemDetails, and closes with a drain that ends keep-alive connections after their request.
+// with ProblemDetails, hands WebSocket upgrades of one path over (MQTT for the dashboard), and closes
+// with a drain that ends keep-alive connections after their request.
 
 import { serve, type ServerType } from '@hono/node-server';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import {
-  InvalidRequestError, NotImplementedError, RequestHeaderFieldsTooLargeError, RequestTimeoutError, type NgsiError,
+  InvalidRequestError, NotImplementedError, RequestHeaderFieldsTooLargeError, RequestTimeoutError, ResourceNotFoundError, type NgsiError,
 } from '../ngsi/index.js';
 import type { Logger } from '../lib/index.js';
 import type { App } from './app-env.js';
@@ -18,6 +20,12 @@ export interface HttpListener {
    * closes after its in-flight request; what is still open after `timeoutMs` is dropped.
    */
   close(timeoutMs: number): Promise<void>;
+}
+
+/** Upgrade requests (WebSocket) to one path, handed over with their socket; other paths get 404. */
+export interface UpgradeHandler {
+  path: string;
+  handle(req: IncomingMessage, socket: Duplex, head: Buffer): void;
 }
 
 /** Node's parser errors (llhttp codes) as the NGSI-LD error each one is answered with. */
@@ -35,7 +43,7 @@ function parserError(err: Error & { code?: string }): NgsiError {
 }
 
 const REASONS: Readonly<Record<number, string>> = {
-  400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large', 501: 'Not Implemented',
+  400: 'Bad Request', 404: 'Not Found', 408: 'Request Timeout', 431: 'Request Header Fields Too Large', 501: 'Not Implemented',
 };
 
 /** The raw HTTP/1.1 answer to a request Node could not parse: a ProblemDetails body, then close. */
@@ -45,11 +53,16 @@ export function rawProblemResponse(err: NgsiError): string {
     + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }
 
-export function listenHttp(app: App, opts: { port: number; host: string; log: Logger }): Promise<HttpListener> {
+/** The path of a request target (`/mqtt?x` → `/mqtt`). */
+const pathOf = (url: string | undefined): string => (url ?? '').split('?')[0] ?? '';
+
+export function listenHttp(app: App, opts: { port: number; host: string; log: Logger; upgrade?: UpgradeHandler }): Promise<HttpListener> {
   return new Promise((resolve, reject) => {
     let server: ServerType | undefined;
     let closing = false;
     const open = new Set<ServerResponse>();
+    // Upgraded connections (WebSocket) are no longer HTTP: the server would wait for them to end.
+    const upgraded = new Set<Duplex>();
     const onError = (err: unknown): void => reject(err);
     server = serve({ fetch: app.fetch, port: opts.port, hostname: opts.host }, (info: AddressInfo) => {
       const s = server!;
@@ -58,6 +71,7 @@ export function listenHttp(app: App, opts: { port: number; host: string; log: Lo
         port: info.port,
         close: (timeoutMs) => new Promise<void>((done) => {
           closing = true;
+          for (const socket of upgraded) socket.destroy();
           // In-flight responses not yet started end their connection too.
           for (const res of open) if (!res.headersSent) res.shouldKeepAlive = false;
           const timer = setTimeout(() => {
@@ -94,6 +108,23 @@ export function listenHttp(app: App, opts: { port: number; host: string; log: Lo
       opts.log.info('request refused by the HTTP parser', { status: problem.status, type: problem.errorType, code: err.code });
       socket.end(rawProblemResponse(problem));
     });
+    const { upgrade } = opts;
+    if (upgrade) {
+      server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+        socket.on('error', () => socket.destroy());
+        if (closing) {
+          socket.destroy();
+          return;
+        }
+        if (pathOf(req.url) !== upgrade.path) {
+          socket.end(rawProblemResponse(new ResourceNotFoundError('No such resource', pathOf(req.url))));
+          return;
+        }
+        upgraded.add(socket);
+        socket.once('close', () => upgraded.delete(socket));
+        upgrade.handle(req, socket, head);
+      });
+    }
     server.once('error', onError);
   });
 }

@@ -1,11 +1,14 @@
-// The embedded MQTT broker: Aedes (MQTT 3.1.1) behind a TCP listener and an optional WebSocket
-// listener, an in-process publish for notifications, and a stop that leaves no socket open.
+// The embedded MQTT broker: Aedes (MQTT 3.1.1) behind a TCP listener, an optional WebSocket listener
+// and WebSocket upgrades handed over by the HTTP listener, an in-process publish for notifications,
+// and a stop that leaves no socket open.
 
 import type { EventEmitter } from 'node:events';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { Aedes, type Client } from 'aedes';
 import type { Logger } from '../lib/index.js';
 import { createAnonymousHooks, type MqttAccessHooks } from './hooks.js';
-import { listenTcp, listenTls, listenWebSocket, type Listener } from './listeners.js';
+import { acceptWebSocketUpgrades, listenTcp, listenTls, listenWebSocket, type Listener, type UpgradeAcceptor } from './listeners.js';
 import { SqlitePersistence } from './persistence.js';
 import type { MqttSessionStore } from './session-store.js';
 import { publishStaleWills } from './wills.js';
@@ -39,6 +42,11 @@ export interface MqttBroker {
   readonly tlsPort: number | undefined;
   /** Clients connected now, over every listener. */
   readonly connectedClients: number;
+  /**
+   * MQTT over WebSocket on an upgrade request another server received (the HTTP listener's /mqtt, for
+   * the dashboard): completes the handshake and serves the connection like the broker's own.
+   */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** Publishes on behalf of the gateway; resolves once Aedes has taken the packet (stored for QoS 1/2). */
   publish(topic: string, payload: Buffer | string, qos: MqttQos): Promise<void>;
   /** Stops accepting, disconnects every client, closes the listeners; resolves when no socket is left. */
@@ -85,8 +93,10 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
   };
   const listeners: Listener[] = [];
   let tlsListener: Listener | undefined;
+  // Made on the first upgrade: a broker no browser connects to through the HTTP port holds none.
+  let upgrades: UpgradeAcceptor | undefined;
   const closeAll = async (): Promise<void> => {
-    const all = tlsListener ? [...listeners, tlsListener] : listeners;
+    const all = [...listeners, ...(tlsListener ? [tlsListener] : []), ...(upgrades ? [upgrades] : [])];
     const closing = all.map((l) => l.close());
     await new Promise<void>((resolve) => aedes.close(() => resolve()));
     for (const l of all) l.destroySockets();
@@ -108,6 +118,13 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
     tlsPort: tlsListener?.port,
     get connectedClients() {
       return aedes.connectedClients;
+    },
+    handleUpgrade: (req, socket, head) => {
+      if (closed || aedes.closed) {
+        socket.destroy();
+        return;
+      }
+      (upgrades ??= acceptWebSocketUpgrades({ handle, log })).handleUpgrade(req, socket, head);
     },
     publish: (topic, payload, qos) => new Promise<void>((resolve, reject) => {
       if (closed || aedes.closed) {

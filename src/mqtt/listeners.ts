@@ -1,5 +1,6 @@
-// The sockets of the embedded broker: a TCP listener and an optional WebSocket listener, both
-// handing every connection to Aedes, both tracking their sockets so that a stop leaves none open.
+// The sockets of the embedded broker: a TCP listener, an optional WebSocket listener and the
+// WebSocket upgrades another server hands over (the HTTP port's /mqtt), all handing every connection
+// to Aedes and tracking their sockets so that a stop leaves none open.
 
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
@@ -69,17 +70,11 @@ export async function listenTcp(opts: { port: number; host: string; handle: Hand
   };
 }
 
-/** Listens for MQTT over WebSocket (subprotocol `mqtt`), for browser dashboards. */
-export async function listenWebSocket(opts: { port: number; host: string; handle: HandleConnection; log: Logger }): Promise<Listener> {
-  const server = createHttpServer((_req, res) => {
-    res.writeHead(426, { Upgrade: 'websocket', Connection: 'close', 'Content-Type': 'text/plain' });
-    res.end('MQTT over WebSocket only\n');
-  });
-  const sockets = trackSockets(server);
-  const wss = new WebSocketServer({
-    server,
-    handleProtocols: (protocols) => (protocols.has('mqtt') ? 'mqtt' : protocols.has('mqttv3.1') ? 'mqttv3.1' : false),
-  });
+const mqttSubprotocol = (protocols: Set<string>): string | false =>
+  (protocols.has('mqtt') ? 'mqtt' : protocols.has('mqttv3.1') ? 'mqttv3.1' : false);
+
+/** Hands every WebSocket connection of `wss` to Aedes as a stream. */
+function handOver(wss: WebSocketServer, opts: { handle: HandleConnection; log: Logger }): void {
   wss.on('error', (err) => opts.log.warn('mqtt websocket listener error', { err }));
   wss.on('connection', (ws, req) => {
     ws.on('error', (err) => opts.log.debug('mqtt websocket error', { err: err.message }));
@@ -87,6 +82,17 @@ export async function listenWebSocket(opts: { port: number; host: string; handle
     stream.on('error', (err) => opts.log.debug('mqtt websocket stream error', { err: err.message }));
     opts.handle(stream, req);
   });
+}
+
+/** Listens for MQTT over WebSocket (subprotocol `mqtt`), for browser dashboards. */
+export async function listenWebSocket(opts: { port: number; host: string; handle: HandleConnection; log: Logger }): Promise<Listener> {
+  const server = createHttpServer((_req, res) => {
+    res.writeHead(426, { Upgrade: 'websocket', Connection: 'close', 'Content-Type': 'text/plain' });
+    res.end('MQTT over WebSocket only\n');
+  });
+  const sockets = trackSockets(server);
+  const wss = new WebSocketServer({ server, handleProtocols: mqttSubprotocol });
+  handOver(wss, opts);
   const port = await bind(server, 'mqtt.ws-port', opts.host, opts.port);
   return {
     port,
@@ -97,6 +103,44 @@ export async function listenWebSocket(opts: { port: number; host: string; handle
     destroySockets: () => {
       for (const client of wss.clients) client.terminate();
       for (const s of sockets) s.destroy();
+    },
+  };
+}
+
+export interface UpgradeAcceptor {
+  /** Completes a WebSocket handshake another server received and hands the connection to Aedes. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Stops accepting; resolves once the handshakes under way are done. */
+  close(): Promise<void>;
+  /** Ends every connection it accepted. */
+  destroySockets(): void;
+}
+
+/**
+ * Largest WebSocket message from a client of another server's upgrades: browser clients send small
+ * MQTT packets (ws's own default is 100 MiB).
+ */
+const UPGRADE_MAX_PAYLOAD = 1_048_576;
+
+/** MQTT over WebSocket on the upgrade requests of another server (a path of the HTTP listener). */
+export function acceptWebSocketUpgrades(opts: { handle: HandleConnection; log: Logger }): UpgradeAcceptor {
+  const wss = new WebSocketServer({ noServer: true, handleProtocols: mqttSubprotocol, maxPayload: UPGRADE_MAX_PAYLOAD });
+  handOver(wss, opts);
+  let closed = false;
+  return {
+    handleUpgrade(req, socket, head) {
+      if (closed) {
+        socket.destroy();
+        return;
+      }
+      wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    },
+    close: () => {
+      closed = true;
+      return new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+    destroySockets: () => {
+      for (const client of wss.clients) client.terminate();
     },
   };
 }

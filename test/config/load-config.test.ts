@@ -47,6 +47,7 @@ describe('defaultConfig', () => {
       http: { bodyLimit: 2_097_152, maxJsonDepth: 64 },
       log: { level: 'info', format: 'auto' },
       metrics: { enabled: true },
+      dashboard: { enabled: true },
       history: { bucket: 'month', retention: '', retentionSchedule: '0 * * * *' },
       notifications: {
         timeout: 5_000, maxAttempts: 10, retryBase: 1_000, retryMax: 60_000, maxPending: 100_000, periodicMaxEntities: 1_000,
@@ -106,6 +107,7 @@ describe('CONFIG_OPTIONS', () => {
       'log.level',
       'log.format',
       'metrics.enabled',
+      'dashboard.enabled',
       'history.bucket',
       'history.retention',
       'history.retention-schedule',
@@ -255,6 +257,7 @@ describe('loadConfig from the environment', () => {
     expect(config.storage.dir).toBe('/var/lib/edgeld');
     expect(loadConfig({ argv: [], env: { CONTEXTS_ALLOW_REMOTE: '1' } }).contexts.allowRemote).toBe(true);
     expect(loadConfig({ argv: [], env: { CONTEXTS_ALLOW_REMOTE: 'False' } }).contexts.allowRemote).toBe(false);
+    expect(loadConfig({ argv: [], env: { DASHBOARD_ENABLED: 'false' } }).dashboard.enabled).toBe(false);
   });
 
   it('treats an empty variable as unset and ignores unrelated variables', () => {
