@@ -18,16 +18,30 @@ const HEIGHT = 280;
 const STROKE = '#2563eb';
 const AXIS = { stroke: '#64748b', grid: { stroke: '#e2e8f0', width: 1 }, ticks: { stroke: '#cbd5e1', width: 1 } };
 
+const pad2 = (n: number): string => String(n).padStart(2, '0');
+
+/** Seconds the x scale spans now. */
+const spanOf = (u: uPlot): number => (u.scales['x']?.max ?? 0) - (u.scales['x']?.min ?? 0);
+
+/** A tick of the time axis in local time, 24-hour: `14:05`, with the day when the range spans days. */
+export function timeLabel(epochSeconds: number, spanSeconds: number): string {
+  const d = new Date(epochSeconds * 1000);
+  const day = `${pad2(d.getMonth() + 1)}-${pad2(d.getDate())}`;
+  const time = `${pad2(d.getHours())}:${pad2(d.getMinutes())}`;
+  if (spanSeconds > 7 * 86_400) return day;
+  return spanSeconds > 86_400 ? `${day} ${time}` : time;
+}
+
 function optionsOf(label: string, width: number, pointCount: number, from: number, el: HTMLElement): uPlot.Options {
   return {
     width, height: HEIGHT,
     // The whole range asked for, even where it has no instance; live points push its end on.
     scales: { x: { time: true, range: (_u, min, max) => [Math.min(min ?? from, from), Math.max(max ?? 0, Date.now() / 1000)] } },
     series: [
-      {},
+      { label: 'Time', value: (_u, v) => (v === null ? '–' : `${timeLabel(v, 2 * 86_400)}:${pad2(new Date(v * 1000).getSeconds())}`) },
       { label, stroke: STROKE, width: 2, fill: 'rgba(37, 99, 235, 0.08)', spanGaps: false, points: { show: pointCount <= 120, size: 5 } },
     ],
-    axes: [AXIS, { ...AXIS, size: 60 }],
+    axes: [{ ...AXIS, values: (u, splits) => splits.map((t) => timeLabel(t, spanOf(u))) }, { ...AXIS, size: 60 }],
     legend: { show: true },
     cursor: { drag: { x: false, y: false } },
     hooks: {

@@ -3,16 +3,13 @@
 // GeoProperties, and kept current by live notifications.
 
 import { h, show } from './dom.js';
-import { attributesOf, formatAge, formatValue, newestObservedAt, numericValue, type Attribute, type Entity } from './format.js';
+import { attributesOf, formatAge, formatValue, idContainsPattern, newestObservedAt, numericValue, type Attribute, type Entity } from './format.js';
 import { renderMap } from './map-view.js';
 import { card, countOf, entityHref, errorBox, loading, type View, type ViewContext } from './view.js';
 
 const PAGE = 50;
 const MAX_COLUMNS = 6;
 export const STALE_CHOICES: ReadonlyArray<[string, number]> = [['5 min', 300_000], ['15 min', 900_000], ['1 hour', 3_600_000], ['1 day', 86_400_000]];
-
-/** A regular expression matching ids that contain `text` (idPattern, NGSI-LD §4.9). */
-export const containsPattern = (text: string): string => `.*${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}.*`;
 
 export interface EntitiesParams { id: string; q: string; offset: number }
 
@@ -109,7 +106,7 @@ export function entitiesView(type: string, p: EntitiesParams): View {
       try {
         const answer = await ctx.api.get('/entities', {
           type, limit: String(PAGE), offset: String(p.offset), count: 'true',
-          ...(p.id ? { idPattern: containsPattern(p.id) } : {}), ...(p.q ? { q: p.q } : {}),
+          ...(p.id ? { idPattern: idContainsPattern(p.id) } : {}), ...(p.q ? { q: p.q } : {}),
         });
         if (!alive) return;
         const entities = (Array.isArray(answer.body) ? answer.body : []) as Entity[]; // NOTE: the API answers an array of entities

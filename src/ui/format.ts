@@ -165,3 +165,17 @@ export function subAttributesOf(a: Attribute): Array<{ name: string; attr: Attri
     .filter((entry): entry is [string, Attribute] => !ATTRIBUTE_MEMBERS.has(entry[0]) && isAttribute(entry[1]))
     .map(([name, attr]) => ({ name, attr }));
 }
+
+/** The entities of a notification message: `{ metadata, body: Notification }` (MQTT endpoints), or a bare Notification. */
+export function entitiesOfMessage(payload: string): Entity[] {
+  try {
+    const msg = JSON.parse(payload) as { body?: { data?: unknown }; data?: unknown }; // NOTE: checked below
+    const data = msg.body?.data ?? msg.data;
+    return Array.isArray(data) ? data.filter((e): e is Entity => typeof e === 'object' && e !== null && typeof (e as Entity).id === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/** A regular expression matching ids that contain `text` (idPattern, NGSI-LD §4.9). */
+export const idContainsPattern = (text: string): string => `.*${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}.*`;

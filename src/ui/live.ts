@@ -6,7 +6,7 @@
 import mqtt from 'mqtt';
 import type { MqttClient } from 'mqtt';
 import { segment, type Api } from './api.js';
-import type { Entity } from './format.js';
+import { entitiesOfMessage, type Entity } from './format.js';
 import type { Session } from './session.js';
 
 export type LiveState = 'off' | 'connecting' | 'live' | 'unavailable';
@@ -54,17 +54,6 @@ async function subscribeWithin(client: MqttClient, topic: string, ms: number): P
 
 const randomId = (): string => Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, '0')).join('');
 const expiresAt = (): string => new Date(Date.now() + LIFETIME_MS).toISOString();
-
-/** The entities of a notification message: `{ metadata, body: Notification }` (or a bare Notification). */
-export function entitiesOfMessage(payload: string): Entity[] {
-  try {
-    const msg = JSON.parse(payload) as { body?: { data?: unknown }; data?: unknown }; // NOTE: checked below
-    const data = msg.body?.data ?? msg.data;
-    return Array.isArray(data) ? data.filter((e): e is Entity => typeof e === 'object' && e !== null && typeof (e as Entity).id === 'string') : [];
-  } catch {
-    return [];
-  }
-}
 
 export function createLive(api: Api, session: Session, config: LiveConfig | null): Live {
   let client: MqttClient | undefined;

@@ -69,7 +69,7 @@ async function boot(): Promise<void> {
 
   const liveEl = byId('live');
   const showLive = (s: LiveState): void => {
-    liveEl.className = `live ${s}`;
+    liveEl.dataset['state'] = s;
     liveEl.textContent = LIVE_TEXT[s];
     liveEl.dataset['watches'] = String(live.watching());
   };
@@ -92,8 +92,15 @@ async function boot(): Promise<void> {
   const tenant = byId<HTMLInputElement>('tenant');
   tenant.value = session.tenant();
   tenant.addEventListener('change', () => {
+    // The view's subscription is deleted in the tenant it was made in, before the switch.
+    end();
+    end = () => undefined;
     session.setTenant(tenant.value);
     route();
+  });
+  // A page restored from the back-forward cache deleted its subscriptions when it was hidden.
+  addEventListener('pageshow', (ev: PageTransitionEvent) => {
+    if (ev.persisted) route();
   });
 
   const viewOf = ({ path, query }: Route): View => {
