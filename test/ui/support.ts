@@ -1,0 +1,99 @@
+// Shared by the dashboard tests: the page built once per file into a temp directory (esbuild, as
+// npm run build does), a real broker on ephemeral ports of 127.0.0.1 serving it (real clock, temp
+// SQLite, embedded MQTT broker), and a headless Chromium with a fresh profile.
+
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { buildUi } from '../../scripts/build-ui.mjs';
+import { systemClock, silentLogger } from '../../src/lib/index.js';
+import { createBroker, type Broker } from '../../src/server.js';
+import { testConfig, type ConfigPatch } from '../helpers/broker.js';
+
+export const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
+
+/** Builds the page into a fresh temp directory; the caller removes it. */
+export async function buildPage(): Promise<{ dir: string; gzipTotal: number; files: Array<{ name: string; bytes: number; gzipBytes: number }> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'edgeld-ui-'));
+  const built = await buildUi({ outDir: join(dir, 'ui') });
+  return { dir: built.outDir, gzipTotal: built.gzipTotal, files: built.files };
+}
+
+export interface UiBroker {
+  broker: Broker;
+  /** http://127.0.0.1:<port> */
+  base: string;
+  mqttPort: number;
+  /** fetch() against the broker, JSON in and out. */
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; json: unknown }>;
+  close(): Promise<void>;
+}
+
+/** The real broker with a temp database, listening on 127.0.0.1 (HTTP and MQTT on free ports). */
+export async function startUiBroker(opts: { uiDir: string; config?: ConfigPatch }): Promise<UiBroker> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'edgeld-ui-data-'));
+  const config = testConfig({
+    ...opts.config, server: { port: 0, host: '127.0.0.1' }, mqtt: { port: 0, host: '127.0.0.1' }, storage: { dir: dataDir }, log: { level: 'silent' },
+  });
+  const broker = createBroker({ config, log: silentLogger, clock: systemClock, dbPath: join(dataDir, 'edgeld.db'), dashboardDir: opts.uiDir });
+  const port = await broker.listen();
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    broker, base, mqttPort: broker.mqttPort ?? 0,
+    async call(method, path, body, headers = {}) {
+      const res = await fetch(`${base}${path}`, {
+        method, headers: { ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...headers },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      const text = await res.text();
+      let json: unknown;
+      try {
+        json = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        json = text;
+      }
+      return { status: res.status, headers: res.headers, json };
+    },
+    close: async () => {
+      await broker.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync',
+];
+
+export interface Browser { context: BrowserContext; page: Page; close(): Promise<void> }
+
+/** Headless Chromium (the Debian package) with a fresh profile; the page's console errors are collected. */
+export async function launchBrowser(errors: string[] = []): Promise<Browser> {
+  const profile = mkdtempSync(join(tmpdir(), 'edgeld-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 900 }, timeout: 20_000,
+  });
+  const page = context.pages()[0] ?? await context.newPage();
+  page.on('pageerror', (err) => errors.push(err.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  return {
+    context, page,
+    close: async () => {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A screenshot of the page under test-artifacts/ (gitignored). */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const path = join(ARTIFACTS, name);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
