@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildUi } from '../../scripts/build-ui.mjs';
+import { acceptsGzip } from '../../src/http/routes/dashboard.js';
 import { createFixedClock, silentLogger } from '../../src/lib/index.js';
 import { createBroker, type Broker } from '../../src/server.js';
 import { T0, testConfig, type ConfigPatch } from '../helpers/broker.js';
@@ -79,6 +80,13 @@ describe('GET / and /ui/', () => {
     expect(gunzipSync(Buffer.from(await zipped.arrayBuffer())).toString('utf8')).toBe(plain);
     const refused = await get(b, '/ui/', { 'Accept-Encoding': 'gzip;q=0, identity' });
     expect(refused.headers.get('content-encoding')).toBeNull();
+  });
+});
+
+describe('acceptsGzip', () => {
+  it('reads Accept-Encoding with its weights and the wildcard', () => {
+    for (const yes of ['gzip', 'GZIP, br', 'br;q=1, gzip;q=0.5', '*', 'x-gzip', 'identity, *;q=0.1']) expect(acceptsGzip(yes), yes).toBe(true);
+    for (const no of [undefined, '', 'br', 'identity', 'gzip;q=0', 'gzip;q=0, *', '*;q=0', 'gzip;q=zero']) expect(acceptsGzip(no), String(no)).toBe(false);
   });
 });
 

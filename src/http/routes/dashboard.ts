@@ -11,7 +11,7 @@ import { resource, type App, type AppContext, type DashboardOptions } from '../a
 import { readParams } from '../params.js';
 
 /** dist/ui of the package, whether this file runs from dist/http/routes or src/http/routes. */
-export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../../dist/ui/', import.meta.url));
+const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../../dist/ui/', import.meta.url));
 
 interface Asset { file: string; type: string; gzip: boolean }
 interface Built { index: { body: Buffer; gzip: Buffer | undefined; etag: string }; assets: ReadonlyMap<string, Asset> }
@@ -33,22 +33,29 @@ const ASSET_NAME = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.[a-z0-9]+$/;
 
 const typeOf = (name: string): string => TYPES[name.slice(name.lastIndexOf('.'))] ?? 'application/octet-stream';
 
-/** Whether the client takes gzip (RFC 9110 §12.5.3: a q of 0 refuses it). */
+/** Whether the client takes gzip (RFC 9110 §12.5.3: a q of 0 refuses it; `*` stands for codings not named). */
 export function acceptsGzip(header: string | undefined): boolean {
   if (header === undefined) return false;
-  return header.split(',').some((part) => {
+  let gzip: number | undefined;
+  let any: number | undefined;
+  for (const part of header.split(',')) {
     const [coding = '', ...params] = part.split(';').map((s) => s.trim().toLowerCase());
-    if (coding !== 'gzip' && coding !== '*') return false;
     const q = params.find((p) => p.startsWith('q='));
-    return q === undefined || Number(q.slice(2)) > 0;
-  });
+    const weight = q === undefined ? 1 : Number(q.slice(2)) || 0;
+    if (coding === 'gzip' || coding === 'x-gzip') gzip = weight;
+    else if (coding === '*') any = weight;
+  }
+  return (gzip ?? any ?? 0) > 0;
 }
 
 async function readOptional(path: string): Promise<Buffer | undefined> {
   return readFile(path).catch(() => undefined);
 }
 
-/** Lists the built page once; a failure (not built) is not kept, so a later build is found. */
+/**
+ * Lists the built page once; a failure (not built) is not kept, so a later build is found. NOTE: a
+ * page rebuilt while the broker runs is served after a restart (its index names the new hashes).
+ */
 async function loadBuilt(dir: string): Promise<Built> {
   const body = await readFile(join(dir, 'index.html'));
   const names = await readdir(join(dir, 'assets'));
