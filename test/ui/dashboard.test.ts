@@ -67,51 +67,51 @@ describe('dashboard (authentication off)', () => {
     const errors: string[] = [];
     const { page } = await open(errors);
     await shotOnFailure(page, 'failure-auth-off.png', async () => {
-    await page.goto(`${b.base}/`);
-    expect(new URL(page.url()).pathname).toBe('/ui/');
-    await page.locator('a.type-link', { hasText: 'Device' }).waitFor({ timeout: 5000 });
-    await page.locator('[data-type-count="Device"]', { hasText: /^3$/ }).waitFor({ timeout: 5000 });
-    await screenshot(page, 'dashboard-types.png');
+      await page.goto(`${b.base}/`);
+      expect(new URL(page.url()).pathname).toBe('/ui/');
+      await page.locator('a.type-link', { hasText: 'Device' }).waitFor({ timeout: 5000 });
+      await page.locator('[data-type-count="Device"]', { hasText: /^3$/ }).waitFor({ timeout: 5000 });
+      await screenshot(page, 'dashboard-types.png');
 
-    // The entity list: every seeded device, the stale pump highlighted.
-    await page.locator('a.type-link', { hasText: 'Device' }).click();
-    await page.locator(row(PUMP)).waitFor({ timeout: 5000 });
-    for (const id of [BOILER, SPARE, PUMP]) expect(await page.locator(row(id)).count(), id).toBe(1);
-    expect(await page.locator(`${row(PUMP)}.stale`).count()).toBe(1);
-    expect(await page.locator(`${row(BOILER)}.stale`).count()).toBe(0);
-    await page.locator('svg.map .pt').first().waitFor({ timeout: 5000 });
-    expect(await page.locator('svg.map .pt').count()).toBe(3);
-    await screenshot(page, 'dashboard-entities.png');
+      // The entity list: every seeded device, the stale pump highlighted.
+      await page.locator('a.type-link', { hasText: 'Device' }).click();
+      await page.locator(row(PUMP)).waitFor({ timeout: 5000 });
+      for (const id of [BOILER, SPARE, PUMP]) expect(await page.locator(row(id)).count(), id).toBe(1);
+      expect(await page.locator(`${row(PUMP)}.stale`).count()).toBe(1);
+      expect(await page.locator(`${row(BOILER)}.stale`).count()).toBe(0);
+      await page.locator('svg.map .pt').first().waitFor({ timeout: 5000 });
+      expect(await page.locator('svg.map .pt').count()).toBe(3);
+      await screenshot(page, 'dashboard-entities.png');
 
-    // The entity page: the chart draws the hour of history.
-    await page.locator(`${row(BOILER)} a.entity-link`).click();
-    await page.locator('tr[data-attr="temperature"] button', { hasText: 'chart' }).click();
-    await page.locator(`.chart[data-points="${SERIES_LENGTH}"]`).waitFor({ timeout: 5000 });
-    // The series' stroke (#2563eb) is on the canvas: the path was drawn, not only the axes.
-    expect(await strokePixels(page)).toBeGreaterThan(200);
-    await screenshot(page, 'dashboard-entity.png');
-    // The README's picture: UPDATE_UI_SCREENSHOT=1 npx vitest run test/ui/dashboard.test.ts
-    if (process.env['UPDATE_UI_SCREENSHOT'] === '1') await page.screenshot({ path: README_SCREENSHOT });
-    await page.locator('svg.map .pt').waitFor({ timeout: 5000 });
+      // The entity page: the chart draws the hour of history.
+      await page.locator(`${row(BOILER)} a.entity-link`).click();
+      await page.locator('tr[data-attr="temperature"] button', { hasText: 'chart' }).click();
+      await page.locator(`.chart[data-points="${SERIES_LENGTH}"]`).waitFor({ timeout: 5000 });
+      // The series' stroke (#2563eb) is on the canvas: the path was drawn, not only the axes.
+      expect(await strokePixels(page)).toBeGreaterThan(200);
+      await screenshot(page, 'dashboard-entity.png');
+      // The README's picture: UPDATE_UI_SCREENSHOT=1 npx vitest run test/ui/dashboard.test.ts
+      if (process.env['UPDATE_UI_SCREENSHOT'] === '1') await page.screenshot({ path: README_SCREENSHOT });
+      await page.locator('svg.map .pt').waitFor({ timeout: 5000 });
 
-    // Live: once the page's subscription is in place, a measurement over MQTT shows without a reload.
-    await page.locator('#live[data-watches="1"]').waitFor({ timeout: 10_000 });
-    const client = await connectClient(`mqtt://127.0.0.1:${b.mqttPort}`);
-    cleanups.push(() => endClient(client));
-    await client.publishAsync('ngsi/default/boiler-1/attrs', JSON.stringify({ temperature: 77.7 }), { qos: 1 });
-    const published = Date.now();
-    await page.locator('tr[data-attr="temperature"] td.value', { hasText: /^77\.7\b/ }).waitFor({ timeout: 2000 });
-    await page.locator(`.chart[data-points="${SERIES_LENGTH + 1}"]`).waitFor({ timeout: Math.max(1, 2000 - (Date.now() - published)) });
-    expect(Date.now() - published).toBeLessThan(2000);
-    await screenshot(page, 'dashboard-live.png');
+      // Live: once the page's subscription is in place, a measurement over MQTT shows without a reload.
+      await page.locator('#live[data-watches="1"]').waitFor({ timeout: 10_000 });
+      const client = await connectClient(`mqtt://127.0.0.1:${b.mqttPort}`);
+      cleanups.push(() => endClient(client));
+      const published = Date.now();
+      await client.publishAsync('ngsi/default/boiler-1/attrs', JSON.stringify({ temperature: 77.7 }), { qos: 1 });
+      await page.locator('tr[data-attr="temperature"] td.value', { hasText: /^77\.7\b/ }).waitFor({ timeout: 2000 });
+      await page.locator(`.chart[data-points="${SERIES_LENGTH + 1}"]`).waitFor({ timeout: Math.max(1, 2000 - (Date.now() - published)) });
+      expect(Date.now() - published).toBeLessThan(2000);
+      await screenshot(page, 'dashboard-live.png');
 
-    // Health: metrics, subscriptions (the page's own) and federation, read from the API.
-    await page.goto(`${b.base}/ui/#/health`);
-    // The alarm subscription matched the measurement, and its receiver is not there.
-    await page.locator('table.subs tr.failed', { hasText: ALARMS }).waitFor({ timeout: 12_000 });
-    expect(await page.locator('.card h2', { hasText: 'Memory' }).count()).toBe(1);
-    await screenshot(page, 'dashboard-health.png');
-    expect(errors).toEqual([]);
+      // Health: metrics, readiness, federation and subscriptions, read from the API.
+      await page.goto(`${b.base}/ui/#/health`);
+      // The alarm subscription matched the measurement, and its receiver is not there.
+      await page.locator('table.subs tr.failed', { hasText: ALARMS }).waitFor({ timeout: 12_000 });
+      expect(await page.locator('.card h2', { hasText: 'Memory' }).count()).toBe(1);
+      await screenshot(page, 'dashboard-health.png');
+      expect(errors).toEqual([]);
     });
   });
 });
