@@ -75,24 +75,44 @@ export function createMeasurementService(deps: { core: WriteCore; newId: IdGener
   const alone = (actor: Principal, m: Measurement, create: boolean): Promise<{ created: boolean }> =>
     core.write(actor, (tx) => apply(tx, actor, [m], create));
 
-  /** Groups not yet run, by actor (its rights, not the object: each message may bring its own), entity and `create`. */
-  const open = new Map<string, Group>();
-  const keyOf = (actor: Principal, m: Measurement, create: boolean): string =>
-    `${actor.tenant}\u0000${actor.subject ?? ''}\u0000${actor.admin ? 1 : 0}\u0000${actor.assignees.join('\u0001')}\u0000${actor.groups.join('\u0001')}\u0000${create ? 1 : 0}${m.entityId}`;
+  /**
+   * Groups not yet run, by actor (its rights, not the object: each message may bring its own), by
+   * `create`, then by entity. NOTE: nested maps keyed by strings made once (an actor's rights are
+   * read-only, its key is cached per object) rather than one key joined per message.
+   */
+  const open = new Map<string, Map<EntityId, Group>>();
+  const rightsKeys = new WeakMap<Principal, readonly [string, string]>();
+  const rightsOf = (actor: Principal, create: boolean): string => {
+    let keys = rightsKeys.get(actor);
+    if (keys === undefined) {
+      const key = `${actor.tenant}\u0000${actor.subject ?? ''}\u0000${actor.admin ? 1 : 0}\u0000${actor.assignees.join('\u0001')}\u0000${actor.groups.join('\u0001')}\u0000`;
+      keys = [key, `${key}1`];
+      rightsKeys.set(actor, keys);
+    }
+    return keys[create ? 1 : 0];
+  };
 
   return {
     record(actor, m, opts) {
-      const key = keyOf(actor, m, opts.create);
-      const joined = open.get(key);
+      const rights = rightsOf(actor, opts.create);
+      let groups = open.get(rights);
+      if (groups === undefined) {
+        groups = new Map();
+        open.set(rights, groups);
+      }
+      const joined = groups.get(m.entityId);
       if (joined !== undefined) {
         return new Promise((resolve, reject) => {
           joined.members.push({ m, settle: (outcome) => outcome.then(resolve, reject) });
         });
       }
       const group: Group = { members: [] };
-      open.set(key, group);
+      const entities = groups;
+      entities.set(m.entityId, group);
       const close = (): void => {
-        if (open.get(key) === group) open.delete(key);
+        if (entities.get(m.entityId) !== group) return;
+        entities.delete(m.entityId);
+        if (entities.size === 0 && open.get(rights) === entities) open.delete(rights);
       };
       const joint = core.write(actor, (tx) => {
         // The group closes when its write first runs (a store may run a write again: same members).

@@ -41,7 +41,11 @@ export interface MqttAccessDeps {
 type Identity =
   | { kind: 'anonymous' }
   | { kind: 'token'; token: string }
-  | { kind: 'device'; tenant: string; deviceId: string };
+  | { kind: 'device'; tenant: string; deviceId: string; principal?: Principal };
+
+const ANONYMOUS: Identity = { kind: 'anonymous' };
+/** Tenants whose anonymous principal is kept; a client naming more tenants than this empties the cache. */
+const MAX_ANONYMOUS_TENANTS = 1000;
 
 /** The subject a device writes as (audit, ownership of what it creates). */
 export function deviceSubject(tenant: string, deviceId: string): string {
@@ -70,6 +74,18 @@ function filterReaches(filter: string, levels: readonly string[]): boolean {
 export function createMqttAccess(deps: MqttAccessDeps): MqttAccessHooks {
   const { log, ingest, auth } = deps;
   const identities = new WeakMap<Client, Identity>();
+  // NOTE: a principal is read-only, so the one of a device and those of anonymous writers are made
+  // once, not per message; the write path also keys its grouping on the principal object.
+  const anonymous = new Map<string, Principal>();
+  const anonymousOf = (tenant: string): Principal => {
+    let principal = anonymous.get(tenant);
+    if (principal === undefined) {
+      if (anonymous.size >= MAX_ANONYMOUS_TENANTS) anonymous.clear();
+      principal = anonymousIn(tenant);
+      anonymous.set(tenant, principal);
+    }
+    return principal;
+  };
 
   const refuse = (done: (error: AuthenticateError | null, success: boolean | null) => void, code: number): void => {
     const err = new Error(code === IDENTIFIER_REJECTED ? 'identifier rejected' : 'bad user name or password') as AuthenticateError;
@@ -81,13 +97,13 @@ export function createMqttAccess(deps: MqttAccessDeps): MqttAccessHooks {
   const actorOf = (identity: Identity, tenant: string, deviceId: string): Principal | undefined | Promise<Principal | undefined> => {
     switch (identity.kind) {
       case 'anonymous':
-        return anonymousIn(tenant);
+        return anonymousOf(tenant);
       case 'device': {
         if (identity.tenant !== tenant || identity.deviceId !== deviceId) return undefined;
         const subject = deviceSubject(tenant, deviceId);
         // NOTE: a registered device writes the one entity the registry (managed by administrators)
         // maps it to, and publishing is limited to its own topics: that mapping is its permission.
-        return { tenant, subject, admin: true, assignees: [subject], groups: [] };
+        return (identity.principal ??= { tenant, subject, admin: true, assignees: [subject], groups: [] });
       }
       case 'token':
         return auth?.principal(identity.token, tenant).catch(() => undefined);
@@ -102,7 +118,7 @@ export function createMqttAccess(deps: MqttAccessDeps): MqttAccessHooks {
   return {
     authenticate(client, username, password, done) {
       if (auth === undefined) {
-        identities.set(client, { kind: 'anonymous' });
+        identities.set(client, ANONYMOUS);
         done(null, true);
         return;
       }
@@ -158,7 +174,7 @@ export function createMqttAccess(deps: MqttAccessDeps): MqttAccessHooks {
         return;
       }
       const topic = parseMeasurementTopic(packet.topic);
-      const identity = identities.get(client) ?? { kind: 'anonymous' };
+      const identity = identities.get(client) ?? ANONYMOUS;
       const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
       if (topic === undefined) {
         log.warn('mqtt measurement dropped', { clientId: client.id, topic: packet.topic, reason: 'topic' });
@@ -170,7 +186,8 @@ export function createMqttAccess(deps: MqttAccessDeps): MqttAccessHooks {
       // client would otherwise resend it forever.
       const actor = actorOf(identity, topic.tenant, topic.deviceId);
       const handled = actor instanceof Promise ? actor.then((a) => ingest.handle(a, topic, payload)) : ingest.handle(actor, topic, payload);
-      void handled.then(() => done(null), () => done(null));
+      const answer = (): void => done(null);
+      void handled.then(answer, answer);
     },
 
     authorizeSubscribe(client, subscription: Subscription, done) {

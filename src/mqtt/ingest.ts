@@ -23,6 +23,10 @@ export const DEFAULT_TENANT_SEGMENT = 'default';
 const ATTRIBUTE_NAME = /^[^\s/+#]{1,256}$/;
 const GEOMETRY_TYPES = new Set(['Point', 'MultiPoint', 'LineString', 'MultiLineString', 'Polygon', 'MultiPolygon', 'GeometryCollection']);
 const STATUS_VALUES = new Set(['online', 'offline']);
+/** Entity ids (and type lists) kept for this many devices at most. */
+const MAX_CACHED_DEVICES = 10_000;
+/** The empty list of instances, shared (never added to). */
+const NONE: ObservedInstance[] = [];
 
 export type MeasurementTopic =
   | { kind: 'attrs'; tenant: string; deviceId: string }
@@ -99,10 +103,14 @@ interface CompactSplit {
   received: Record<string, unknown>;
 }
 
-/** Observed instances of one payload object, split the same way. */
-interface CompactInstances {
-  given: ObservedInstance[];
-  received: ObservedInstance[];
+/** The last instance of each attribute, in the order of those last ones. */
+function lastOfEach(list: ObservedInstance[]): ObservedInstance[] {
+  const byAttr = new Map<string, ObservedInstance>();
+  for (const i of list) {
+    byAttr.delete(i.attr);
+    byAttr.set(i.attr, i);
+  }
+  return byAttr.size === list.length ? list : [...byAttr.values()];
 }
 
 class Dropped extends Error {
@@ -133,6 +141,28 @@ export function createIngest(deps: IngestDeps): Ingest {
   ) as Record<DropReason, number>;
   let received = 0;
   let stored = 0;
+  // NOTE: the entity id of an unregistered device and the one-type lists are made once, not per
+  // message; both are read-only to the write path.
+  const entityIds = new Map<string, string>();
+  const defaultEntityId = (deviceId: string): string => {
+    let id = entityIds.get(deviceId);
+    if (id === undefined) {
+      if (entityIds.size >= MAX_CACHED_DEVICES) entityIds.clear();
+      id = `urn:ngsi-ld:${deps.defaultEntityType}:${deviceId}`;
+      entityIds.set(deviceId, id);
+    }
+    return id;
+  };
+  const typeLists = new Map<Iri, Iri[]>();
+  const typesOf = (type: Iri): Iri[] => {
+    let types = typeLists.get(type);
+    if (types === undefined) {
+      if (typeLists.size >= MAX_CACHED_DEVICES) typeLists.clear();
+      types = [type];
+      typeLists.set(type, types);
+    }
+    return types;
+  };
 
   const json = (payload: Buffer): unknown => {
     try {
@@ -194,9 +224,10 @@ export function createIngest(deps: IngestDeps): Ingest {
    * The instances of a payload object whose every member is a plain number, string or boolean under a
    * valid name, built directly: what the generic path (compactOf, then instancesOf) makes of it, without
    * its JSON-LD-shaped detour. Undefined for any other object: the generic path takes it, and its errors.
+   * They were observed at the payload's observedAt when it has one, else at the receive time.
    */
   const plainInstances = (obj: Record<string, unknown>, device: DeviceMapping | undefined, mapper: TermMapper, nowMs: number):
-    CompactInstances | undefined => {
+    ObservedInstance[] | undefined => {
     const text = obj['observedAt'];
     let observedAt = nowMs;
     let observedAtText: string | undefined;
@@ -207,25 +238,25 @@ export function createIngest(deps: IngestDeps): Ingest {
       observedAt = at;
       if (!isOutputForm(text)) observedAtText = text;
     }
-    const byName = new Map<string, ObservedInstance>();
+    const renames = device === undefined || Object.keys(device.renames).length === 0 ? undefined : device.renames;
+    const list: ObservedInstance[] = [];
     for (const key in obj) {
       if (key === 'observedAt') continue;
       const raw = obj[key];
       if (typeof raw !== 'number' && typeof raw !== 'string' && typeof raw !== 'boolean') return undefined;
       if (typeof raw === 'number' && !Number.isFinite(raw)) return undefined;
-      const name = device?.renames[key] ?? key;
+      const name = renames?.[key] ?? key;
       if (ENTITY_CORE_MEMBERS.has(name) || name.startsWith('@') || nameProblem(name) !== undefined) return undefined;
       const attribute: Attribute & { observedAt: number } = { createdAt: nowMs, modifiedAt: nowMs, sub: {}, observedAt, kind: 'Property', value: raw };
       if (observedAtText !== undefined) attribute.observedAtText = observedAtText;
       const unitCode = device?.unitCodes[name];
       if (unitCode !== undefined) attribute.unitCode = unitCode;
-      // Two keys renamed alike: the later one wins, as in the generic path.
-      byName.delete(name);
-      byName.set(name, { attr: mapper.expandTerm(name), attribute });
+      list.push({ attr: mapper.expandTerm(name), attribute });
     }
-    if (byName.size === 0) return undefined;
-    const list = [...byName.values()];
-    return text === undefined ? { given: [], received: list } : { given: list, received: [] };
+    if (list.length === 0) return undefined;
+    // NOTE: the keys of a JSON object are distinct, so only renames can give two members one name:
+    // the later one wins, as in the generic path.
+    return renames === undefined ? list : lastOfEach(list);
   };
 
   const payloadObjects = (topic: MeasurementTopic, payload: Buffer, now: () => string): Array<Record<string, unknown>> => {
@@ -254,22 +285,25 @@ export function createIngest(deps: IngestDeps): Ingest {
     const objects = payloadObjects(topic, payload, now);
     const found = deps.mapper(device?.context);
     const mapper = found instanceof Promise ? await found : found;
-    const instances: ObservedInstance[] = [];
-    const received: ObservedInstance[] = [];
+    let instances: ObservedInstance[] = NONE;
+    let received: ObservedInstance[] = NONE;
+    const add = (given: ObservedInstance[], stamped: ObservedInstance[]): void => {
+      if (given.length > 0) instances = instances === NONE ? given : [...instances, ...given];
+      if (stamped.length > 0) received = received === NONE ? stamped : [...received, ...stamped];
+    };
     for (const o of objects) {
       const plain = plainInstances(o, device, mapper, nowMs);
       if (plain !== undefined) {
-        instances.push(...plain.given);
-        received.push(...plain.received);
+        if (o['observedAt'] === undefined) add(NONE, plain);
+        else add(plain, NONE);
         continue;
       }
       const c = compactOf(o, device, now());
-      instances.push(...instancesOf(c.given, mapper, nowMs));
-      received.push(...instancesOf(c.received, mapper, nowMs));
+      add(instancesOf(c.given, mapper, nowMs), instancesOf(c.received, mapper, nowMs));
     }
-    const entityType = mapper.expandTerm(device?.entityType ?? deps.defaultEntityType);
     const m: Measurement = {
-      entityId: device?.entityId ?? `urn:ngsi-ld:${deps.defaultEntityType}:${topic.deviceId}`, types: [entityType], instances, received,
+      entityId: device?.entityId ?? defaultEntityId(topic.deviceId), types: typesOf(mapper.expandTerm(device?.entityType ?? deps.defaultEntityType)),
+      instances, received,
     };
     if (device !== undefined && Object.keys(device.staticAttributes).length > 0) {
       m.initial = instancesOf(Object.fromEntries(Object.entries(device.staticAttributes).map(([k, v]) => [k, { observedAt: now(), ...(v as object) }])), mapper, nowMs);

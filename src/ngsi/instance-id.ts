@@ -14,10 +14,31 @@ const TIMED = /^urn:ngsi-ld:Instance:([0-9a-f]{8})-([0-9a-f]{4})-7[0-9a-f]{3}-[8
  */
 export function instanceIdAt(at: number, uuid: string): string {
   if (!Number.isSafeInteger(at) || at < 0 || at >= MAX_48_BITS || uuid.length !== 36) return INSTANCE_PREFIX + uuid;
-  const hex = at.toString(16).padStart(12, '0');
-  const variant = '89ab'[parseInt(uuid[19] ?? '0', 16) & 3] ?? '8';
-  return `${INSTANCE_PREFIX}${hex.slice(0, 8)}-${hex.slice(8)}-7${uuid.slice(15, 18)}-${variant}${uuid.slice(20)}`;
+  // NOTE: written character by character into one buffer and read back as one flat string: one id is
+  // made per history row, and the template string of slices it replaces allocated about 300 bytes.
+  const out = ID_BUFFER;
+  const p = INSTANCE_PREFIX.length;
+  let t = at;
+  for (let i = 12; i >= 0; i--) {
+    if (i === 8) continue; // the dash
+    out[p + i] = HEX_DIGIT[t % 16]!;
+    t = Math.floor(t / 16);
+  }
+  for (let i = 15; i < 18; i++) out[p + i] = uuid.charCodeAt(i);
+  for (let i = 20; i < 36; i++) out[p + i] = uuid.charCodeAt(i);
+  out[p + 14] = SEVEN;
+  out[p + 19] = VARIANT[(HEX_VALUE[uuid.charCodeAt(19)] ?? 0) & 3]!;
+  return out.toString('latin1');
 }
+
+const HEX_DIGIT = Buffer.from('0123456789abcdef', 'latin1');
+const SEVEN = 0x37;
+const VARIANT = Buffer.from('89ab', 'latin1');
+/** Value of a hex digit by character code (either case); 0 for anything else, as parseInt's NaN & 3 is. */
+const HEX_VALUE = Uint8Array.from({ length: 128 }, (_, c) =>
+  (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : 0));
+/** The prefix, then a uuid's 36 characters (dashes in place); rewritten by every call. */
+const ID_BUFFER = Buffer.from(`${INSTANCE_PREFIX}00000000-0000-0000-0000-000000000000`, 'latin1');
 
 /** The instant an instance id made by instanceIdAt carries; undefined for any other id. */
 export function instantOfInstanceId(instanceId: string): number | undefined {

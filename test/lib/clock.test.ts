@@ -1,7 +1,7 @@
 // Time-ordered ids: UUID version 7, sorting in the order they were made across milliseconds.
 
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { timeOrderedUuid } from '../../src/lib/index.js';
+import { timeOrderedUuid, uuid } from '../../src/lib/index.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -25,5 +25,20 @@ describe('timeOrderedUuid', () => {
     const firstOfEachMs = ids.filter((_, i) => i % 10 === 0);
     expect([...firstOfEachMs].sort()).toEqual(firstOfEachMs);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+});
+
+describe('uuid', () => {
+  it('is a random UUID version 4 with the RFC 9562 variant, never repeated, its bits evenly spread', () => {
+    const ids = Array.from({ length: 20_000 }, () => uuid());
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    // Each free hex position takes each of its 16 digits about equally often (1,250 expected).
+    for (const position of [0, 7, 9, 15, 20, 35]) {
+      const counts = new Map<string, number>();
+      for (const id of ids) counts.set(id[position]!, (counts.get(id[position]!) ?? 0) + 1);
+      expect(counts.size).toBe(16);
+      for (const n of counts.values()) expect(n).toBeGreaterThan(1_000);
+    }
   });
 });
