@@ -29,9 +29,9 @@ const MAX_CACHED_DEVICES = 10_000;
 const NONE: ObservedInstance[] = [];
 
 export type MeasurementTopic =
-  | { kind: 'attrs'; tenant: string; deviceId: string }
-  | { kind: 'attr'; tenant: string; deviceId: string; attr: string }
-  | { kind: 'status'; tenant: string; deviceId: string };
+  | { readonly kind: 'attrs'; readonly tenant: string; readonly deviceId: string }
+  | { readonly kind: 'attr'; readonly tenant: string; readonly deviceId: string; readonly attr: string }
+  | { readonly kind: 'status'; readonly tenant: string; readonly deviceId: string };
 
 /** Why a message was dropped (the counters' keys). */
 export type DropReason =
@@ -87,6 +87,22 @@ export interface Ingest {
 
 /** The measurement topic of a publish, or undefined when it is not one (or malformed). */
 export function parseMeasurementTopic(topic: string): MeasurementTopic | undefined {
+  // NOTE: a device publishes on the same few topics again and again: each is parsed once (the result
+  // is read-only), saving the split, the name checks and five strings per message.
+  const known = parsedTopics.get(topic);
+  if (known !== undefined) return known;
+  const parsed = parseTopic(topic);
+  if (parsed !== undefined) {
+    if (parsedTopics.size >= MAX_CACHED_TOPICS) parsedTopics.clear();
+    parsedTopics.set(topic, parsed);
+  }
+  return parsed;
+}
+
+const MAX_CACHED_TOPICS = 10_000;
+const parsedTopics = new Map<string, MeasurementTopic>();
+
+function parseTopic(topic: string): MeasurementTopic | undefined {
   if (!topic.startsWith(MEASUREMENT_PREFIX)) return undefined;
   const [, tenantSegment, deviceId, kind, attr, ...rest] = topic.split('/');
   if (tenantSegment === undefined || deviceId === undefined || !isTenantName(tenantSegment) || !isDeviceId(deviceId) || rest.length > 0) return undefined;
