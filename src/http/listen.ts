@@ -3,11 +3,11 @@
 // with a drain that ends keep-alive connections after their request.
 
 import { serve, type ServerType } from '@hono/node-server';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
-  InvalidRequestError, NotImplementedError, RequestHeaderFieldsTooLargeError, RequestTimeoutError, ResourceNotFoundError, type NgsiError,
+  InvalidRequestError, NotImplementedError, RequestHeaderFieldsTooLargeError, RequestTimeoutError, type NgsiError,
 } from '../ngsi/index.js';
 import type { Logger } from '../lib/index.js';
 import type { App } from './app-env.js';
@@ -51,6 +51,50 @@ export function rawProblemResponse(err: NgsiError): string {
   const body = JSON.stringify(problemOf(err));
   return `HTTP/1.1 ${err.status} ${REASONS[err.status] ?? 'Error'}\r\nContent-Type: application/json\r\n`
     + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+}
+
+/**
+ * Serves a request that asked for another protocol (`Upgrade: h2c`, as `curl --http2` sends) as the
+ * plain HTTP/1.1 request it also is, then closes the connection. NOTE: with an `upgrade` listener,
+ * Node hands every request carrying an Upgrade header to it, parser detached and body unread: the
+ * request is rebuilt with its body (the bytes after the head, then the socket's up to its
+ * Content-Length) and given to the app. A chunked body cannot be read without the parser: 501.
+ */
+function serveAsHttp(server: ServerType, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  const length = Number(req.headers['content-length'] ?? 0);
+  if (req.headers['transfer-encoding'] !== undefined || !Number.isSafeInteger(length) || length < 0) {
+    socket.end(rawProblemResponse(new NotImplementedError('A chunked request body with an Upgrade header is not supported; send it without Upgrade')));
+    return;
+  }
+  const request = new IncomingMessage(socket as Socket);
+  request.method = req.method;
+  request.url = req.url;
+  request.headers = req.headers;
+  request.rawHeaders = req.rawHeaders;
+  request.httpVersionMajor = req.httpVersionMajor;
+  request.httpVersionMinor = req.httpVersionMinor;
+  request.httpVersion = req.httpVersion;
+  let missing = length;
+  const feed = (chunk: Buffer): void => {
+    const part = chunk.subarray(0, missing);
+    missing -= part.length;
+    if (part.length > 0) request.push(part);
+    if (missing === 0) {
+      socket.off('data', feed);
+      request.complete = true;
+      request.push(null);
+    }
+  };
+  feed(head);
+  if (missing > 0) socket.on('data', feed);
+  const res = new ServerResponse(request);
+  res.assignSocket(socket as Socket);
+  res.shouldKeepAlive = false;
+  res.once('finish', () => {
+    res.detachSocket(socket as Socket);
+    socket.end();
+  });
+  server.emit('request', request, res);
 }
 
 /** The path of a request target (`/mqtt?x` → `/mqtt`). */
@@ -116,8 +160,8 @@ export function listenHttp(app: App, opts: { port: number; host: string; log: Lo
           socket.destroy();
           return;
         }
-        if (pathOf(req.url) !== upgrade.path) {
-          socket.end(rawProblemResponse(new ResourceNotFoundError('No such resource', pathOf(req.url))));
+        if (pathOf(req.url) !== upgrade.path || String(req.headers.upgrade).toLowerCase() !== 'websocket') {
+          serveAsHttp(server!, req, socket, head);
           return;
         }
         upgraded.add(socket);

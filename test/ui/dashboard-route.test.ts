@@ -142,6 +142,19 @@ function rawGet(port: number, target: string): Promise<{ status: number; body: s
   });
 }
 
+/** A raw HTTP/1.1 request written as given; the answer once the server closes the connection. */
+function rawRequest(port: number, request: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    let text = '';
+    socket.on('data', (d: Buffer) => {
+      text += d.toString('latin1');
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]), body: text.slice(text.indexOf('\r\n\r\n') + 4) }));
+  });
+}
+
 /** The status of a WebSocket upgrade request (subprotocol mqtt) to `path`; the socket is closed once it is known. */
 function upgradeStatus(port: number, path: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -223,6 +236,33 @@ describe('/ui/config.json and MQTT over WebSocket on the HTTP port', () => {
 
     expect(await upgradeStatus(Number(new URL(b.base).port), '/mqtt')).toBe(101);
     expect(await upgradeStatus(Number(new URL(b.base).port), '/other')).toBe(404);
+  });
+
+  it('serves a request asking for another protocol (Upgrade: h2c, as curl --http2 sends) as plain HTTP, body included', async () => {
+    const b = await startUiBroker({ uiDir });
+    cleanups.push(() => b.close());
+    const port = Number(new URL(b.base).port);
+    const h2c = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n';
+    const entity = (id: string, pad: number): string =>
+      JSON.stringify({ id, type: 'Room', note: { type: 'Property', value: 'x'.repeat(pad) } });
+    const post = (body: string): string =>
+      `POST /ngsi-ld/v1/entities HTTP/1.1\r\nHost: 127.0.0.1\r\n${h2c}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+
+    expect((await rawRequest(port, post(entity('urn:ngsi-ld:Room:small', 10)))).status).toBe(201);
+    // A body far beyond the first packet: the rest is read from the socket up to its Content-Length.
+    expect((await rawRequest(port, post(entity('urn:ngsi-ld:Room:large', 300_000)))).status).toBe(201);
+    const listed = await rawRequest(port, `GET /ngsi-ld/v1/entities?type=Room&pick=id HTTP/1.1\r\nHost: 127.0.0.1\r\n${h2c}\r\n`);
+    expect(listed.status).toBe(200);
+    expect(listed.body).toContain('urn:ngsi-ld:Room:small');
+    expect(listed.body).toContain('urn:ngsi-ld:Room:large');
+    const large = await b.call('GET', '/ngsi-ld/v1/entities/urn:ngsi-ld:Room:large');
+    expect((large.json as { note: { value: string } }).note.value).toHaveLength(300_000);
+    // A chunked body cannot be read once Node has let go of the connection: refused, nothing written.
+    const chunked = await rawRequest(port, `POST /ngsi-ld/v1/entities HTTP/1.1\r\nHost: 127.0.0.1\r\n${h2c}Content-Type: application/json\r\n`
+      + `Transfer-Encoding: chunked\r\n\r\n${(entity('urn:ngsi-ld:Room:chunked', 1).length).toString(16)}\r\n${entity('urn:ngsi-ld:Room:chunked', 1)}\r\n0\r\n\r\n`);
+    expect(chunked.status).toBe(501);
+    expect(JSON.parse(chunked.body)).toMatchObject({ type: 'https://uri.etsi.org/ngsi-ld/errors/NotImplemented' });
+    expect((await b.call('GET', '/ngsi-ld/v1/entities/urn:ngsi-ld:Room:chunked')).status).toBe(404);
   });
 
   it('stops promptly with a WebSocket client connected (upgraded sockets do not hold the HTTP drain)', async () => {
