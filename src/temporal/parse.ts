@@ -2,7 +2,8 @@
 // observedAt, every instance parsed on its own by ngsi (several may share a datasetId here).
 
 import {
-  BadRequestDataError, ENTITY_CORE_MEMBERS, isPlainObject, parseAttributes, parseEntity, type EntityId, type Iri, type ObservedInstance, type TermMapper,
+  BadRequestDataError, ENTITY_CORE_MEMBERS, isOutputForm, isPlainObject, parseAttributes, parseDateTime, parseEntity, type EntityId, type Iri,
+  type ObservedInstance, type TermMapper,
 } from '../ngsi/index.js';
 
 /** One historical instance of an attribute. */
@@ -20,20 +21,54 @@ export interface TemporalEntityInput {
 const instancesOf = (raw: unknown): unknown[] =>
   (Array.isArray(raw) && raw.length > 0 && raw.every(isPlainObject) ? raw : [raw]);
 
+/**
+ * The instance `{type: "Property", value, observedAt}` of a plain value (a finite number, a string, a
+ * boolean) and nothing else, built directly: what the generic parser makes of it (a test holds the
+ * two equal). Undefined for anything else: the generic parser takes it, and its errors.
+ * NOTE: a temporal ingest is thousands of such instances; the generic parser costs several objects
+ * and a member walk each.
+ */
+function plainInstance(attr: Iri, item: unknown, now: number): TemporalInstanceInput | undefined {
+  if (!isPlainObject(item)) return undefined;
+  let members = 0;
+  for (const _ in item) members += 1;
+  if (members !== 3 || item['type'] !== 'Property') return undefined;
+  const value = item['value'];
+  if (typeof value !== 'string' && typeof value !== 'boolean' && !(typeof value === 'number' && Number.isFinite(value))) return undefined;
+  const text = item['observedAt'];
+  if (typeof text !== 'string') return undefined;
+  const observedAt = parseDateTime(text);
+  if (observedAt === undefined) return undefined;
+  const attribute: TemporalInstanceInput['attribute'] = { createdAt: now, modifiedAt: now, sub: {}, observedAt, kind: 'Property', value: value as string | number | boolean };
+  if (!isOutputForm(text)) attribute.observedAtText = text;
+  return { attr, attribute };
+}
+
 /** Every instance of every attribute member of `body` (entity members skipped). */
 function parseInstances(body: Record<string, unknown>, mapper: TermMapper, now: number): TemporalInstanceInput[] {
   const out: TemporalInstanceInput[] = [];
   for (const [key, raw] of Object.entries(body)) {
     if (ENTITY_CORE_MEMBERS.has(key)) continue;
+    // The name is checked and expanded by the generic parser on the first instance; those after it
+    // that are plain values take the short way under the same name.
+    let attr: Iri | undefined;
     instancesOf(raw).forEach((item, i) => {
+      if (attr !== undefined) {
+        const plain = plainInstance(attr, item, now);
+        if (plain !== undefined) {
+          out.push(plain);
+          return;
+        }
+      }
       const parsed = parseAttributes({ [key]: item }, mapper, { now, allowNull: false });
-      for (const [attr, list] of Object.entries(parsed)) {
+      for (const [name, list] of Object.entries(parsed)) {
+        attr = name;
         for (const a of list) {
           if ('deleted' in a) throw new BadRequestDataError(`NGSI-LD Null is not a temporal instance (at ${key}[${i}])`);
           if (a.observedAt === undefined) {
             throw new BadRequestDataError(`Every temporal instance needs observedAt (at ${key}[${i}])`);
           }
-          out.push({ attr, attribute: { ...a, observedAt: a.observedAt } });
+          out.push({ attr: name, attribute: { ...a, observedAt: a.observedAt } });
         }
       }
     });
