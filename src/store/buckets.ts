@@ -277,6 +277,10 @@ export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSi
     return info;
   });
 
+  /** The bucket of instant t. NOTE: writes come in time order mostly: the bucket of the last one is asked again. */
+  const rangeOf = (t: number): BucketRange =>
+    (lastRange !== undefined && t >= lastRange.startMs && t < lastRange.endMs ? lastRange : (lastRange = bucketOf(t, size)));
+
   const table = (name: string): BucketTable => {
     let t = known(name);
     if (!t) {
@@ -288,8 +292,7 @@ export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSi
 
   return {
     tableFor(t) {
-      // Writes come in time order mostly: the bucket of the last write is asked again.
-      const range = lastRange !== undefined && t >= lastRange.startMs && t < lastRange.endMs ? lastRange : (lastRange = bucketOf(t, size));
+      const range = rangeOf(t);
       const cached = known(range.name);
       if (cached) return cached;
       if (exists.get(range.name) === undefined) {
@@ -301,7 +304,7 @@ export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSi
       return table(range.name);
     },
     existingFor(t) {
-      const name = bucketOf(t, size).name;
+      const name = rangeOf(t).name;
       return known(name) ?? (exists.get(name) === undefined ? undefined : table(name));
     },
     list() {
