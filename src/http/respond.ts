@@ -33,17 +33,29 @@ function withContext(payload: Json, ctx: ResolvedContext): Json {
   return payload;
 }
 
+/** The headers of a payload: its media type, and the context as a Link unless the body carries it. */
+function payloadHeaders(c: Context, ctx: ResolvedContext, mediaType: ResponseMediaType, headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = { ...headers, 'Content-Type': mediaType };
+  if (mediaType !== APP_LD_JSON) out['Link'] = [headers['Link'], linkHeaderValue(contextLinkUrl(c, ctx))].filter(Boolean).join(', ');
+  return out;
+}
+
 export function sendPayload(
   c: Context, payload: Json, ctx: ResolvedContext, mediaType: ResponseMediaType,
   status = 200, headers: Record<string, string> = {},
 ): Response {
-  const out: Record<string, string> = { ...headers, 'Content-Type': mediaType };
   let body = payload;
   if (mediaType === APP_LD_JSON) body = withContext(payload, ctx);
-  else out['Link'] = [headers['Link'], linkHeaderValue(contextLinkUrl(c, ctx))].filter(Boolean).join(', ');
   // NGSI-LD §4.5.16: a GeoJSON Feature or FeatureCollection carries its @context as a member too.
   if (mediaType === APP_GEO_JSON && !Array.isArray(payload)) body = withContext(payload, ctx);
-  return new Response(JSON.stringify(body), { status, headers: out });
+  return new Response(JSON.stringify(body), { status, headers: payloadHeaders(c, ctx, mediaType, headers) });
+}
+
+/** A payload already serialized, of a media type whose body carries no context (application/json). */
+export function sendPayloadText(
+  c: Context, text: string, ctx: ResolvedContext, mediaType: typeof APP_JSON, status = 200, headers: Record<string, string> = {},
+): Response {
+  return new Response(text, { status, headers: payloadHeaders(c, ctx, mediaType, headers) });
 }
 
 /** A plain JSON answer that carries no JSON-LD context (UpdateResult, batch results). */

@@ -7,7 +7,7 @@ import {
   type Entity, type Iri, type Json, type LinkedLoader, type ProjectionTree, type Reached, type RenderOptions, type TermMapper,
 } from '../ngsi/index.js';
 import { bool, csv, int, oneOf, representation, type Params } from './params.js';
-import { APP_GEO_JSON, type ResponseMediaType } from './media.js';
+import { APP_GEO_JSON, APP_JSON, type ResponseMediaType } from './media.js';
 
 export const RETRIEVAL_PARAMS = [
   'attrs', 'pick', 'omit', 'options', 'format', 'lang', 'geometryProperty', 'join', 'joinLevel', 'datasetId', 'local', 'details',
@@ -140,4 +140,35 @@ export function renderForResponse(
   const projected = opts.pick !== undefined || opts.omit !== undefined;
   const rendered = visible.map((e) => renderEntity(e, mapper, opts)).filter((o) => !projected || Object.keys(o).length > 0);
   return r.join === 'flat' ? [...rendered, ...flat.map((f) => renderEntity(f.entity, mapper, f.opts))] : rendered;
+}
+
+/**
+ * The JSON text of each entity rendered under a context and a representation, kept with the entity.
+ * NOTE: the store hands back the same frozen Entity for an unchanged document (its decoding cache), so
+ * the object stands for the document's version: a changed entity is a new object, the text of the old
+ * one goes with it, and nothing can be served stale. A listing of unchanged entities then costs no
+ * rendering and no serialization. One representation per entity is kept: the last one asked for.
+ */
+const renderedTexts = new WeakMap<Entity, { context: TermMapper; variant: string; text: string }>();
+
+/**
+ * A page of entities as the JSON text of its array, each entity's text rendered once per version;
+ * undefined when the retrieval is not a plain one (a projection, a language, datasets, a join or a
+ * media type other than application/json), which the caller renders as usual.
+ */
+export function listingText(entities: readonly Entity[], r: Retrieval, context: TermMapper, mediaType: ResponseMediaType): string | undefined {
+  const o = r.render;
+  if (mediaType !== APP_JSON || r.join !== undefined || r.datasetIds !== undefined || o.attrs !== undefined || o.pick !== undefined
+    || o.omit !== undefined || o.lang !== undefined || o.linked !== undefined || o.attributeCreatedAt !== undefined) return undefined;
+  const variant = `${o.format}${o.sysAttrs ? '+sys' : ''}`;
+  let mapper: TermMapper | undefined;
+  const parts = entities.map((e) => {
+    const known = renderedTexts.get(e);
+    if (known !== undefined && known.context === context && known.variant === variant) return known.text;
+    mapper ??= withCompactionMemo(context);
+    const text = JSON.stringify(renderEntity(e, mapper, o));
+    renderedTexts.set(e, { context, variant, text });
+    return text;
+  });
+  return `[${parts.join(',')}]`;
 }

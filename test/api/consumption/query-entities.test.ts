@@ -122,3 +122,42 @@ describe('pagination', () => {
     expect(res.headers.get('ngsild-results-count')).toBe('250');
   });
 });
+
+describe('listings answered from the rendered text of unchanged entities', () => {
+  const list = (query: string, headers: Record<string, string> = {}) => b.request('GET', `/ngsi-ld/v1/entities?${query}`, { headers });
+
+  it('gives what rendering gives, under each context and representation, and follows every change', async () => {
+    const normalized = await list('type=Meter&limit=3');
+    expect(normalized.status).toBe(200);
+    // The same page again (from the kept texts), then other representations of the same entities.
+    expect((await list('type=Meter&limit=3')).text).toBe(normalized.text);
+    const keyValues = await list('type=Meter&limit=3&format=keyValues');
+    expect(keyValues.json).toEqual(normalized.json.map((e: { id: string; reading: { value: number } }) => ({ id: e.id, type: 'Meter', reading: e.reading.value })));
+    const sys = await list('type=Meter&limit=3&options=sysAttrs');
+    expect(sys.json[0]).toHaveProperty('modifiedAt');
+    expect((await list('type=Meter&limit=3')).text).toBe(normalized.text);
+    // The ld+json form carries the context in each entity; projections and languages are rendered as before.
+    const ld = await list('type=Meter&limit=3', { Accept: 'application/ld+json' });
+    expect(ld.json.map((e: Record<string, unknown>) => { const { '@context': _c, ...rest } = e; return rest; })).toEqual(normalized.json);
+    expect((await list('type=Meter&limit=3&pick=id')).json).toEqual(normalized.json.map((e: { id: string }) => ({ id: e.id })));
+    // Another context names the attribute otherwise: the text kept for the core context is not served.
+    const added = await b.request('POST', '/ngsi-ld/v1/jsonldContexts', {
+      body: { '@context': { rd: 'https://uri.etsi.org/ngsi-ld/default-context/reading' } },
+    });
+    expect(added.status).toBe(201);
+    const link = `<http://127.0.0.1${added.headers.get('location') ?? ''}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`;
+    const other = await list('type=Meter&limit=3', { Link: link });
+    expect(other.status).toBe(200);
+    expect(other.json.map((e: { id: string; rd: unknown }) => ({ id: e.id, rd: e.rd })))
+      .toEqual(normalized.json.map((e: { id: string; reading: unknown }) => ({ id: e.id, rd: e.reading })));
+    expect((await list('type=Meter&limit=3')).text).toBe(normalized.text);
+    // An update shows at once.
+    const first = (normalized.json as Array<{ id: string; reading: { value: number } }>)[0]!;
+    expect((await b.request('PATCH', `/ngsi-ld/v1/entities/${first.id}/attrs/reading`, { body: { type: 'Property', value: -1 } })).status).toBe(204);
+    const after = await list('type=Meter&limit=3');
+    expect(after.json[0]).toMatchObject({ id: first.id, reading: { value: -1 } });
+    expect(after.json.slice(1)).toEqual(normalized.json.slice(1));
+    expect((await b.request('PATCH', `/ngsi-ld/v1/entities/${first.id}/attrs/reading`, { body: { type: 'Property', value: first.reading.value } })).status).toBe(204);
+    expect((await list('type=Meter&limit=3')).json).toEqual(normalized.json);
+  });
+});
