@@ -24,11 +24,22 @@ export function instanceIdAt(at: number, uuid: string): string {
     out[p + i] = HEX_DIGIT[t % 16]!;
     t = Math.floor(t / 16);
   }
-  for (let i = 15; i < 18; i++) out[p + i] = uuid.charCodeAt(i);
-  for (let i = 20; i < 36; i++) out[p + i] = uuid.charCodeAt(i);
+  let code = 0;
+  for (let i = 15; i < 36; i++) {
+    if (i === 18 || i === 19) continue;
+    code |= out[p + i] = uuid.charCodeAt(i);
+  }
+  // A character beyond ASCII (never in a uuid) does not fit a byte: the template string keeps it.
+  if (code > 127) return viaTemplate(at, uuid);
   out[p + 14] = SEVEN;
   out[p + 19] = VARIANT[(HEX_VALUE[uuid.charCodeAt(19)] ?? 0) & 3]!;
   return out.toString('latin1');
+}
+
+function viaTemplate(at: number, uuid: string): string {
+  const hex = at.toString(16).padStart(12, '0');
+  const variant = '89ab'[parseInt(uuid[19] ?? '0', 16) & 3] ?? '8';
+  return `${INSTANCE_PREFIX}${hex.slice(0, 8)}-${hex.slice(8)}-7${uuid.slice(15, 18)}-${variant}${uuid.slice(20)}`;
 }
 
 const HEX_DIGIT = Buffer.from('0123456789abcdef', 'latin1');
