@@ -119,14 +119,14 @@ interface CompactSplit {
   received: Record<string, unknown>;
 }
 
-/** The last instance of each attribute, in the order of those last ones. */
-function lastOfEach(list: ObservedInstance[]): ObservedInstance[] {
-  const byAttr = new Map<string, ObservedInstance>();
-  for (const i of list) {
-    byAttr.delete(i.attr);
-    byAttr.set(i.attr, i);
-  }
-  return byAttr.size === list.length ? list : [...byAttr.values()];
+/** The last instance under each name (`names[i]` is the name of `list[i]`), in the order of those last ones. */
+function lastOfEach(list: ObservedInstance[], names: readonly string[]): ObservedInstance[] {
+  const byName = new Map<string, ObservedInstance>();
+  list.forEach((instance, i) => {
+    byName.delete(names[i]!);
+    byName.set(names[i]!, instance);
+  });
+  return byName.size === list.length ? list : [...byName.values()];
 }
 
 class Dropped extends Error {
@@ -256,6 +256,7 @@ export function createIngest(deps: IngestDeps): Ingest {
     }
     const renames = device === undefined || Object.keys(device.renames).length === 0 ? undefined : device.renames;
     const list: ObservedInstance[] = [];
+    const names: string[] = [];
     for (const key in obj) {
       if (key === 'observedAt') continue;
       const raw = obj[key];
@@ -268,11 +269,12 @@ export function createIngest(deps: IngestDeps): Ingest {
       const unitCode = device?.unitCodes[name];
       if (unitCode !== undefined) attribute.unitCode = unitCode;
       list.push({ attr: mapper.expandTerm(name), attribute });
+      if (renames !== undefined) names.push(name);
     }
     if (list.length === 0) return undefined;
     // NOTE: the keys of a JSON object are distinct, so only renames can give two members one name:
     // the later one wins, as in the generic path.
-    return renames === undefined ? list : lastOfEach(list);
+    return renames === undefined ? list : lastOfEach(list, names);
   };
 
   const payloadObjects = (topic: MeasurementTopic, payload: Buffer, now: () => string): Array<Record<string, unknown>> => {
