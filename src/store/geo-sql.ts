@@ -84,8 +84,7 @@ export function registerGeoSqlFunctions(db: BetterSqlite3.Database): void {
   // ngsi_geo_point(query JSON, lon, lat): 1 when a GeoProperty instance at that one position matches.
   db.function('ngsi_geo_point', { deterministic: true }, (queryJson: unknown, lon: unknown, lat: unknown) => {
     if (typeof queryJson !== 'string' || typeof lon !== 'number' || typeof lat !== 'number') return 0;
-    const instance = { kind: 'GeoProperty', value: { type: 'Point', coordinates: [lon, lat] } };
-    return matcherOf(queryJson).matchesInstances([instance]) ? 1 : 0;
+    return matcherOf(queryJson).matchesPosition(lon, lat) ? 1 : 0;
   });
 }
 

@@ -27,6 +27,11 @@ export function haversineMetres(a: Position, b: Position): number {
   return centralAngle(a[0], a[1], b[0], b[1]) * EARTH_RADIUS_M;
 }
 
+/** haversineMetres(a, [lon, lat]), without making the position: what distanceToShapeMetres gives for a Point. */
+export function metresToPosition(a: Position, lon: number, lat: number): number {
+  return centralAngle(a[0], a[1], lon, lat) * EARTH_RADIUS_M;
+}
+
 /**
  * Minimum central angle from p to the edge a→b, straight in lon/lat. The angle is not unimodal
  * along long edges near the poles, so the edge is sampled every degree first and the closest

@@ -3,7 +3,7 @@
 
 import type { Entity } from '../model.js';
 import { isPlainObject } from '../json.js';
-import { distanceToShapeMetres } from './distance.js';
+import { distanceToShapeMetres, metresToPosition } from './distance.js';
 import { relate, toJts } from './jts.js';
 import type { GeoQuery } from './query.js';
 import { toShape } from './shapes.js';
@@ -13,6 +13,8 @@ export interface GeoMatcher {
   matchesEntity(entity: Entity): boolean;
   /** The same test over the geoproperty's instances as stored JSON (an array of attributes). */
   matchesInstances(instances: unknown): boolean;
+  /** The same test for a GeoProperty instance whose value is the Point [lon, lat]. */
+  matchesPosition(lon: number, lat: number): boolean;
 }
 
 /** Whether one GeoProperty value matches; values that are no valid geometry never match. */
@@ -39,10 +41,27 @@ function valueTest(query: GeoQuery): (value: unknown) => boolean {
   };
 }
 
+/**
+ * `near` for one position, from its coordinates: the distance valueTest computes for a Point, without
+ * building and checking the geometry (a near query over a shape index tests every candidate this way).
+ * A position outside the valid ranges takes the full test, and its geometry check.
+ */
+function nearPosition(query: Extract<GeoQuery, { georel: 'near' }>, full: (lon: number, lat: number) => boolean): (lon: number, lat: number) => boolean {
+  const { bound, metres } = query.distance;
+  const center = query.geometry.coordinates;
+  return (lon, lat) => {
+    if (!(lon >= -180 && lon <= 180 && lat >= -90 && lat <= 90)) return full(lon, lat);
+    const d = metresToPosition(center, lon, lat);
+    return bound === 'maxDistance' ? d <= metres : d >= metres;
+  };
+}
+
 /** Compiles a geo-query for repeated use. */
 export function compileGeoQuery(query: GeoQuery): GeoMatcher {
   const test = valueTest(query);
+  const pointTest = (lon: number, lat: number): boolean => test({ type: 'Point', coordinates: [lon, lat] });
   return {
+    matchesPosition: query.georel === 'near' ? nearPosition(query, pointTest) : pointTest,
     matchesEntity: (entity) =>
       (entity.attrs[query.geoproperty] ?? []).some((a) => a.kind === 'GeoProperty' && test(a.value)),
     matchesInstances: (instances) =>

@@ -1,6 +1,7 @@
 // matchesGeo beyond the case table: which attribute instances take part, collections, and stored
 // values that are not valid geometries.
 
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileGeoQuery, LOCATION, matchesGeo, parseGeoQuery, type Attribute, type Entity } from '../../../src/ngsi/index.js';
 import { mapper } from '../fake-mapper.js';
@@ -59,5 +60,32 @@ describe('matchesGeo [§4.10]', () => {
     expect(matcher.matchesInstances([{ kind: 'GeoProperty', value: { type: 'Point', coordinates: [0.5, 0.5] } }])).toBe(true);
     expect(matcher.matchesInstances({ kind: 'GeoProperty', value: { type: 'Point', coordinates: [0.5, 0.5] } })).toBe(false);
     expect(matcher.matchesInstances(null)).toBe(false);
+  });
+});
+
+describe('matchesPosition (a Point of the shape index, from its coordinates)', () => {
+  it('answers as the test of the Point instance does, for near and the other relations', () => {
+    const position = fc.oneof(
+      fc.tuple(fc.double({ min: -180, max: 180, noNaN: true }), fc.double({ min: -90, max: 90, noNaN: true })),
+      fc.tuple(fc.double({ noNaN: true }), fc.double({ noNaN: true })),
+    );
+    const near = fc.record({
+      bound: fc.constantFrom('maxDistance', 'minDistance'),
+      metres: fc.oneof(fc.integer({ min: 0, max: 20_000_000 }), fc.double({ min: 0, max: 1e6, noNaN: true })),
+      center: fc.tuple(fc.double({ min: -180, max: 180, noNaN: true }), fc.double({ min: -90, max: 90, noNaN: true })),
+    }).map(({ bound, metres, center }) => parseGeoQuery({ georel: `near;${bound}==${metres}`, geometry: 'Point', coordinates: JSON.stringify(center) }, mapper));
+    const query = fc.oneof(near, fc.constant(unitSquare), fc.constant(intersectsSquare));
+    fc.assert(fc.property(query, position, (q, [lon, lat]) => {
+      const matcher = compileGeoQuery(q);
+      expect(matcher.matchesPosition(lon, lat)).toBe(matcher.matchesInstances([{ kind: 'GeoProperty', value: { type: 'Point', coordinates: [lon, lat] } }]));
+    }), { numRuns: 5_000 });
+  });
+
+  it('tells a point just inside maxDistance from one just outside', () => {
+    const q = parseGeoQuery({ georel: 'near;maxDistance==1000', geometry: 'Point', coordinates: '[4.83,45.75]' }, mapper);
+    const m = compileGeoQuery(q);
+    // 0.009 degrees of latitude is about 1,000.8 m: outside; 0.0089 about 989.6 m: inside.
+    expect(m.matchesPosition(4.83, 45.759)).toBe(false);
+    expect(m.matchesPosition(4.83, 45.7589)).toBe(true);
   });
 });
