@@ -4,3 +4,4 @@ export * from './clock.js';
 export * from './stream.js';
 export * from './lru.js';
 export * from './deadline.js';
+export * from './memo.js';

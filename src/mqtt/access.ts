@@ -11,7 +11,7 @@
 
 import type { AuthenticateError, Client, PublishPacket, Subscription } from 'aedes';
 import { anonymousIn, type Principal } from '../ngsi/index.js';
-import type { Logger } from '../lib/index.js';
+import { boundedMemo, type Logger } from '../lib/index.js';
 import type { MqttAccessHooks } from './hooks.js';
 import { DEFAULT_TENANT_SEGMENT, MEASUREMENT_PREFIX, parseMeasurementTopic, type Ingest } from './ingest.js';
 
@@ -44,7 +44,7 @@ type Identity =
   | { kind: 'device'; tenant: string; deviceId: string; principal?: Principal };
 
 const ANONYMOUS: Identity = { kind: 'anonymous' };
-/** Tenants whose anonymous principal is kept; a client naming more tenants than this empties the cache. */
+/** Tenants whose anonymous principal is kept (a client naming more starts the memo over). */
 const MAX_ANONYMOUS_TENANTS = 1000;
 
 /** The subject a device writes as (audit, ownership of what it creates). */
@@ -76,16 +76,7 @@ export function createMqttAccess(deps: MqttAccessDeps): MqttAccessHooks {
   const identities = new WeakMap<Client, Identity>();
   // NOTE: a principal is read-only, so the one of a device and those of anonymous writers are made
   // once, not per message; the write path also keys its grouping on the principal object.
-  const anonymous = new Map<string, Principal>();
-  const anonymousOf = (tenant: string): Principal => {
-    let principal = anonymous.get(tenant);
-    if (principal === undefined) {
-      if (anonymous.size >= MAX_ANONYMOUS_TENANTS) anonymous.clear();
-      principal = anonymousIn(tenant);
-      anonymous.set(tenant, principal);
-    }
-    return principal;
-  };
+  const anonymousOf = boundedMemo(MAX_ANONYMOUS_TENANTS, anonymousIn);
 
   const refuse = (done: (error: AuthenticateError | null, success: boolean | null) => void, code: number): void => {
     const err = new Error(code === IDENTIFIER_REJECTED ? 'identifier rejected' : 'bad user name or password') as AuthenticateError;

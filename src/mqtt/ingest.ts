@@ -13,7 +13,7 @@ import {
 } from '../ngsi/index.js';
 import type { Measurement } from '../entities/index.js';
 import { isDeviceId } from '../devices/index.js';
-import type { Clock, Logger } from '../lib/index.js';
+import { boundedMemo, type Clock, type Logger } from '../lib/index.js';
 
 /** The topic prefix of measurements. */
 export const MEASUREMENT_PREFIX = 'ngsi/';
@@ -85,22 +85,15 @@ export interface Ingest {
   stats(): IngestStats;
 }
 
-/** The measurement topic of a publish, or undefined when it is not one (or malformed). */
-export function parseMeasurementTopic(topic: string): MeasurementTopic | undefined {
-  // NOTE: a device publishes on the same few topics again and again: each is parsed once (the result
-  // is read-only), saving the split, the name checks and five strings per message.
-  const known = parsedTopics.get(topic);
-  if (known !== undefined) return known;
-  const parsed = parseTopic(topic);
-  if (parsed !== undefined) {
-    if (parsedTopics.size >= MAX_CACHED_TOPICS) parsedTopics.clear();
-    parsedTopics.set(topic, parsed);
-  }
-  return parsed;
-}
-
+/** Parsed topics kept at most. */
 const MAX_CACHED_TOPICS = 10_000;
-const parsedTopics = new Map<string, MeasurementTopic>();
+
+/**
+ * The measurement topic of a publish, or undefined when it is not one (or malformed). NOTE: a device
+ * publishes on the same few topics again and again: each is parsed once (the result is read-only),
+ * saving the split, the name checks and five strings per message.
+ */
+export const parseMeasurementTopic: (topic: string) => MeasurementTopic | undefined = boundedMemo(MAX_CACHED_TOPICS, parseTopic);
 
 function parseTopic(topic: string): MeasurementTopic | undefined {
   if (!topic.startsWith(MEASUREMENT_PREFIX)) return undefined;
@@ -159,26 +152,8 @@ export function createIngest(deps: IngestDeps): Ingest {
   let stored = 0;
   // NOTE: the entity id of an unregistered device and the one-type lists are made once, not per
   // message; both are read-only to the write path.
-  const entityIds = new Map<string, string>();
-  const defaultEntityId = (deviceId: string): string => {
-    let id = entityIds.get(deviceId);
-    if (id === undefined) {
-      if (entityIds.size >= MAX_CACHED_DEVICES) entityIds.clear();
-      id = `urn:ngsi-ld:${deps.defaultEntityType}:${deviceId}`;
-      entityIds.set(deviceId, id);
-    }
-    return id;
-  };
-  const typeLists = new Map<Iri, Iri[]>();
-  const typesOf = (type: Iri): Iri[] => {
-    let types = typeLists.get(type);
-    if (types === undefined) {
-      if (typeLists.size >= MAX_CACHED_DEVICES) typeLists.clear();
-      types = [type];
-      typeLists.set(type, types);
-    }
-    return types;
-  };
+  const defaultEntityId = boundedMemo(MAX_CACHED_DEVICES, (deviceId: string) => `urn:ngsi-ld:${deps.defaultEntityType}:${deviceId}`);
+  const typesOf = boundedMemo(MAX_CACHED_DEVICES, (type: Iri): Iri[] => [type]);
 
   const json = (payload: Buffer): unknown => {
     try {
@@ -256,7 +231,7 @@ export function createIngest(deps: IngestDeps): Ingest {
     }
     const renames = device === undefined || Object.keys(device.renames).length === 0 ? undefined : device.renames;
     const list: ObservedInstance[] = [];
-    const names: string[] = [];
+    const names: string[] | undefined = renames === undefined ? undefined : [];
     for (const key in obj) {
       if (key === 'observedAt') continue;
       const raw = obj[key];
@@ -269,12 +244,12 @@ export function createIngest(deps: IngestDeps): Ingest {
       const unitCode = device?.unitCodes[name];
       if (unitCode !== undefined) attribute.unitCode = unitCode;
       list.push({ attr: mapper.expandTerm(name), attribute });
-      if (renames !== undefined) names.push(name);
+      names?.push(name);
     }
     if (list.length === 0) return undefined;
     // NOTE: the keys of a JSON object are distinct, so only renames can give two members one name:
     // the later one wins, as in the generic path.
-    return renames === undefined ? list : lastOfEach(list, names);
+    return names === undefined ? list : lastOfEach(list, names);
   };
 
   const payloadObjects = (topic: MeasurementTopic, payload: Buffer, now: () => string): Array<Record<string, unknown>> => {
