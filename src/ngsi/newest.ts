@@ -48,7 +48,8 @@ export function observedHistory(
   entityId: string, instances: readonly ObservedInstance[], now: number, newId: () => string, subject: string | undefined,
 ): HistoryInstance[] {
   return instances.map(({ attr, attribute }) => {
-    const stamped: Attribute = { ...attribute, createdAt: now, modifiedAt: now };
+    // NOTE: an attribute parsed at the write's instant is stamped already: no copy of it.
+    const stamped: Attribute = attribute.createdAt === now && attribute.modifiedAt === now ? attribute : { ...attribute, createdAt: now, modifiedAt: now };
     const h: HistoryInstance = {
       entityId, attr, instanceId: instanceIdAt(attribute.observedAt, newId()), observedAt: attribute.observedAt, createdAt: now, modifiedAt: now,
       attribute: stamped,

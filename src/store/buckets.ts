@@ -3,6 +3,8 @@
 
 import type BetterSqlite3 from 'better-sqlite3';
 import type { CacheGroup } from './tx-cache.js';
+import { INSTANCE_PREFIX } from '../ngsi/index.js';
+import { encodeInstanceId, isCanonicalInstanceId } from './history-codec.js';
 
 export type BucketSize = 'day' | 'month';
 
@@ -44,6 +46,12 @@ export type StoredHistoryRow = HistoryRow & { rid: number };
 export interface BucketTable {
   readonly name: string;
   insert(row: HistoryRow): void;
+  /**
+   * Inserts `count` rows given as flat columns (ROW_COLUMNS values a row, in the order of
+   * INSERT_COLUMNS), several to a statement (see ROWS_PER_INSERT). A row's instance_id may be the
+   * id's text: a canonical one is stored as its 16 bytes, as encodeInstanceId would give them.
+   */
+  insertMany(values: readonly unknown[], count: number): void;
   /** Rows of the given series ids, ordered by (t, insertion). */
   rowsOfSeries(seriesIds: number[]): StoredHistoryRow[];
   /**
@@ -150,26 +158,84 @@ function createTableSql(name: string): string {
     );${bucketIndexSql(name)}`;
 }
 
-function prepareTable(db: BetterSqlite3.Database, name: string, onInsert: (row: HistoryRow) => void): BucketTable {
+/**
+ * Rows of one multi-row INSERT. NOTE: a statement run costs about as much as binding its ten values
+ * again (the call into the driver, the step, the reset): bulk writes of 32 rows to a statement took
+ * history inserts from about 3.6 to 1.7 µs a row; past 32 it gained little more.
+ */
+export const ROWS_PER_INSERT = 32;
+/** Values of a row given to insertMany. */
+export const ROW_COLUMNS = 10;
+export const INSERT_COLUMNS = 'series, t, observed_at, created_at, modified_at, deleted_at, instance_id, value, num, sub';
+/** Index of instance_id among a row's values. */
+const ID_COLUMN = 6;
+/**
+ * One row of the multi-row INSERT: the instance id is bound twice, as the canonical id whose 16
+ * bytes SQLite decodes (unhex skipping the dashes) or, for any other id, as the value stored.
+ * NOTE: decoded in SQL so that no Buffer is made per row: a 16-byte Buffer is an object of its own
+ * on the heap, and a bulk ingest makes one per instance.
+ */
+const CHUNK_ROW = `(?, ?, ?, ?, ?, ?, coalesce(unhex(substr(?, ${INSTANCE_PREFIX.length + 1}), '-'), ?), ?, ?, ?)`;
+const CHUNK_ROW_PARAMS = ROW_COLUMNS + 1;
+
+type RowValues = [number, number, number | null, number, number, number | null, Buffer | string, string | null, number | null, string | null];
+
+function prepareTable(db: BetterSqlite3.Database, name: string, onInsert: (created: number, modified: number, deleted: number | null) => void): BucketTable {
   checkBucketName(name);
   // NOTE: positional parameters: binding by name costs a property look-up per column and row.
-  const insert = db.prepare<[number, number, number | null, number, number, number | null, Buffer | string, string | null, number | null, string | null]>(
-    `INSERT INTO ${name} (series, t, observed_at, created_at, modified_at, deleted_at, instance_id, value, num, sub)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
+  const insert = db.prepare<RowValues>(`INSERT INTO ${name} (${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  let insertChunk: BetterSqlite3.Statement<unknown[]> | undefined;
+  let chunkParams: unknown[] | undefined;
   const select = db.prepare<[string], StoredHistoryRow>(
     `SELECT ${STORED_ROW_COLUMNS}
      FROM ${name} WHERE series IN (SELECT value FROM json_each(?)) ORDER BY series, t, rowid`,
   );
   const latestOf = db.prepare<[number], number | null>(`SELECT max(t) FROM ${name} WHERE series = ?`).pluck();
   let latest = new Map<number, number>();
+  const inserted = (series: number, t: number, created: number, modified: number, deleted: number | null): void => {
+    const known = latest.get(series);
+    if (known !== undefined && t > known) latest.set(series, t);
+    onInsert(created, modified, deleted);
+  };
+  const insertChunkAt = (values: readonly unknown[], first: number): void => {
+    insertChunk ??= db.prepare<unknown[]>(
+      `INSERT INTO ${name} (${INSERT_COLUMNS}) VALUES ${Array.from({ length: ROWS_PER_INSERT }, () => CHUNK_ROW).join(', ')}`,
+    );
+    const params = (chunkParams ??= new Array<unknown>(ROWS_PER_INSERT * CHUNK_ROW_PARAMS));
+    let p = 0;
+    const end = (first + ROWS_PER_INSERT) * ROW_COLUMNS;
+    for (let v = first * ROW_COLUMNS; v < end; v += ROW_COLUMNS) {
+      for (let c = 0; c < ID_COLUMN; c++) params[p++] = values[v + c];
+      // A Buffer is an id encoded already: stored as it is.
+      const id = values[v + ID_COLUMN] as Buffer | string;
+      const isCanonical = typeof id === 'string' && isCanonicalInstanceId(id);
+      params[p++] = isCanonical ? id : null;
+      params[p++] = isCanonical ? null : id;
+      for (let c = ID_COLUMN + 1; c < ROW_COLUMNS; c++) params[p++] = values[v + c];
+    }
+    insertChunk.run(params);
+  };
+  const insertOne = (row: HistoryRow): void => {
+    insert.run(row.series, row.t, row.observed_at, row.created_at, row.modified_at, row.deleted_at, encodedId(row.instance_id), row.value, row.num, row.sub);
+  };
   return {
     name,
     insert: (row) => {
-      insert.run(row.series, row.t, row.observed_at, row.created_at, row.modified_at, row.deleted_at, row.instance_id, row.value, row.num, row.sub);
-      const known = latest.get(row.series);
-      if (known !== undefined && row.t > known) latest.set(row.series, row.t);
-      onInsert(row);
+      insertOne(row);
+      inserted(row.series, row.t, row.created_at, row.modified_at, row.deleted_at);
+    },
+    insertMany: (values, count) => {
+      let i = 0;
+      for (; i + ROWS_PER_INSERT <= count; i += ROWS_PER_INSERT) insertChunkAt(values, i);
+      for (; i < count; i++) {
+        const v = i * ROW_COLUMNS;
+        insert.run(values[v] as number, values[v + 1] as number, values[v + 2] as number | null, values[v + 3] as number, values[v + 4] as number,
+          values[v + 5] as number | null, encodedId(values[v + 6] as Buffer | string), values[v + 7] as string | null,
+          values[v + 8] as number | null, values[v + 9] as string | null);
+      }
+      for (let v = 0; v < count * ROW_COLUMNS; v += ROW_COLUMNS) {
+        inserted(values[v] as number, values[v + 1] as number, values[v + 3] as number, values[v + 4] as number, values[v + 5] as number | null);
+      }
     },
     rowsOfSeries: (ids) => (ids.length === 0 ? [] : select.all(JSON.stringify(ids))),
     mayHold(series, t) {
@@ -183,6 +249,9 @@ function prepareTable(db: BetterSqlite3.Database, name: string, onInsert: (row: 
     },
   };
 }
+
+/** The stored form of an instance_id value: a canonical id's text as its 16 bytes. */
+const encodedId = (id: Buffer | string): Buffer | string => (typeof id === 'string' ? encodeInstanceId(id) : id);
 
 interface CatalogueRow {
   name: string;
@@ -245,13 +314,13 @@ export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSi
     return b;
   };
 
-  const cover = (name: string, row: HistoryRow): void => {
+  const coverTimes = (name: string, createdAt: number, modifiedAt: number, deletedAt: number | null): void => {
     const old = boundsFor(name);
-    const next: Bounds = {};
-    const created = widen(old.created, row.created_at);
-    const modified = widen(old.modified, row.modified_at);
-    const deleted = widen(old.deleted, row.deleted_at);
+    const created = widen(old.created, createdAt);
+    const modified = widen(old.modified, modifiedAt);
+    const deleted = widen(old.deleted, deletedAt);
     if (created === old.created && modified === old.modified && deleted === old.deleted) return;
+    const next: Bounds = {};
     if (created) next.created = created;
     if (modified) next.modified = modified;
     if (deleted) next.deleted = deleted;
@@ -260,6 +329,7 @@ export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSi
       deleted?.min ?? null, deleted?.max ?? null, name);
     bounds.set(name, next);
   };
+  const cover = (name: string, row: HistoryRow): void => coverTimes(name, row.created_at, row.modified_at, row.deleted_at);
 
   const known = (name: string): BucketTable | undefined => {
     const t = tables.get(name);
@@ -284,7 +354,7 @@ export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSi
   const table = (name: string): BucketTable => {
     let t = known(name);
     if (!t) {
-      t = prepareTable(db, name, (row) => cover(name, row));
+      t = prepareTable(db, name, (created, modified, deleted) => coverTimes(name, created, modified, deleted));
       tables.set(name, t);
     }
     return t;

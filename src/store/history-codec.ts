@@ -22,30 +22,29 @@ const HEX_VALUE = Int8Array.from({ length: 128 }, (_, code) =>
 const isDashAt = (i: number): boolean => i === 8 || i === 13 || i === 18 || i === 23;
 
 /**
- * The 16 bytes of `urn:ngsi-ld:Instance:<uuid>` (lowercase canonical uuid), else the id verbatim.
- * NOTE: decoded digit by digit in one pass: a pattern test, five slices and a hex decode cost
- * several times more, on every history row written.
+ * Whether an instance id is `urn:ngsi-ld:Instance:<uuid>` with a lowercase canonical uuid: the ids
+ * stored as their 16 bytes. NOTE: checked character by character: a pattern test costs several
+ * times more, on every history row written.
  */
-export function encodeInstanceId(instanceId: string): Buffer | string {
+export function isCanonicalInstanceId(instanceId: string): boolean {
   const p = INSTANCE_PREFIX.length;
-  if (instanceId.length !== p + UUID_LENGTH || !instanceId.startsWith(INSTANCE_PREFIX)) return instanceId;
-  const hexAt = (i: number): number => {
+  if (instanceId.length !== p + UUID_LENGTH || !instanceId.startsWith(INSTANCE_PREFIX)) return false;
+  for (let i = 0; i < UUID_LENGTH; i++) {
     const code = instanceId.charCodeAt(p + i);
-    return code < 128 ? HEX_VALUE[code]! : -1;
-  };
+    if (isDashAt(i) ? code !== DASH : code >= 128 || HEX_VALUE[code]! < 0) return false;
+  }
+  return true;
+}
+
+/** The 16 bytes of a canonical instance id (isCanonicalInstanceId), else the id verbatim. */
+export function encodeInstanceId(instanceId: string): Buffer | string {
+  if (!isCanonicalInstanceId(instanceId)) return instanceId;
+  const p = INSTANCE_PREFIX.length;
   const bytes = Buffer.allocUnsafe(16);
   let n = 0;
-  for (let i = 0; i < UUID_LENGTH;) {
-    if (isDashAt(i)) {
-      if (instanceId.charCodeAt(p + i) !== DASH) return instanceId;
-      i += 1;
-      continue;
-    }
-    const hi = hexAt(i);
-    const lo = hexAt(i + 1);
-    if (hi < 0 || lo < 0) return instanceId;
-    bytes[n++] = hi * 16 + lo;
-    i += 2;
+  for (let i = 0; i < UUID_LENGTH; i += isDashAt(i) ? 1 : 2) {
+    if (isDashAt(i)) continue;
+    bytes[n++] = HEX_VALUE[instanceId.charCodeAt(p + i)]! * 16 + HEX_VALUE[instanceId.charCodeAt(p + i + 1)]!;
   }
   return bytes;
 }
@@ -83,25 +82,44 @@ export function decodeReadInstanceId(stored: string): string {
   return stored.startsWith(TEXT_ID_MARK) ? stored.slice(1) : instanceIdOfHex(stored);
 }
 
+/** The num column of an attribute instance: a number, or a boolean as 1 or 0; null for anything else. */
+function numOf(attr: Attribute | undefined): number | null {
+  if (attr?.kind !== 'Property') return null;
+  const { value } = attr;
+  return typeof value === 'number' ? value : typeof value === 'boolean' ? (value ? 1 : 0) : null;
+}
+
+/** Whether an object has an own enumerable member (no array of keys made). */
+function hasMembers(o: object): boolean {
+  for (const _ in o) return true;
+  return false;
+}
+
 /**
- * value/num columns for an attribute instance; both null when there is no attribute (deletion).
+ * Whether a numeric Property has nothing but what the columns hold (its value in num, its times and
+ * datasetId equal to the instance's): then it is stored with no JSON. NOTE: the common case of every
+ * measurement, checked without building the JSON object encodeValue would build and throw away.
+ */
+function isPlainNumber(attr: Attribute, inst: HistoryInstance): boolean {
+  if (attr.kind !== 'Property' || typeof attr.value !== 'number' || hasMembers(attr.sub)) return false;
+  for (const key in attr) {
+    if (key !== 'kind' && key !== 'value' && key !== 'sub' && !IS_COLUMN_MEMBER.has(key)) return false;
+  }
+  for (const m of COLUMN_MEMBERS) if (attr[m] !== inst[m]) return false;
+  return true;
+}
+
+/**
+ * The value column of an attribute instance: the JSON of what num and the instance's columns do not
+ * carry; null when that is nothing, or when there is no attribute (deletion).
  * NOTE: the JSON object is built by adding members, never by deleting them from a copy: a deleted
  * property turns an object into a slow dictionary, on the path of every write.
  */
-function encodeAttribute(attr: Attribute | undefined, inst: HistoryInstance): { value: string | null; num: number | null } {
-  if (!attr) return { value: null, num: null };
+function encodeValue(attr: Attribute | undefined, inst: HistoryInstance): string | null {
+  if (!attr || isPlainNumber(attr, inst)) return null;
   const { kind, sub } = attr;
-  let num: number | null = null;
-  let valueInJson = true;
-  if (kind === 'Property') {
-    if (typeof attr.value === 'number') {
-      num = attr.value;
-      valueInJson = false;
-    } else if (typeof attr.value === 'boolean') {
-      // NOTE: the value stays in the JSON: num alone cannot tell true from 1.
-      num = attr.value ? 1 : 0;
-    }
-  }
+  // NOTE: a boolean's value stays in the JSON: num alone cannot tell true from 1.
+  const valueInJson = !(kind === 'Property' && typeof attr.value === 'number');
   const out: Record<string, unknown> = {};
   let members = 0;
   const fields = attr as unknown as Record<string, unknown>;
@@ -121,11 +139,11 @@ function encodeAttribute(attr: Attribute | undefined, inst: HistoryInstance): { 
     out['kind'] = kind;
     members += 1;
   }
-  if (Object.keys(sub).length > 0) {
+  if (hasMembers(sub)) {
     out['sub'] = sub;
     members += 1;
   }
-  return { value: members === 0 ? null : JSON.stringify(out), num };
+  return members === 0 ? null : JSON.stringify(out);
 }
 
 function decodeAttribute(value: string | null, num: number | null, inst: HistoryInstance): Attribute | undefined {
@@ -157,17 +175,41 @@ function plainProperty(num: number, inst: HistoryInstance): Attribute {
 export function encodeInstance(series: number, inst: HistoryInstance): HistoryRow {
   return {
     series,
-    // The instant of this write when nothing was observed: modifiedAt (an attribute keeps its
-    // createdAt across updates, so bucketing on it would file new writes under old buckets).
-    t: inst.observedAt ?? inst.modifiedAt,
+    t: instantOf(inst),
     observed_at: inst.observedAt ?? null,
     created_at: inst.createdAt,
     modified_at: inst.modifiedAt,
     deleted_at: inst.deletedAt ?? null,
     instance_id: encodeInstanceId(inst.instanceId),
-    ...encodeAttribute(inst.attribute, inst),
+    value: encodeValue(inst.attribute, inst),
+    num: numOf(inst.attribute),
     sub: inst.subject ?? null,
   };
+}
+
+/**
+ * The instant an instance is stored under: its observedAt, else the instant of its write, modifiedAt
+ * (an attribute keeps its createdAt across updates, so bucketing on it would file new writes under old
+ * buckets).
+ */
+export const instantOf = (inst: HistoryInstance): number => inst.observedAt ?? inst.modifiedAt;
+
+/**
+ * The row of an instance as flat columns written into `values` from index `at` (ROW_COLUMNS of them,
+ * in the order of INSERT_COLUMNS), the instance id as its text (BucketTable.insertMany encodes it).
+ * NOTE: for bulk writes: no row object per instance.
+ */
+export function encodeInstanceColumns(values: unknown[], at: number, series: number, inst: HistoryInstance): void {
+  values[at] = series;
+  values[at + 1] = instantOf(inst);
+  values[at + 2] = inst.observedAt ?? null;
+  values[at + 3] = inst.createdAt;
+  values[at + 4] = inst.modifiedAt;
+  values[at + 5] = inst.deletedAt ?? null;
+  values[at + 6] = inst.instanceId;
+  values[at + 7] = encodeValue(inst.attribute, inst);
+  values[at + 8] = numOf(inst.attribute);
+  values[at + 9] = inst.subject ?? null;
 }
 
 type SeriesKey = Pick<HistoryInstance, 'entityId' | 'attr' | 'datasetId'>;

@@ -4,6 +4,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { instantOfInstanceId, type EntityId, type Iri } from '../ngsi/index.js';
 import { STORED_ROW_COLUMNS, type BucketCatalogue, type StoredHistoryRow } from './buckets.js';
+import { createRowBatch } from './history-batch.js';
 import { decodeInstance, encodeInstance, encodeInstanceId } from './history-codec.js';
 import { createStatementCache } from './history-sql.js';
 import type { HistoryEditor, HistoryReader, HistoryRetention, HistorySeries } from './history-types.js';
@@ -65,17 +66,28 @@ export function createHistoryEditor({ db, buckets, transaction, keys, reader }: 
     upsertObserved(tenant, instances) {
       if (instances.length === 0) return;
       transaction(() => {
+        const batch = createRowBatch(buckets);
+        // NOTE: the instances of one series mostly come one after another: its id is looked up once.
+        let last: HistoryInstance | undefined;
+        let series = 0;
         for (const inst of instances) {
           if (inst.observedAt === undefined) throw new Error('an observed history instance needs observedAt');
-          const row = encodeInstance(keys.idOf(tenant, inst.entityId, inst.attr, inst.datasetId), inst);
-          const existing = buckets.existingFor(row.t);
-          // NOTE: measurements mostly arrive in time order: a later instant than any stored needs no look.
-          if (existing?.mayHold(row.series, row.t) === true) {
-            statements.get(`DELETE FROM ${existing.name} WHERE series = @series AND t = @t AND observed_at IS NOT NULL`)
-              .run({ series: row.series, t: row.t });
+          if (last?.entityId !== inst.entityId || last.attr !== inst.attr || last.datasetId !== inst.datasetId) {
+            series = keys.idOf(tenant, inst.entityId, inst.attr, inst.datasetId);
+            last = inst;
           }
-          buckets.tableFor(row.t).insert(row);
+          const t = inst.observedAt;
+          // An instant not after one of the same series still in the batch: that row goes in first,
+          // so that the look below finds it and this row replaces it.
+          if (batch.holdsUpTo(series, t)) batch.flush();
+          const existing = buckets.existingFor(t);
+          // NOTE: measurements mostly arrive in time order: a later instant than any stored needs no look.
+          if (existing?.mayHold(series, t) === true) {
+            statements.get(`DELETE FROM ${existing.name} WHERE series = @series AND t = @t AND observed_at IS NOT NULL`).run({ series, t });
+          }
+          batch.add(series, inst);
         }
+        batch.flush();
       });
     },
 

@@ -4,6 +4,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { EntityId, Iri } from '../ngsi/index.js';
 import type { BucketCatalogue, StoredHistoryRow } from './buckets.js';
+import { createRowBatch } from './history-batch.js';
 import { decodeInstance, encodeInstance } from './history-codec.js';
 import { createHistoryEditor, type SeriesKeys } from './history-edit.js';
 import { createHistoryReader } from './history-query.js';
@@ -81,10 +82,9 @@ export function createHistoryRepository({ db, iris, buckets, caches, transaction
     if (instances.length === 0) return;
     const isLikelyNew = opts?.newSeries === true;
     transaction(() => {
-      for (const inst of instances) {
-        const row = encodeInstance(seriesId(tenant, inst.entityId, inst.attr, inst.datasetId, isLikelyNew), inst);
-        buckets.tableFor(row.t).insert(row);
-      }
+      const batch = createRowBatch(buckets);
+      for (const inst of instances) batch.add(seriesId(tenant, inst.entityId, inst.attr, inst.datasetId, isLikelyNew), inst);
+      batch.flush();
     });
   };
 

@@ -18,7 +18,11 @@ export interface TemporalWriteDeps {
 export interface TemporalWriter {
   /** Creates the entity from its instances (true), or adds them to the live one (false). */
   create(actor: Principal, input: TemporalEntityInput): Promise<boolean>;
-  addAttributes(actor: Principal, id: EntityId, instances: TemporalInstanceInput[]): Promise<void>;
+  /**
+   * Adds instances to a live entity; `parse` makes them as of the write's instant (its errors
+   * refuse the write, and nothing of it is stored).
+   */
+  addAttributes(actor: Principal, id: EntityId, parse: (now: number) => TemporalInstanceInput[]): Promise<void>;
   modifyInstance(actor: Principal, id: EntityId, attr: Iri, instanceId: string, fragment: FragmentInput): Promise<void>;
   deleteInstance(actor: Principal, id: EntityId, attr: Iri, instanceId: string): Promise<void>;
   deleteAttribute(actor: Principal, id: EntityId, attr: Iri, opts: { datasetId?: string; deleteAll: boolean }): Promise<void>;
@@ -74,7 +78,11 @@ export function createTemporalWriter({ core, newId }: TemporalWriteDeps): Tempor
       return true;
     }),
 
-    addAttributes: (actor, id, instances) => core.write(actor, (tx) => {
+    // NOTE: parsed inside the write, at its instant: instances stamped with the write's own time are
+    // history instances as they are (observedHistory), where instances parsed a moment earlier would
+    // each be copied, two objects more per instance of a bulk ingest kept until the commit.
+    addAttributes: (actor, id, parse) => core.write(actor, (tx) => {
+      const instances = parse(tx.now);
       const current = tx.live(id);
       if (!current) throw new ResourceNotFoundError('Entity not found', id);
       addTo(tx, actor, current, instances, []);

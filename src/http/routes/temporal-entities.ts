@@ -225,7 +225,7 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
       const id = entityIdParam(c);
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
       const ctx = await contexts.resolve(body.context);
-      await temporal.addAttributes(actorOf(c), id, parseTemporalAttributes(body.body, ctx, temporal.now()));
+      await temporal.addAttributes(actorOf(c), id, (now) => parseTemporalAttributes(body.body, ctx, now));
       return noContent();
     },
   });
