@@ -20,7 +20,8 @@ const observedTime = (a: Attribute): number => a.observedAt ?? a.modifiedAt;
  */
 export function withNewest(entity: Entity, instances: readonly ObservedInstance[], now: number): Entity {
   const newest = new Map<string, ObservedInstance>();
-  for (const i of instances) {
+  for (let k = 0; k < instances.length; k++) {
+    const i = instances[k]!;
     // NOTE: an IRI holds no NUL, so the key tells every (attribute, datasetId) apart.
     const datasetId = i.attribute.datasetId;
     const key = datasetId === undefined ? i.attr : `${i.attr}\u0000${datasetId}`;

@@ -17,35 +17,46 @@ export interface RowBatch {
   flush(): void;
 }
 
-export function createRowBatch(buckets: BucketCatalogue): RowBatch {
-  let table: BucketTable | undefined;
-  const values: unknown[] = [];
-  let count = 0;
+/**
+ * NOTE: a class, not an object of closures: a batch is made per write, and closures made per write
+ * are new call targets each time, which throws the optimised code of the loop calling them away
+ * (a deoptimisation per bulk write, then thousands of instances run in the interpreter).
+ */
+class BucketRowBatch implements RowBatch {
+  #table: BucketTable | undefined;
+  readonly #values: unknown[] = [];
+  #count = 0;
   /** The latest instant added per series since the last flush. */
-  const latest = new Map<number, number>();
-  const flush = (): void => {
-    if (table && count > 0) table.insertMany(values, count);
-    count = 0;
-    latest.clear();
-  };
-  return {
-    add(series, inst) {
-      const t = instantOf(inst);
-      const target = buckets.tableFor(t);
-      if (target !== table) {
-        flush();
-        table = target;
-      }
-      encodeInstanceColumns(values, count * ROW_COLUMNS, series, inst);
-      count += 1;
-      const known = latest.get(series);
-      if (known === undefined || t > known) latest.set(series, t);
-      if (count >= BATCH_ROWS) flush();
-    },
-    holdsUpTo(series, t) {
-      const known = latest.get(series);
-      return known !== undefined && t <= known;
-    },
-    flush,
-  };
+  readonly #latest = new Map<number, number>();
+
+  constructor(private readonly buckets: BucketCatalogue) {}
+
+  add(series: number, inst: HistoryInstance): void {
+    const t = instantOf(inst);
+    const target = this.buckets.tableFor(t);
+    if (target !== this.#table) {
+      this.flush();
+      this.#table = target;
+    }
+    encodeInstanceColumns(this.#values, this.#count * ROW_COLUMNS, series, inst);
+    this.#count += 1;
+    const known = this.#latest.get(series);
+    if (known === undefined || t > known) this.#latest.set(series, t);
+    if (this.#count >= BATCH_ROWS) this.flush();
+  }
+
+  holdsUpTo(series: number, t: number): boolean {
+    const known = this.#latest.get(series);
+    return known !== undefined && t <= known;
+  }
+
+  flush(): void {
+    if (this.#table && this.#count > 0) this.#table.insertMany(this.#values, this.#count);
+    this.#count = 0;
+    this.#latest.clear();
+  }
+}
+
+export function createRowBatch(buckets: BucketCatalogue): RowBatch {
+  return new BucketRowBatch(buckets);
 }

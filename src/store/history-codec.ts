@@ -105,9 +105,16 @@ function isPlainNumber(attr: Attribute, inst: HistoryInstance): boolean {
   for (const key in attr) {
     if (key !== 'kind' && key !== 'value' && key !== 'sub' && !IS_COLUMN_MEMBER.has(key)) return false;
   }
-  for (const m of COLUMN_MEMBERS) if (attr[m] !== inst[m]) return false;
-  return true;
+  return columnsCarry(attr, inst);
 }
+
+/**
+ * Whether the attribute's times and datasetId equal the instance's columns. NOTE: each member named:
+ * a member read by a computed key (attr[m]) makes a new heap number of each time it reads.
+ */
+const columnsCarry = (attr: Attribute, inst: HistoryInstance): boolean =>
+  attr.observedAt === inst.observedAt && attr.createdAt === inst.createdAt && attr.modifiedAt === inst.modifiedAt
+  && attr.datasetId === inst.datasetId;
 
 /**
  * The value column of an attribute instance: the JSON of what num and the instance's columns do not

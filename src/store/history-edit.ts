@@ -70,7 +70,8 @@ export function createHistoryEditor({ db, buckets, transaction, keys, reader }: 
         // NOTE: the instances of one series mostly come one after another: its id is looked up once.
         let last: HistoryInstance | undefined;
         let series = 0;
-        for (const inst of instances) {
+        for (let k = 0; k < instances.length; k++) {
+          const inst = instances[k]!;
           if (inst.observedAt === undefined) throw new Error('an observed history instance needs observedAt');
           if (last?.entityId !== inst.entityId || last.attr !== inst.attr || last.datasetId !== inst.datasetId) {
             series = keys.idOf(tenant, inst.entityId, inst.attr, inst.datasetId);

@@ -3,7 +3,7 @@
 
 import type BetterSqlite3 from 'better-sqlite3';
 import { CHANGE_KINDS, type ChangeEvent, type ChangeKind } from '../events.js';
-import type { Entity, EntityId, HistoryInstance, Iri } from '../ngsi/index.js';
+import { INSTANCE_PREFIX, type Entity, type EntityId, type HistoryInstance, type Iri } from '../ngsi/index.js';
 import type { RunInTx } from './transactions.js';
 
 /** A change as the write core records it; the journal gives it its sequence. */
@@ -59,7 +59,9 @@ export interface ChangeJournal {
  * instance ids and the touched attributes before the change. Each attribute IRI is written once
  * (`n`); the other members name attributes by their index in it:
  * - `w` / `d`: the attributes written / deleted;
- * - `i`: the history instances, [attribute, instanceId, datasetId?];
+ * - `r`: the history instances, in runs of one attribute and datasetId (null: none):
+ *   [attribute, datasetId, ids]; an id `urn:ngsi-ld:Instance:<x>` is written as `<x>`, any other
+ *   id behind ID_MARK (rows written before runs have `i`: [attribute, instanceId, datasetId?]);
  * - `p`: the touched attributes before the change, with the entity's types, scope and times (its
  *   id is the row's).
  */
@@ -67,9 +69,20 @@ interface Payload {
   n: Iri[];
   w: number[];
   d: number[];
-  i: Array<[number, string] | [number, string, string]>;
+  r?: Array<[number, string | null, string[]]>;
+  i?: Array<[number, string] | [number, string, string]>;
   p?: PreviousPayload;
 }
+
+/**
+ * Marks an instance id written whole in a run: no id written without its prefix starts with it
+ * (instance ids made here are uuids; one given by a client that starts with it is written whole).
+ */
+const ID_MARK = '~';
+
+const compactId = (id: string): string =>
+  (id.startsWith(INSTANCE_PREFIX) && id.charCodeAt(INSTANCE_PREFIX.length) !== ID_MARK.charCodeAt(0) ? id.slice(INSTANCE_PREFIX.length) : ID_MARK + id);
+const fullId = (stored: string): string => (stored.startsWith(ID_MARK) ? stored.slice(1) : INSTANCE_PREFIX + stored);
 
 interface PreviousPayload {
   t: Iri[];
@@ -104,10 +117,22 @@ function encodePayload(entry: JournalEntry): string {
     }
     return n;
   };
-  const payload: Payload = {
-    n: names, w: entry.written.map(at), d: entry.deleted.map(at),
-    i: entry.instances.map((h) => (h.datasetId === undefined ? [at(h.attr), h.instanceId] : [at(h.attr), h.instanceId, h.datasetId])),
-  };
+  // NOTE: runs rather than a tuple per instance: a bulk write journals thousands of instances of one
+  // attribute, and each tuple was an array of its own and 25 more characters written.
+  const runs: NonNullable<Payload['r']> = [];
+  let run: NonNullable<Payload['r']>[number] | undefined;
+  const { instances } = entry;
+  for (let k = 0; k < instances.length; k++) {
+    const h = instances[k]!;
+    const attr = at(h.attr);
+    const datasetId = h.datasetId ?? null;
+    if (run === undefined || run[0] !== attr || run[1] !== datasetId) {
+      run = [attr, datasetId, []];
+      runs.push(run);
+    }
+    run[2].push(compactId(h.instanceId));
+  }
+  const payload: Payload = { n: names, w: entry.written.map(at), d: entry.deleted.map(at), r: runs };
   const prev = entry.previous;
   if (prev !== undefined) {
     const p: PreviousPayload = { t: prev.types, a: Object.entries(prev.attrs).map(([attr, list]) => [at(attr), list]), c: prev.createdAt, m: prev.modifiedAt };
@@ -126,8 +151,12 @@ function decodePayload(json: string, id: EntityId): LegacyPayload {
   const name = (n: number): Iri => raw.n[n] ?? '';
   const out: LegacyPayload = {
     w: raw.w.map(name), d: raw.d.map(name),
-    i: raw.i.map((t) => (t.length === 2 ? [name(t[0]), t[1]] : [name(t[0]), t[1], t[2]])),
+    i: (raw.i ?? []).map((t) => (t.length === 2 ? [name(t[0]), t[1]] : [name(t[0]), t[1], t[2]])),
   };
+  for (const [n, datasetId, ids] of raw.r ?? []) {
+    const attr = name(n);
+    for (const id of ids) out.i.push(datasetId === null ? [attr, fullId(id)] : [attr, fullId(id), datasetId]);
+  }
   const p = raw.p;
   if (p !== undefined) {
     const previous: Entity = { id, types: p.t, attrs: Object.fromEntries(p.a.map(([n, list]) => [name(n), list])), createdAt: p.c, modifiedAt: p.m };

@@ -63,6 +63,14 @@ function parseInstances(body: Record<string, unknown>, mapper: TermMapper, now: 
       const parsed = parseAttributes({ [key]: item }, mapper, { now, allowNull: false });
       for (const [name, list] of Object.entries(parsed)) {
         attr = name;
+        // NOTE: a plain first instance is built the short way too, once its name is known: instances
+        // of one shape keep the code that encodes them monomorphic (a second shape among thousands
+        // made each of their time members a new heap number on every read).
+        const plain = list.length === 1 ? plainInstance(name, item, now) : undefined;
+        if (plain !== undefined) {
+          out.push(plain);
+          continue;
+        }
         for (const a of list) {
           if ('deleted' in a) throw new BadRequestDataError(`NGSI-LD Null is not a temporal instance (at ${key}[${i}])`);
           if (a.observedAt === undefined) {

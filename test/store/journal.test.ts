@@ -119,6 +119,40 @@ describe('the change journal', () => {
     expect(store.journal.readAfter(0, 10, { instances: true })[0]!.instances).toEqual([plain, moved]);
   });
 
+  it('writes instance ids in runs without their prefix, and reads back every id and order, and rows of tuples', async () => {
+    const id = 'urn:x:runs';
+    const attribute = (value: number) => ({ kind: 'Property' as const, value, createdAt: 5, modifiedAt: 5, sub: {} });
+    const ids = [
+      `urn:ngsi-ld:Instance:${instanceUuidAt(1_000)}`, 'urn:ngsi-ld:Instance:~marked', '~not-prefixed', 'urn:other:1',
+      `urn:ngsi-ld:Instance:${instanceUuidAt(2_000)}`, 'urn:ngsi-ld:Instance:', `urn:ngsi-ld:Instance:${instanceUuidAt(3_000)}`,
+    ];
+    // Runs change with the attribute and with the datasetId, and an earlier pair comes back.
+    const shapes = [['urn:a'], ['urn:a'], ['urn:a', 'urn:ds:1'], ['urn:b'], ['urn:a'], ['urn:a', 'urn:ds:1'], ['urn:a', 'urn:ds:1']] as const;
+    const instances = ids.map((instanceId, k) => {
+      const [attr, datasetId] = shapes[k]!;
+      const base = { entityId: id, attr, instanceId, createdAt: 5, modifiedAt: 5, attribute: attribute(k) };
+      return datasetId === undefined ? base : { ...base, datasetId, attribute: { ...base.attribute, datasetId } };
+    });
+    store.transaction(() => {
+      store.history.append('', instances);
+      store.journal.append({ ...entry(9), id, instances });
+    });
+    expect(store.journal.readAfter(0, 10, { instances: true })[0]!.instances).toEqual(instances);
+    store.close();
+    const Database = (await import('better-sqlite3')).default;
+    const db = new Database(join(dir, 'j.db'));
+    const payload = db.prepare('SELECT payload FROM journal WHERE seq = 1').pluck().get() as string;
+    expect(payload).not.toContain(`"urn:ngsi-ld:Instance:${instanceUuidAt(1_000)}"`);
+    expect(payload).toContain(`"${instanceUuidAt(1_000)}"`);
+    // A row of the tuple form (before runs) still reads.
+    db.prepare('INSERT INTO journal (tenant, kind, entity_id, at, subject, payload) VALUES (?, ?, ?, ?, ?, ?)').run(
+      '', 1, id, 6, null, JSON.stringify({ n: ['urn:a', 'urn:b'], w: [0], d: [], i: [[0, ids[0]], [1, ids[3]], [0, ids[2], 'urn:ds:1']] }),
+    );
+    db.close();
+    store = open();
+    expect(store.journal.readAfter(1, 1, { instances: true })[0]!.instances).toEqual([instances[0], instances[3], instances[2]]);
+  });
+
   it('keeps rows until every reader has passed them', () => {
     append(store, 1, 2, 3, 4);
     store.journal.setCursor('notifier', 3);
