@@ -1,8 +1,8 @@
 // History instances on their way into bucket tables, written several rows to a statement and with
 // no row object per instance: the path of bulk writes (temporal ingest, batches, measurements).
 
-import { ROWS_PER_INSERT, ROW_COLUMNS, type BucketCatalogue, type BucketTable } from './buckets.js';
-import { encodeInstanceColumns, instantOf } from './history-codec.js';
+import { ROWS_PER_INSERT, type BucketCatalogue, type BucketTable } from './buckets.js';
+import { ROW_COLUMNS, encodeInstanceColumns, instantOf } from './history-codec.js';
 import type { HistoryInstance } from './types.js';
 
 /** Rows a batch gathers before it writes them: a bound on what it holds. */

@@ -26,7 +26,7 @@ const instanceId = fc.oneof(
   fc.string({ unit: 'binary', minLength: 1, maxLength: 60 }),
 );
 
-interface Draft { entity: number; id: string; day: number; offset: number; value: number | string | boolean; plain: boolean }
+interface Draft { entity: number; id: string; day: number; offset: number; value: number | string | boolean; plain: boolean; written: number }
 
 const draft = fc.record({
   entity: fc.integer({ min: 0, max: 2 }),
@@ -37,25 +37,33 @@ const draft = fc.record({
   offset: fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 0, max: 100_000 }) }, fc.integer({ min: 0, max: 3 })),
   value: fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.string({ maxLength: 8 }), fc.boolean()),
   plain: fc.boolean(),
+  // Written at different instants (hours apart): the buckets' bounds of createdAt and modifiedAt.
+  written: fc.integer({ min: -3, max: 3 }).map((h) => h * 3_600_000),
 });
 
 function instanceOf(d: Draft): HistoryInstance {
   const observedAt = T0 + d.day * DAY + d.offset * 1000;
   const extra = d.plain ? {} : { unitCode: 'CEL' };
   return {
-    entityId: `urn:ngsi-ld:Device:b${d.entity}`, attr: ATTR, instanceId: d.id, observedAt, createdAt: T0, modifiedAt: T0,
-    attribute: { kind: 'Property', value: d.value, observedAt, createdAt: T0, modifiedAt: T0, sub: {}, ...extra },
+    entityId: `urn:ngsi-ld:Device:b${d.entity}`, attr: ATTR, instanceId: d.id, observedAt, createdAt: T0 + d.written, modifiedAt: T0 + 2 * d.written,
+    attribute: { kind: 'Property', value: d.value, observedAt, createdAt: T0 + d.written, modifiedAt: T0 + 2 * d.written, sub: {}, ...extra },
   };
 }
 
-/** Every stored history row, in bucket and insertion order, with the instance id's type and bytes. */
-function storedRows(file: string): unknown[] {
-  return rawRead(file, (db) => db.prepare<[], { name: string }>('SELECT name FROM history_buckets ORDER BY start_ms').all().flatMap(({ name }) =>
-    db.prepare(`SELECT series, t, observed_at, created_at, modified_at, deleted_at, typeof(instance_id) AS kind, hex(instance_id) AS id,
-      value, num, sub FROM ${name} ORDER BY rowid`).all()));
+/**
+ * Every stored history row, in bucket and insertion order, with the instance id's type and bytes,
+ * then the buckets' catalogued time bounds.
+ */
+function storedRows(file: string): { rows: unknown[]; buckets: unknown[] } {
+  return rawRead(file, (db) => ({
+    rows: db.prepare<[], { name: string }>('SELECT name FROM history_buckets ORDER BY start_ms').all().flatMap(({ name }) =>
+      db.prepare(`SELECT series, t, observed_at, created_at, modified_at, deleted_at, typeof(instance_id) AS kind, hex(instance_id) AS id,
+        value, num, sub FROM ${name} ORDER BY rowid`).all()),
+    buckets: db.prepare('SELECT * FROM history_buckets ORDER BY start_ms').all(),
+  }));
 }
 
-function withStores(run: (bulk: Store, single: Store) => void): { bulk: unknown[]; single: unknown[] } {
+function withStores(run: (bulk: Store, single: Store) => void): { bulk: ReturnType<typeof storedRows>; single: ReturnType<typeof storedRows> } {
   const a = tempDir();
   const b = tempDir();
   try {
@@ -102,9 +110,9 @@ describe('bulk history rows', () => {
   it('store a canonical id as its 16 bytes and any other id as its text', () => {
     const ids = Array.from({ length: ROWS_PER_INSERT + 1 }, (_, i) => `${PREFIX}0192f3a4-5b6c-7d8e-9f01-${String(i).padStart(12, '0')}`);
     ids[3] = `${PREFIX}0192F3A4-5B6C-7D8E-9F01-000000000003`;
-    const instances = ids.map((id, i) => instanceOf({ entity: 0, id, day: 0, offset: i, value: i, plain: true }));
+    const instances = ids.map((id, i) => instanceOf({ entity: 0, id, day: 0, offset: i, value: i, plain: true, written: 0 }));
     const { bulk } = withStores((b) => b.history.upsertObserved('', instances));
-    const stored = bulk as Array<{ kind: string; id: string }>;
+    const stored = bulk.rows as Array<{ kind: string; id: string }>;
     expect(stored).toHaveLength(ids.length);
     expect(stored[0]).toMatchObject({ kind: 'blob', id: '0192F3A45B6C7D8E9F01000000000000' });
     expect(stored[3]).toMatchObject({ kind: 'text', id: Buffer.from(ids[3]!).toString('hex').toUpperCase() });
@@ -112,9 +120,9 @@ describe('bulk history rows', () => {
   });
 
   it('leave one instance per series and instant, the last given, when a batch repeats an instant', () => {
-    const at = (k: number): HistoryInstance => instanceOf({ entity: 0, id: `${PREFIX}0192f3a4-5b6c-7d8e-9f01-${String(k).padStart(12, '0')}`, day: 0, offset: k % 3, value: k, plain: true });
+    const at = (k: number): HistoryInstance => instanceOf({ entity: 0, id: `${PREFIX}0192f3a4-5b6c-7d8e-9f01-${String(k).padStart(12, '0')}`, day: 0, offset: k % 3, value: k, plain: true, written: 0 });
     const instances = Array.from({ length: 2 * ROWS_PER_INSERT }, (_, k) => at(k));
     const { bulk } = withStores((b) => b.history.upsertObserved('', instances));
-    expect((bulk as Array<{ num: number }>).map((r) => r.num)).toEqual([2 * ROWS_PER_INSERT - 3, 2 * ROWS_PER_INSERT - 2, 2 * ROWS_PER_INSERT - 1]);
+    expect((bulk.rows as Array<{ num: number }>).map((r) => r.num)).toEqual([2 * ROWS_PER_INSERT - 3, 2 * ROWS_PER_INSERT - 2, 2 * ROWS_PER_INSERT - 1]);
   });
 });
