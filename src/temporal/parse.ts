@@ -2,7 +2,7 @@
 // observedAt, every instance parsed on its own by ngsi (several may share a datasetId here).
 
 import {
-  BadRequestDataError, ENTITY_CORE_MEMBERS, isOutputForm, isPlainObject, parseAttributes, parseDateTime, parseEntity, type EntityId, type Iri,
+  BadRequestDataError, ENTITY_CORE_MEMBERS, type Attribute, isOutputForm, isPlainObject, parseAttributes, parseDateTime, parseEntity, type EntityId, type Iri,
   type ObservedInstance, type TermMapper,
 } from '../ngsi/index.js';
 
@@ -28,6 +28,13 @@ const instancesOf = (raw: unknown): unknown[] =>
  * NOTE: a temporal ingest is thousands of such instances; the generic parser costs several objects
  * and a member walk each.
  */
+/**
+ * The sub-attributes of every plain instance: none, in one frozen object. NOTE: an empty object per
+ * instance was about a third of what parsing one allocated; attributes are never changed in place
+ * (a change makes a new one), and a frozen object would throw if one were.
+ */
+const NO_SUB: Attribute['sub'] = Object.freeze({});
+
 function plainInstance(attr: Iri, item: unknown, now: number): TemporalInstanceInput | undefined {
   if (!isPlainObject(item)) return undefined;
   let members = 0;
@@ -39,7 +46,7 @@ function plainInstance(attr: Iri, item: unknown, now: number): TemporalInstanceI
   if (typeof text !== 'string') return undefined;
   const observedAt = parseDateTime(text);
   if (observedAt === undefined) return undefined;
-  const attribute: TemporalInstanceInput['attribute'] = { createdAt: now, modifiedAt: now, sub: {}, observedAt, kind: 'Property', value: value as string | number | boolean };
+  const attribute: TemporalInstanceInput['attribute'] = { createdAt: now, modifiedAt: now, sub: NO_SUB, observedAt, kind: 'Property', value: value as string | number | boolean };
   if (!isOutputForm(text)) attribute.observedAtText = text;
   return { attr, attribute };
 }
