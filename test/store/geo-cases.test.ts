@@ -2,7 +2,7 @@
 // paging and counts, on a real store.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseGeoQuery, type Entity } from '../../src/ngsi/index.js';
+import { LOCATION, OBSERVATION_SPACE, parseGeoQuery, type Entity } from '../../src/ngsi/index.js';
 import type { Store } from '../../src/store/index.js';
 import { EDGE_CASES, EDGE_FIXTURES, LYON_CASES, LYON_FIXTURES, type GeoCase } from '../cases/geo-cases.js';
 import { mapper } from '../ngsi/fake-mapper.js';
@@ -40,4 +40,39 @@ function runSuite(suite: string, fixtures: Entity[], cases: GeoCase[]): void {
 describe('store geo filter over the case table [§4.10]', () => {
   runSuite('Lyon', LYON_FIXTURES, LYON_CASES);
   runSuite('edges of the map', EDGE_FIXTURES, EDGE_CASES);
+});
+
+describe('store geo filter: the geoproperty queried and no other', () => {
+  const T = Date.UTC(2024, 0, 1);
+  const point = (lon: number, lat: number): Entity['attrs'][string] =>
+    [{ kind: 'GeoProperty', value: { type: 'Point', coordinates: [lon, lat] }, createdAt: T, modifiedAt: T, sub: {} }];
+  const place = (name: string, attrs: Entity['attrs']): Entity => ({ id: `urn:ngsi-ld:Place:${name}`, types: ['urn:T'], attrs, createdAt: T, modifiedAt: T });
+  // One place located far off but observed here, one located here: each geoproperty finds its own.
+  const fixtures = [
+    place('observedHere', { [LOCATION]: point(5.5, 46.5), [OBSERVATION_SPACE]: point(4.85, 45.76) }),
+    place('locatedHere', { [LOCATION]: point(4.85, 45.76) }),
+    place('observedFar', { [OBSERVATION_SPACE]: point(5.5, 46.5) }),
+  ];
+  let store: Store;
+  beforeEach(() => {
+    store = memoryStore();
+    for (const e of fixtures) store.entities.insert(TENANT, e);
+  });
+  afterEach(() => store.close());
+
+  const cases: Array<[geoproperty: string, georel: string, expected: string[]]> = [
+    ['location', 'near;maxDistance==1000', ['locatedHere']],
+    ['observationSpace', 'near;maxDistance==1000', ['observedHere']],
+    ['location', 'near;minDistance==50000', ['observedHere']],
+    ['observationSpace', 'near;minDistance==50000', ['observedFar']],
+    ['location', 'intersects', ['locatedHere']],
+    ['observationSpace', 'intersects', ['observedHere']],
+  ];
+  for (const [geoproperty, georel, expected] of cases) {
+    it(`${georel} over ${geoproperty} finds ${expected.join(', ')}`, () => {
+      const query = parseGeoQuery({ georel, geometry: 'Point', coordinates: '[4.85,45.76]', geoproperty }, mapper);
+      const found = store.entities.list({ tenant: TENANT }, { filters: [{ kind: 'geo', query }], limit: 10, offset: 0, count: true });
+      expect(found.entities.map((e) => nameOf(e.id))).toEqual(expected);
+    });
+  }
 });
