@@ -3,5 +3,6 @@ export * from './log.js';
 export * from './clock.js';
 export * from './stream.js';
 export * from './lru.js';
+export * from './generations.js';
 export * from './deadline.js';
 export * from './memo.js';

@@ -1,7 +1,7 @@
 // Encoding of an Entity into its `entities` row and back: members with their own column are not
 // repeated in the JSON document.
 
-import { createLru } from '../lib/index.js';
+import { createGenerations } from '../lib/index.js';
 import type { Entity, EntityId, Iri, AttributeInstances } from '../ngsi/index.js';
 
 /** The columns of an EntityRow, selected from `entities e`. */
@@ -69,14 +69,15 @@ function deepFreeze<T>(value: T): T {
 export type TupleDecoder = (row: EntityTuple) => Entity;
 
 /**
- * decodeEntityTuple with a memory of the last `max` decodings: listings decode the same documents
- * again and again (a dashboard polling one query), and parsing them is most of a large page's cost.
+ * decodeEntityTuple with a memory of up to `max` recent decodings (two generations): listings decode
+ * the same documents again and again (a dashboard polling one query), and parsing them is most of a
+ * large page's cost.
  * A decoding is reused only when the stored text and columns are identical, so it is always what
  * decoding again would give. NOTE: the entities it returns are shared and deeply frozen: a consumer
  * that would change one throws instead of corrupting later answers.
  */
 export function createTupleDecoder(max: number): TupleDecoder {
-  const decoded = createLru<EntityId, { doc: string; entity: Entity }>(max);
+  const decoded = createGenerations<EntityId, { doc: string; entity: Entity }>(max);
   return (row) => {
     const [id, doc, createdAt, modifiedAt, deletedAt] = row;
     const hit = decoded.get(id);

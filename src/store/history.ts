@@ -82,6 +82,13 @@ export function createHistoryRepository({ db, iris, buckets, caches, transaction
     if (instances.length === 0) return;
     const isLikelyNew = opts?.newSeries === true;
     transaction(() => {
+      // NOTE: an entity's write mostly appends one instance an attribute: a row batch pays off from a few.
+      if (instances.length === 1) {
+        const inst = instances[0]!;
+        const row = encodeInstance(seriesId(tenant, inst.entityId, inst.attr, inst.datasetId, isLikelyNew), inst);
+        buckets.tableFor(row.t).insert(row);
+        return;
+      }
       const batch = createRowBatch(buckets);
       for (const inst of instances) batch.add(seriesId(tenant, inst.entityId, inst.attr, inst.datasetId, isLikelyNew), inst);
       batch.flush();
