@@ -4,7 +4,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { CacheGroup } from './tx-cache.js';
 import { INSTANCE_PREFIX } from '../ngsi/index.js';
-import { ROW_COLUMNS, encodeInstanceId, isCanonicalInstanceId } from './history-codec.js';
+import { ROW_COLUMNS, encodeInstanceId, isCanonicalInstanceId, type HistoryRow } from './history-codec.js';
 
 export type BucketSize = 'day' | 'month';
 
@@ -27,18 +27,6 @@ export interface BucketInfo extends BucketRange {
   deleted?: TimeBounds;
 }
 
-export interface HistoryRow {
-  series: number;
-  t: number;
-  observed_at: number | null;
-  created_at: number;
-  modified_at: number;
-  deleted_at: number | null;
-  instance_id: Buffer | string;
-  value: string | null;
-  num: number | null;
-  sub: string | null;
-}
 
 /** A stored row together with its insertion order inside its bucket. */
 export type StoredHistoryRow = HistoryRow & { rid: number };

@@ -3,10 +3,23 @@
 // instance id is 16 raw bytes (read back as hex by temporal reads, see READ_INSTANCE_ID).
 
 import type { Attribute, Json } from '../ngsi/index.js';
-import type { HistoryRow } from './buckets.js';
 import type { HistoryInstance } from './types.js';
 import { INSTANCE_PREFIX } from '../ngsi/index.js';
 
+
+/** A history instance as a bucket table's row. */
+export interface HistoryRow {
+  series: number;
+  t: number;
+  observed_at: number | null;
+  created_at: number;
+  modified_at: number;
+  deleted_at: number | null;
+  instance_id: Buffer | string;
+  value: string | null;
+  num: number | null;
+  sub: string | null;
+}
 
 /** Attribute members that default to the instance's columns (null in the JSON = absent). */
 const COLUMN_MEMBERS = ['observedAt', 'createdAt', 'modifiedAt', 'datasetId'] as const;
