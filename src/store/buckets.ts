@@ -27,7 +27,6 @@ export interface BucketInfo extends BucketRange {
   deleted?: TimeBounds;
 }
 
-
 /** A stored row together with its insertion order inside its bucket. */
 export type StoredHistoryRow = HistoryRow & { rid: number };
 
@@ -152,7 +151,7 @@ function createTableSql(name: string): string {
  * history inserts from about 3.6 to 1.7 µs a row; past 32 it gained little more.
  */
 export const ROWS_PER_INSERT = 32;
-export const INSERT_COLUMNS = 'series, t, observed_at, created_at, modified_at, deleted_at, instance_id, value, num, sub';
+const INSERT_COLUMNS = 'series, t, observed_at, created_at, modified_at, deleted_at, instance_id, value, num, sub';
 /** Index of instance_id among a row's values. */
 const ID_COLUMN = 6;
 /**

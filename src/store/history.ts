@@ -5,7 +5,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { EntityId, Iri } from '../ngsi/index.js';
 import type { BucketCatalogue, StoredHistoryRow } from './buckets.js';
 import { createRowBatch } from './history-batch.js';
-import { decodeInstance, encodeInstance } from './history-codec.js';
+import { decodeInstance } from './history-codec.js';
 import { createHistoryEditor, type SeriesKeys } from './history-edit.js';
 import { createHistoryReader } from './history-query.js';
 import type { IriDictionary } from './iris.js';
@@ -82,13 +82,6 @@ export function createHistoryRepository({ db, iris, buckets, caches, transaction
     if (instances.length === 0) return;
     const isLikelyNew = opts?.newSeries === true;
     transaction(() => {
-      // NOTE: an entity's write mostly appends one instance an attribute: a row batch pays off from a few.
-      if (instances.length === 1) {
-        const inst = instances[0]!;
-        const row = encodeInstance(seriesId(tenant, inst.entityId, inst.attr, inst.datasetId, isLikelyNew), inst);
-        buckets.tableFor(row.t).insert(row);
-        return;
-      }
       const batch = createRowBatch(buckets);
       for (const inst of instances) batch.add(seriesId(tenant, inst.entityId, inst.attr, inst.datasetId, isLikelyNew), inst);
       batch.flush();

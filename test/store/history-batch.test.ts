@@ -83,29 +83,24 @@ function withStores(run: (bulk: Store, single: Store) => void): { bulk: ReturnTy
 }
 
 describe('bulk history rows', () => {
-  it('are the rows that writing each instance alone stores (observed upserts)', () => {
-    // Measurements come mostly in time order (an earlier instant of a series ends a statement).
-    const inOrder = (drafts: Draft[]): Draft[] => [...drafts].sort((a, b) => a.day - b.day || a.offset - b.offset);
-    fc.assert(fc.property(fc.array(draft, { maxLength: 4 * ROWS_PER_INSERT + 5, size: 'max' }), fc.boolean(), (drafts, sorted) => {
-      const instances = (sorted ? inOrder(drafts) : drafts).map(instanceOf);
-      const { bulk, single } = withStores((b, s) => {
-        b.history.upsertObserved('', instances);
-        for (const i of instances) s.history.upsertObserved('', [i]);
-      });
-      expect(bulk).toEqual(single);
-    }), { numRuns: 60, endOnFailure: true });
-  });
-
-  it('are the rows that writing each instance alone stores (appends)', () => {
-    fc.assert(fc.property(fc.array(draft, { maxLength: 4 * ROWS_PER_INSERT + 5, size: 'max' }), (drafts) => {
-      const instances = drafts.map(instanceOf);
-      const { bulk, single } = withStores((b, s) => {
-        b.history.append('', instances);
-        for (const i of instances) s.history.append('', [i]);
-      });
-      expect(bulk).toEqual(single);
-    }), { numRuns: 60, endOnFailure: true });
-  });
+  // Measurements come mostly in time order (an earlier instant of a series ends a statement).
+  const inOrder = (drafts: Draft[]): Draft[] => [...drafts].sort((a, b) => a.day - b.day || a.offset - b.offset);
+  const writes: Array<[string, (store: Store, instances: HistoryInstance[]) => void]> = [
+    ['observed upserts', (store, instances) => store.history.upsertObserved('', instances)],
+    ['appends', (store, instances) => store.history.append('', instances)],
+  ];
+  for (const [name, write] of writes) {
+    it(`are the rows that writing each instance alone stores (${name})`, () => {
+      fc.assert(fc.property(fc.array(draft, { maxLength: 4 * ROWS_PER_INSERT + 5, size: 'max' }), fc.boolean(), (drafts, sorted) => {
+        const instances = (sorted ? inOrder(drafts) : drafts).map(instanceOf);
+        const { bulk, single } = withStores((b, s) => {
+          write(b, instances);
+          for (const i of instances) write(s, [i]);
+        });
+        expect(bulk).toEqual(single);
+      }), { numRuns: 60, endOnFailure: true });
+    });
+  }
 
   it('store a canonical id as its 16 bytes and any other id as its text', () => {
     const ids = Array.from({ length: ROWS_PER_INSERT + 1 }, (_, i) => `${PREFIX}0192f3a4-5b6c-7d8e-9f01-${String(i).padStart(12, '0')}`);
