@@ -20,17 +20,21 @@ export function createEntityRepository(
     `SELECT ${ROW} FROM entities e WHERE tenant = ? AND deleted_at IS NULL AND id IN (SELECT value FROM json_each(?))`,
   );
   const liveRowid = db.prepare<[string, string], number>('SELECT rowid FROM entities WHERE tenant = ? AND id = ? AND deleted_at IS NULL').pluck();
-  const insertRow = db.prepare<[string, string, string, number, number, number | null]>(
-    'INSERT INTO entities (tenant, id, doc, created_at, modified_at, deleted_at) VALUES (?, ?, ?, ?, ?, ?)',
+  const insertRow = db.prepare<[string, string, string, number, number, number | null, number]>(
+    'INSERT INTO entities (tenant, id, doc, created_at, modified_at, deleted_at, version) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
   // NOTE: deleted_at stays out of SET (the row is live and stays so): SQLite rewrites every index
   // whose columns or partial-index condition name a SET column.
-  const updateRow = db.prepare<[string, number, number, number]>(
-    'UPDATE entities SET doc = ?, created_at = ?, modified_at = ? WHERE rowid = ?',
+  const updateRow = db.prepare<[string, number, number, number, number]>(
+    'UPDATE entities SET doc = ?, created_at = ?, modified_at = ?, version = ? WHERE rowid = ?',
   );
-  const markDeleted = db.prepare<[number, string, string]>(
-    'UPDATE entities SET deleted_at = ? WHERE tenant = ? AND id = ? AND deleted_at IS NULL',
-  );
+  const markDeleted = db.prepare<[number, number, number]>('UPDATE entities SET deleted_at = ?, version = ? WHERE rowid = ?');
+  /**
+   * The version the last write stored: every write of a row's representation stores the next one
+   * (see migration 17). NOTE: read once, by a scan, as no index knows the column; a rolled back write
+   * leaves a gap, never a number used twice.
+   */
+  let lastVersion = db.prepare<[], number | null>('SELECT max(version) FROM entities').pluck().get() ?? 0;
   const types = {
     add: db.prepare<[number, number]>('INSERT INTO entity_types (entity, iri) VALUES (?, ?)'),
     remove: db.prepare<[number, number]>('DELETE FROM entity_types WHERE iri = ? AND entity = ?'),
@@ -73,7 +77,7 @@ export function createEntityRepository(
       // a B-tree write per create and a rewrite per soft delete. (A look-up then a plain INSERT
       // costs less than one INSERT … SELECT … WHERE NOT EXISTS.)
       if (liveRowid.get(tenant, entity.id) !== undefined) throw new AlreadyExistsError('Already exists', `Entity ${entity.id} already exists`);
-      const inserted = insertRow.run(tenant, entity.id, encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, entity.deletedAt ?? null);
+      const inserted = insertRow.run(tenant, entity.id, encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, entity.deletedAt ?? null, ++lastVersion);
       const rowid = Number(inserted.lastInsertRowid);
       syncTypes(rowid, entity.types, []);
       for (const ix of indexers) ix.write(rowid, entity, true);
@@ -88,7 +92,7 @@ export function createEntityRepository(
       if (rowid === undefined) return false;
       if (!previous) syncTypes(rowid, entity.types, storedTypes(rowid));
       else if (!sameTypes(previous.types, entity.types)) syncTypes(rowid, entity.types, previous.types);
-      updateRow.run(encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, rowid);
+      updateRow.run(encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, ++lastVersion, rowid);
       for (const ix of indexers) ix.write(rowid, entity, false, previous);
       return true;
     });
@@ -127,7 +131,7 @@ export function createEntityRepository(
     markDeleted: (tenant, id, at) => transaction(() => {
       const rowid = liveRowid.get(tenant, id);
       if (rowid === undefined) return false;
-      markDeleted.run(at, tenant, id);
+      markDeleted.run(at, ++lastVersion, rowid);
       for (const ix of indexers) ix.remove(rowid);
       return true;
     }),

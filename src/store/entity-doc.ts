@@ -66,25 +66,38 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-export type TupleDecoder = (row: EntityTuple) => Entity;
+/** A listing's read of rows it does not hold decoded: the key pair, then the ROW columns. */
+export const VERSIONED_ROW = `e.rowid, e.version, ${ROW}`;
+
+/** The VERSIONED_ROW columns in order, as a statement in raw mode returns them. */
+export type VersionedTuple = [rowid: number, version: number, ...EntityTuple];
+
+export interface VersionedDecoder {
+  /** The entity decoded from this row at this version, when it is kept. */
+  known(rowid: number, version: number): Entity | undefined;
+  /** Decodes a row and keeps the entity for its version. */
+  decode(row: VersionedTuple): Entity;
+}
 
 /**
- * decodeEntityTuple with a memory of up to `max` recent decodings (two generations): listings decode
- * the same documents again and again (a dashboard polling one query), and parsing them is most of a
- * large page's cost.
- * A decoding is reused only when the stored text and columns are identical, so it is always what
- * decoding again would give. NOTE: the entities it returns are shared and deeply frozen: a consumer
- * that would change one throws instead of corrupting later answers.
+ * Decoded entities of up to `max` recent rows (two generations), each for the version it was read
+ * at: listings decode the same documents again and again (a dashboard polling one query), and reading
+ * and parsing them is most of a page's cost. Every write of a row stores a version never used before
+ * (migration 17), so a kept entity with the row's current version is what decoding again would give.
+ * NOTE: the entities it returns are shared and deeply frozen: a consumer that would change one throws
+ * instead of corrupting later answers.
  */
-export function createTupleDecoder(max: number): TupleDecoder {
-  const decoded = createGenerations<EntityId, { doc: string; entity: Entity }>(max);
-  return (row) => {
-    const [id, doc, createdAt, modifiedAt, deletedAt] = row;
-    const hit = decoded.get(id);
-    if (hit && hit.doc === doc && hit.entity.createdAt === createdAt && hit.entity.modifiedAt === modifiedAt
-      && (hit.entity.deletedAt ?? null) === deletedAt) return hit.entity;
-    const entity = deepFreeze(entityOf(id, doc, createdAt, modifiedAt, deletedAt));
-    decoded.set(id, { doc, entity });
-    return entity;
+export function createVersionedDecoder(max: number): VersionedDecoder {
+  const decoded = createGenerations<number, { version: number; entity: Entity }>(max);
+  return {
+    known(rowid, version) {
+      const hit = decoded.get(rowid);
+      return hit !== undefined && hit.version === version ? hit.entity : undefined;
+    },
+    decode(row) {
+      const entity = deepFreeze(entityOf(row[2], row[3], row[4], row[5], row[6]));
+      decoded.set(row[0], { version: row[1], entity });
+      return entity;
+    },
   };
 }

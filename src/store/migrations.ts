@@ -18,6 +18,7 @@ import { up as devices } from './migration-013-devices.js';
 import { up as mqtt } from './migration-014-mqtt.js';
 import { up as federation } from './migration-015-federation.js';
 import { up as entityOwner } from './migration-016-entity-owner.js';
+import { up as entityVersion } from './migration-017-entity-version.js';
 
 export interface Migration {
   version: number;
@@ -100,6 +101,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 14, up: mqtt },
   { version: 15, up: federation },
   { version: 16, up: entityOwner },
+  { version: 17, up: entityVersion },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {

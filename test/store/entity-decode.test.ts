@@ -1,40 +1,59 @@
-// The listing decoder: reuses a decoding only for identical stored rows, and hands out frozen entities.
+// The listing decoder: hands back a kept decoding only for the version it was read at, and hands out
+// frozen entities.
 
 import { describe, expect, it } from 'vitest';
-import { createTupleDecoder, decodeEntityTuple, type EntityTuple } from '../../src/store/entity-doc.js';
+import { createVersionedDecoder, decodeEntityTuple, type VersionedTuple } from '../../src/store/entity-doc.js';
+import { keysInRowidOrder } from '../../src/store/entity-select.js';
 
 const DOC = JSON.stringify({ types: ['urn:t'], attrs: { 'urn:a': [{ kind: 'Property', value: 1, sub: {} }] } });
+const row = (rowid: number, version: number, doc = DOC): VersionedTuple => [rowid, version, `urn:e:${rowid}`, doc, 1, 2, null];
 
 describe('listing decoder', () => {
-  it('decodes as decodeEntityTuple does, and reuses the decoding of an identical row', () => {
-    const decode = createTupleDecoder(4);
-    const row: EntityTuple = ['urn:e:1', DOC, 1, 2, null];
-    const first = decode(row);
-    expect(first).toEqual(decodeEntityTuple(row));
-    expect(decode(['urn:e:1', String(DOC), 1, 2, null])).toBe(first);
+  it('decodes as decodeEntityTuple does, and keeps the entity for its row and version', () => {
+    const decoder = createVersionedDecoder(4);
+    const first = decoder.decode(row(1, 7));
+    expect(first).toEqual(decodeEntityTuple(['urn:e:1', DOC, 1, 2, null]));
+    expect(decoder.known(1, 7)).toBe(first);
   });
 
-  it('decodes again when the document or a column changed', () => {
-    const decode = createTupleDecoder(4);
-    const first = decode(['urn:e:1', DOC, 1, 2, null]);
-    const changedDoc = DOC.replace('"value":1', '"value":2');
-    expect(decode(['urn:e:1', changedDoc, 1, 2, null]).attrs['urn:a']?.[0]).toMatchObject({ value: 2 });
-    expect(decode(['urn:e:1', DOC, 1, 3, null])).not.toBe(first);
-    expect(decode(['urn:e:1', DOC, 1, 3, 4]).deletedAt).toBe(4);
+  it('knows nothing of another version or another row', () => {
+    const decoder = createVersionedDecoder(4);
+    decoder.decode(row(1, 7));
+    expect(decoder.known(1, 8)).toBeUndefined();
+    expect(decoder.known(1, 6)).toBeUndefined();
+    expect(decoder.known(2, 7)).toBeUndefined();
+    const changed = decoder.decode(row(1, 8, DOC.replace('"value":1', '"value":2')));
+    expect(decoder.known(1, 8)).toBe(changed);
+    expect(changed.attrs['urn:a']?.[0]).toMatchObject({ value: 2 });
+    expect(decoder.known(1, 7)).toBeUndefined();
   });
 
   it('hands out deeply frozen entities, so no consumer can change a shared one', () => {
-    const entity = createTupleDecoder(4)(['urn:e:1', DOC, 1, 2, null]);
+    const entity = createVersionedDecoder(4).decode(row(1, 1));
     expect(Object.isFrozen(entity)).toBe(true);
     expect(Object.isFrozen(entity.attrs['urn:a']?.[0])).toBe(true);
     expect(() => { (entity.types as string[]).push('urn:other'); }).toThrow(TypeError);
   });
 
-  it('keeps at most max decodings, forgetting the least recently used', () => {
-    const decode = createTupleDecoder(2);
-    const one = decode(['urn:e:1', DOC, 1, 2, null]);
-    decode(['urn:e:2', DOC, 1, 2, null]);
-    decode(['urn:e:3', DOC, 1, 2, null]);
-    expect(decode(['urn:e:1', DOC, 1, 2, null])).not.toBe(one);
+  it('keeps at most max decodings', () => {
+    const decoder = createVersionedDecoder(2);
+    decoder.decode(row(1, 1));
+    decoder.decode(row(2, 1));
+    decoder.decode(row(3, 1));
+    expect(decoder.known(1, 1)).toBeUndefined();
+    expect(decoder.known(3, 1)).toBeDefined();
+  });
+});
+
+describe('page keys in creation order', () => {
+  it('reads the pairs of the joined text, and none of no text', () => {
+    expect(keysInRowidOrder('3,10,5,2,9,7')).toEqual([3, 10, 5, 2, 9, 7]);
+    expect(keysInRowidOrder('4,1')).toEqual([4, 1]);
+    expect(keysInRowidOrder(null)).toEqual([]);
+  });
+
+  it('puts pairs joined out of order back in rowid order, each rowid with its own version', () => {
+    expect(keysInRowidOrder('9,7,3,10,5,2')).toEqual([3, 10, 5, 2, 9, 7]);
+    expect(keysInRowidOrder('3,10,9,7,5,2')).toEqual([3, 10, 5, 2, 9, 7]);
   });
 });

@@ -53,7 +53,11 @@ describe('entity listing plans', () => {
     spy.mockRestore();
     if (sql === undefined) throw new Error('no listing statement was prepared');
     const params = Object.fromEntries([...sql.matchAll(/@(\w+)/g)].map((m) => [m[1], null]));
-    return db.prepare<[Record<string, unknown>], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`).all(params).map((r) => r.detail);
+    const details = db.prepare<[Record<string, unknown>], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`).all(params).map((r) => r.detail);
+    // A page in creation order is the subquery of one group_concat: its plan is the subquery's.
+    const wrapper = /^CO-ROUTINE \((subquery-\d+)\)$/.exec(details[0] ?? '');
+    if (wrapper && details[details.length - 1] === `SCAN (${wrapper[1]})`) return details.slice(1, -1);
+    return details;
   }
 
   it('walks the type key in creation order for a type, never the table', () => {
