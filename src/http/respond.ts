@@ -3,6 +3,7 @@
 
 import type { Context } from 'hono';
 import type { ResolvedContext } from '../jsonld/index.js';
+import { createGenerations } from '../lib/index.js';
 import type { Json } from '../ngsi/index.js';
 import { APP_GEO_JSON, APP_JSON, APP_LD_JSON, linkHeaderValue, type ResponseMediaType } from './media.js';
 import { iriToUri, pathSegment } from './uri.js';
@@ -36,8 +37,26 @@ function withContext(payload: Json, ctx: ResolvedContext): Json {
 /** The headers of a payload: its media type, and the context as a Link unless the body carries it. */
 function payloadHeaders(c: Context, ctx: ResolvedContext, mediaType: ResponseMediaType, headers: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = { ...headers, 'Content-Type': mediaType };
-  if (mediaType !== APP_LD_JSON) out['Link'] = [headers['Link'], linkHeaderValue(contextLinkUrl(c, ctx))].filter(Boolean).join(', ');
+  if (mediaType !== APP_LD_JSON) {
+    const context = contextLink(c, ctx);
+    const page = headers['Link'];
+    out['Link'] = page ? `${page}, ${context}` : context;
+  }
   return out;
+}
+
+/** The context Link value of each context named by one URL (the same for every request). */
+const contextLinks = new WeakMap<ResolvedContext, string>();
+
+function contextLink(c: Context, ctx: ResolvedContext): string {
+  // A hosted context's URL is on the origin the request came to: not kept.
+  if (ctx.linkUrl === undefined) return linkHeaderValue(contextLinkUrl(c, ctx));
+  let link = contextLinks.get(ctx);
+  if (link === undefined) {
+    link = linkHeaderValue(contextLinkUrl(c, ctx));
+    contextLinks.set(ctx, link);
+  }
+  return link;
 }
 
 export function sendPayload(
@@ -53,7 +72,7 @@ export function sendPayload(
 
 /** A payload already serialized, of a media type whose body carries no context (application/json). */
 export function sendPayloadText(
-  c: Context, text: string, ctx: ResolvedContext, mediaType: typeof APP_JSON, status = 200, headers: Record<string, string> = {},
+  c: Context, text: string | Uint8Array, ctx: ResolvedContext, mediaType: typeof APP_JSON, status = 200, headers: Record<string, string> = {},
 ): Response {
   return new Response(text, { status, headers: payloadHeaders(c, ctx, mediaType, headers) });
 }
@@ -87,6 +106,25 @@ export function pageHeaders(
 ): Record<string, string> {
   const headers: Record<string, string> = {};
   if (page.count && total !== undefined) headers['NGSILD-Results-Count'] = String(total);
+  if (page.limit > 0 && (page.offset > 0 || hasMore)) {
+    const key = `${mediaType} ${page.limit} ${page.offset} ${hasMore} ${requestUrl}`;
+    let link = pageLinks.get(key);
+    if (link === undefined) {
+      link = pageLinkValue(requestUrl, page, hasMore, mediaType);
+      pageLinks.set(key, link);
+    }
+    headers['Link'] = link;
+  }
+  return headers;
+}
+
+/**
+ * The Link values of recent pages by everything they are made of: a listing asked again (a dashboard
+ * polling) has the same links, and building them parses and serializes the URL twice.
+ */
+const pageLinks = createGenerations<string, string>(256);
+
+function pageLinkValue(requestUrl: string, page: { limit: number; offset: number }, hasMore: boolean, mediaType: string): string {
   const linkTo = (offset: number, rel: string): string => {
     const u = new URL(requestUrl);
     u.searchParams.set('offset', String(offset));
@@ -95,10 +133,9 @@ export function pageHeaders(
     return `<${iriToUri(path + u.search)}>; rel="${rel}"; type="${mediaType}"`;
   };
   const links: string[] = [];
-  if (page.limit > 0 && page.offset > 0) links.push(linkTo(Math.max(0, page.offset - page.limit), 'prev'));
-  if (page.limit > 0 && hasMore) links.push(linkTo(page.offset + page.limit, 'next'));
-  if (links.length > 0) headers['Link'] = links.join(', ');
-  return headers;
+  if (page.offset > 0) links.push(linkTo(Math.max(0, page.offset - page.limit), 'prev'));
+  if (hasMore) links.push(linkTo(page.offset + page.limit, 'next'));
+  return links.join(', ');
 }
 
 export function isGeoJson(mediaType: ResponseMediaType): boolean {

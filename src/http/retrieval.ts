@@ -6,6 +6,7 @@ import {
   renderEntity, renderFeatureCollection, renderGeoJson,
   type Entity, type Iri, type Json, type LinkedLoader, type ProjectionTree, type Reached, type RenderOptions, type TermMapper,
 } from '../ngsi/index.js';
+import { createGenerations } from '../lib/index.js';
 import { bool, csv, int, oneOf, representation, type Params } from './params.js';
 import { APP_GEO_JSON, APP_JSON, type ResponseMediaType } from './media.js';
 
@@ -151,16 +152,45 @@ export function renderForResponse(
  */
 const renderedTexts = new WeakMap<Entity, { context: TermMapper; variant: string; text: string }>();
 
+/** Listings whose encoded answer is kept: the last few answered (dashboards poll the same pages). */
+const KEPT_PAGES = 8;
+/** Largest answer kept, so the kept ones hold at most 1 MiB. */
+const KEPT_PAGE_BYTES = 128 * 1024;
+
+interface KeptPage {
+  entities: readonly Entity[];
+  context: TermMapper;
+  variant: string;
+  bytes: Uint8Array;
+}
+
 /**
- * A page of entities as the JSON text of its array, each entity's text rendered once per version;
+ * Recent answers by their first entity. NOTE: an answer is reused only for the very same entity
+ * objects (each stands for one version of its document, see renderedTexts) under the same context and
+ * representation: it is then byte for byte what encoding the page again would give. Keeping the bytes
+ * also spares the UTF-8 encoding of the whole answer at every write to the socket.
+ */
+const keptPages = createGenerations<Entity, KeptPage>(KEPT_PAGES);
+
+function samePage(kept: KeptPage, entities: readonly Entity[], context: TermMapper, variant: string): boolean {
+  if (kept.context !== context || kept.variant !== variant || kept.entities.length !== entities.length) return false;
+  for (let i = 0; i < entities.length; i++) if (kept.entities[i] !== entities[i]) return false;
+  return true;
+}
+
+/**
+ * A page of entities as the UTF-8 JSON of its array, each entity's text rendered once per version;
  * undefined when the retrieval is not a plain one (a projection, a language, datasets, a join or a
  * media type other than application/json), which the caller renders as usual.
  */
-export function listingText(entities: readonly Entity[], r: Retrieval, context: TermMapper, mediaType: ResponseMediaType): string | undefined {
+export function listingBytes(entities: readonly Entity[], r: Retrieval, context: TermMapper, mediaType: ResponseMediaType): Uint8Array | undefined {
   const o = r.render;
   if (mediaType !== APP_JSON || r.join !== undefined || r.datasetIds !== undefined || o.attrs !== undefined || o.pick !== undefined
     || o.omit !== undefined || o.lang !== undefined || o.linked !== undefined || o.attributeCreatedAt !== undefined) return undefined;
   const variant = `${o.format}${o.sysAttrs ? '+sys' : ''}`;
+  const first = entities[0];
+  const kept = first === undefined ? undefined : keptPages.get(first);
+  if (kept !== undefined && samePage(kept, entities, context, variant)) return kept.bytes;
   let mapper: TermMapper | undefined;
   const parts = entities.map((e) => {
     const known = renderedTexts.get(e);
@@ -170,5 +200,7 @@ export function listingText(entities: readonly Entity[], r: Retrieval, context: 
     renderedTexts.set(e, { context, variant, text });
     return text;
   });
-  return `[${parts.join(',')}]`;
+  const bytes = Buffer.from(`[${parts.join(',')}]`);
+  if (first !== undefined && bytes.byteLength <= KEPT_PAGE_BYTES) keptPages.set(first, { entities: [...entities], context, variant, bytes });
+  return bytes;
 }

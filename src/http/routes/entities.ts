@@ -14,7 +14,7 @@ import { readJsonBody } from '../body.js';
 import { APP_GEO_JSON, APP_JSON, APP_LD_JSON, contextFromLink, negotiate } from '../media.js';
 import { page, readParams, type Page } from '../params.js';
 import { BASE, created, idSegment, noContent, pageHeaders, sendJson, sendPayload, sendPayloadText } from '../respond.js';
-import { RETRIEVAL_PARAMS, parseRetrieval, listingText, renderForResponse, type Retrieval } from '../retrieval.js';
+import { RETRIEVAL_PARAMS, parseRetrieval, listingBytes, renderForResponse, type Retrieval } from '../retrieval.js';
 import { ENTITY_QUERY_PARAMS, entityQueryFromParams, type EntityQuery } from '../entity-query.js';
 import type { ResponseMediaType } from '../media.js';
 import { purgeEntities } from './entities-purge.js';
@@ -86,8 +86,8 @@ export function answerQuery(
     count = found.count;
   }
   const headers = pageHeaders(c.req.url, p, hasMore, count, mediaType);
-  const text = listingText(pageOf, retrieval, ctx, mediaType);
-  if (text !== undefined) return sendPayloadText(c, text, ctx, APP_JSON, 200, headers);
+  const bytes = listingBytes(pageOf, retrieval, ctx, mediaType);
+  if (bytes !== undefined) return sendPayloadText(c, bytes, ctx, APP_JSON, 200, headers);
   const payload = renderForResponse(pageOf, retrieval, ctx, mediaType, (l) => deps.entities.getMany(actor, l), false);
   return sendPayload(c, payload, ctx, mediaType, 200, headers);
 }

@@ -160,4 +160,29 @@ describe('listings answered from the rendered text of unchanged entities', () =>
     expect((await b.request('PATCH', `/ngsi-ld/v1/entities/${first.id}/attrs/reading`, { body: { type: 'Property', value: first.reading.value } })).status).toBe(204);
     expect((await list('type=Meter&limit=3')).json).toEqual(normalized.json);
   });
+
+  it('answers a page again only for the same entities: another length, a change deep in the page, a deletion', async () => {
+    const three = await list('type=Meter&limit=3');
+    const two = await list('type=Meter&limit=2');
+    expect(two.json).toEqual(three.json.slice(0, 2));
+    expect((await list('type=Meter&limit=3')).json).toEqual(three.json);
+    const [, second, third] = three.json as Array<{ id: string; reading: { value: number } }>;
+    expect((await b.request('PATCH', `/ngsi-ld/v1/entities/${third!.id}/attrs/reading`, { body: { type: 'Property', value: -7 } })).status).toBe(204);
+    expect((await list('type=Meter&limit=3')).json[2]).toMatchObject({ id: third!.id, reading: { value: -7 } });
+    expect((await list('type=Meter&limit=2')).json).toEqual(three.json.slice(0, 2));
+    expect((await b.request('DELETE', `/ngsi-ld/v1/entities/${second!.id}`)).status).toBe(204);
+    const after = await list('type=Meter&limit=3');
+    expect(after.json.map((e: { id: string }) => e.id)).not.toContain(second!.id);
+    expect(after.json[1]).toMatchObject({ id: third!.id, reading: { value: -7 } });
+  });
+
+  it('builds the pagination links of each request, whatever page was asked before', async () => {
+    const nextOf = async (query: string): Promise<string | undefined> => /<([^>]+)>;\s*rel="next"/.exec((await list(query)).headers.get('link') ?? '')?.[1];
+    expect(await nextOf('type=Meter&limit=2')).toBe('/ngsi-ld/v1/entities?type=Meter&limit=2&offset=2');
+    expect(await nextOf('type=Meter&limit=2&format=keyValues')).toBe('/ngsi-ld/v1/entities?type=Meter&limit=2&format=keyValues&offset=2');
+    expect(await nextOf('type=Meter&limit=2&offset=2')).toBe('/ngsi-ld/v1/entities?type=Meter&limit=2&offset=4');
+    expect(await nextOf('type=Meter&limit=2')).toBe('/ngsi-ld/v1/entities?type=Meter&limit=2&offset=2');
+    const res = await list('type=Meter&limit=2&offset=2');
+    expect(res.headers.get('link')).toContain('</ngsi-ld/v1/entities?type=Meter&limit=2&offset=0>; rel="prev"');
+  });
 });
