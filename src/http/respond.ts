@@ -107,6 +107,10 @@ export function pageHeaders(
   const headers: Record<string, string> = {};
   if (page.count && total !== undefined) headers['NGSILD-Results-Count'] = String(total);
   if (page.limit > 0 && (page.offset > 0 || hasMore)) {
+    if (requestUrl.length > KEPT_LINK_URL_MAX) {
+      headers['Link'] = pageLinkValue(requestUrl, page, hasMore, mediaType);
+      return headers;
+    }
     const key = `${mediaType} ${page.limit} ${page.offset} ${hasMore} ${requestUrl}`;
     let link = pageLinks.get(key);
     if (link === undefined) {
@@ -123,6 +127,8 @@ export function pageHeaders(
  * polling) has the same links, and building them parses and serializes the URL twice.
  */
 const pageLinks = createGenerations<string, string>(256);
+/** Longest request URL whose links are kept, so that the kept ones hold at most about 1.5 MiB. */
+const KEPT_LINK_URL_MAX = 2048;
 
 function pageLinkValue(requestUrl: string, page: { limit: number; offset: number }, hasMore: boolean, mediaType: string): string {
   const linkTo = (offset: number, rel: string): string => {

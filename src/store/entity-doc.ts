@@ -53,11 +53,6 @@ export function decodeEntity(row: EntityRow): Entity {
   return entityOf(row.id, row.doc, row.created_at, row.modified_at, row.deleted_at);
 }
 
-/** decodeEntity for a raw-mode row: arrays cost less to build than one object per row. */
-export function decodeEntityTuple(row: EntityTuple): Entity {
-  return entityOf(row[0], row[1], row[2], row[3], row[4]);
-}
-
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);

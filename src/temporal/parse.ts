@@ -22,19 +22,19 @@ const instancesOf = (raw: unknown): unknown[] =>
   (Array.isArray(raw) && raw.length > 0 && raw.every(isPlainObject) ? raw : [raw]);
 
 /**
- * The instance `{type: "Property", value, observedAt}` of a plain value (a finite number, a string, a
- * boolean) and nothing else, built directly: what the generic parser makes of it (a test holds the
- * two equal). Undefined for anything else: the generic parser takes it, and its errors.
- * NOTE: a temporal ingest is thousands of such instances; the generic parser costs several objects
- * and a member walk each.
- */
-/**
  * The sub-attributes of every plain instance: none, in one frozen object. NOTE: an empty object per
  * instance was about a third of what parsing one allocated; attributes are never changed in place
  * (a change makes a new one), and a frozen object would throw if one were.
  */
 const NO_SUB: Attribute['sub'] = Object.freeze({});
 
+/**
+ * The instance `{type: "Property", value, observedAt}` of a plain value (a finite number, a string, a
+ * boolean) and nothing else, built directly: what the generic parser makes of it (a test holds the
+ * two equal). Undefined for anything else: the generic parser takes it, and its errors.
+ * NOTE: a temporal ingest is thousands of such instances; the generic parser costs several objects
+ * and a member walk each.
+ */
 function plainInstance(attr: Iri, item: unknown, now: number): TemporalInstanceInput | undefined {
   if (!isPlainObject(item)) return undefined;
   let members = 0;

@@ -2,17 +2,17 @@
 // frozen entities.
 
 import { describe, expect, it } from 'vitest';
-import { createVersionedDecoder, decodeEntityTuple, type VersionedTuple } from '../../src/store/entity-doc.js';
+import { createVersionedDecoder, decodeEntity, type VersionedTuple } from '../../src/store/entity-doc.js';
 import { keysInRowidOrder } from '../../src/store/entity-select.js';
 
 const DOC = JSON.stringify({ types: ['urn:t'], attrs: { 'urn:a': [{ kind: 'Property', value: 1, sub: {} }] } });
 const row = (rowid: number, version: number, doc = DOC): VersionedTuple => [rowid, version, `urn:e:${rowid}`, doc, 1, 2, null];
 
 describe('listing decoder', () => {
-  it('decodes as decodeEntityTuple does, and keeps the entity for its row and version', () => {
+  it('decodes as decodeEntity does, and keeps the entity for its row and version', () => {
     const decoder = createVersionedDecoder(4);
     const first = decoder.decode(row(1, 7));
-    expect(first).toEqual(decodeEntityTuple(['urn:e:1', DOC, 1, 2, null]));
+    expect(first).toEqual(decodeEntity({ id: 'urn:e:1', doc: DOC, created_at: 1, modified_at: 2, deleted_at: null }));
     expect(decoder.known(1, 7)).toBe(first);
   });
 
