@@ -58,9 +58,9 @@ export function registerQueryRoutes(app: Hono, db: Database.Database): void {
     'INSERT OR REPLACE INTO meters_geo (id, min_lon, max_lon, min_lat, max_lat) VALUES (?, ?, ?, ?, ?)',
   );
   const unplaceMeter = db.prepare<[number]>('DELETE FROM meters_geo WHERE id = ?');
-  const byType = db.prepare<[string, number], string>('SELECT doc FROM meters WHERE type = ? ORDER BY rowid LIMIT ?').pluck();
+  const byType = db.prepare<[string, number], string>('SELECT doc FROM meters WHERE type = ? ORDER BY rowid LIMIT CAST(? AS INTEGER)').pluck();
   const byTemp = db.prepare<[string, number, number], string>(
-    'SELECT doc FROM meters WHERE type = ? AND temp >= ? ORDER BY rowid LIMIT ?',
+    'SELECT doc FROM meters WHERE type = ? AND temp >= ? ORDER BY rowid LIMIT CAST(? AS INTEGER)',
   ).pluck();
   // NOTE: CROSS JOIN keeps the R*Tree as the outer loop; left to itself, SQLite scans every row of
   // the type and probes the R*Tree for each.

@@ -44,7 +44,7 @@ export function registerTemporalRoutes(app: Hono, db: Database.Database): void {
     'INSERT INTO samples (series, t, value) VALUES (?, ?, ?) ON CONFLICT (series, t) DO UPDATE SET value = excluded.value',
   );
   const lastBefore = db.prepare<[number, number, number], Sample>(
-    'SELECT t, value FROM samples WHERE series = ? AND t < ? ORDER BY t DESC LIMIT ?',
+    'SELECT t, value FROM samples WHERE series = ? AND t < ? ORDER BY t DESC LIMIT CAST(? AS INTEGER)',
   );
   // NOTE: CAST because bound JavaScript numbers arrive as REAL, and the period index needs integer division.
   const periods = db.prepare<[{ series: number; start: number; end: number; period: number }], PeriodRow>(`

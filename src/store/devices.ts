@@ -79,7 +79,7 @@ export function createDeviceRepository(db: BetterSqlite3.Database): DeviceReposi
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, device_id) DO NOTHING`,
   );
   const byId = db.prepare<[string, string], DeviceRow>(`SELECT ${COLUMNS} FROM devices WHERE tenant = ? AND device_id = ?`);
-  const page = db.prepare<[string, number, number], DeviceRow>(`SELECT ${COLUMNS} FROM devices WHERE tenant = ? ORDER BY seq LIMIT ? OFFSET ?`);
+  const page = db.prepare<[string, number, number], DeviceRow>(`SELECT ${COLUMNS} FROM devices WHERE tenant = ? ORDER BY seq LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`);
   const count = db.prepare<[string], number>('SELECT count(*) FROM devices WHERE tenant = ?').pluck();
   const update = db.prepare<[string, string, string, string, string, string | null, number, string, string]>(
     `UPDATE devices SET entity_id = ?, entity_type = ?, renames = ?, unit_codes = ?, static_attributes = ?, context = ?, modified_at = ?

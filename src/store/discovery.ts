@@ -77,31 +77,31 @@ function prepareAll(db: BetterSqlite3.Database, live: string) {
       SELECT i.iri AS attr, x.kind, sum(x.instances) AS n
       FROM entity_attr_kinds x ${live} JOIN iris i ON i.id = x.attr
       ${one ? 'WHERE x.attr = @attr' : ''}
-      GROUP BY x.attr, x.kind ORDER BY i.iri LIMIT @limit`),
+      GROUP BY x.attr, x.kind ORDER BY i.iri LIMIT CAST(@limit AS INTEGER)`),
     types: db.prepare<[Params], { attr: string; type: string }>(`
       SELECT ai.iri AS attr, ti.iri AS type
       FROM entity_attr_kinds x ${live} JOIN entity_types t ON t.entity = x.entity
       JOIN iris ai ON ai.id = x.attr JOIN iris ti ON ti.id = t.iri
       ${one ? 'WHERE x.attr = @attr' : ''}
-      GROUP BY x.attr, t.iri ORDER BY ai.iri, ti.iri LIMIT @limit`),
+      GROUP BY x.attr, t.iri ORDER BY ai.iri, ti.iri LIMIT CAST(@limit AS INTEGER)`),
   });
   return {
     typeList: db.prepare<[Params], string>(`
       SELECT i.iri FROM entity_types x ${live} JOIN iris i ON i.id = x.iri
-      GROUP BY x.iri ORDER BY i.iri LIMIT @limit`).pluck(),
+      GROUP BY x.iri ORDER BY i.iri LIMIT CAST(@limit AS INTEGER)`).pluck(),
     typeAttrs: db.prepare<[Params], { type: string; attr: string | null }>(`
       SELECT ti.iri AS type, ai.iri AS attr
       FROM entity_types x ${live} JOIN iris ti ON ti.id = x.iri
       LEFT JOIN entity_attr_kinds k ON k.entity = x.entity LEFT JOIN iris ai ON ai.id = k.attr
-      GROUP BY x.iri, k.attr ORDER BY ti.iri, ai.iri LIMIT @limit`),
+      GROUP BY x.iri, k.attr ORDER BY ti.iri, ai.iri LIMIT CAST(@limit AS INTEGER)`),
     typeCount: db.prepare<[Params], number>(`SELECT count(*) FROM entity_types x ${live} WHERE x.iri = @type`).pluck(),
     typeKinds: db.prepare<[Params], { attr: string; kind: number }>(`
       SELECT ai.iri AS attr, k.kind
       FROM entity_types x ${live} JOIN entity_attr_kinds k ON k.entity = x.entity JOIN iris ai ON ai.id = k.attr
-      WHERE x.iri = @type GROUP BY k.attr, k.kind ORDER BY ai.iri LIMIT @limit`),
+      WHERE x.iri = @type GROUP BY k.attr, k.kind ORDER BY ai.iri LIMIT CAST(@limit AS INTEGER)`),
     attrList: db.prepare<[Params], string>(`
       SELECT i.iri FROM entity_attr_kinds x ${live} JOIN iris i ON i.id = x.attr
-      GROUP BY x.attr ORDER BY i.iri LIMIT @limit`).pluck(),
+      GROUP BY x.attr ORDER BY i.iri LIMIT CAST(@limit AS INTEGER)`).pluck(),
     allAttrs: attrStatements(false),
     oneAttr: attrStatements(true),
   };

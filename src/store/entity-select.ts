@@ -96,7 +96,7 @@ type PageKeys = number[];
  * page of 100 rows more than SQLite's walk; one text and one JSON.parse cost less than half of that.
  */
 function pageKeysSql(from: string, where: string, order: string): string {
-  return `SELECT group_concat(k) FROM (SELECT e.rowid || ',' || e.version AS k FROM ${from} WHERE ${where} ORDER BY ${order} LIMIT @limit OFFSET @offset)`;
+  return `SELECT group_concat(k) FROM (SELECT e.rowid || ',' || e.version AS k FROM ${from} WHERE ${where} ORDER BY ${order} LIMIT CAST(@limit AS INTEGER) OFFSET CAST(@offset AS INTEGER))`;
 }
 
 /**
@@ -196,7 +196,7 @@ export function createEntitySelect(db: BetterSqlite3.Database, iris: IriDictiona
         keys = keysInRowidOrder(prepare(pageKeysSql(source.from, whereSql, source.order), (s) => s.pluck(true)).get(bound) as string | null);
       } else {
         const order = `e.id ${q.orderById === 'desc' ? 'DESC' : 'ASC'}, ${source.order}`;
-        const sql = `SELECT e.rowid, e.version FROM ${source.from} WHERE ${whereSql} ORDER BY ${order} LIMIT @limit OFFSET @offset`;
+        const sql = `SELECT e.rowid, e.version FROM ${source.from} WHERE ${whereSql} ORDER BY ${order} LIMIT CAST(@limit AS INTEGER) OFFSET CAST(@offset AS INTEGER)`;
         // NOTE: a raw-mode statement of two integer columns returns pairs.
         keys = (prepare(sql, (s) => s.raw(true)).all(bound) as Array<[number, number]>).flat();
       }

@@ -77,10 +77,10 @@ export function createFederationRepository(db: BetterSqlite3.Database, atomic: R
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const trim = db.prepare<[number]>(
-    'DELETE FROM federation_parked WHERE id <= (SELECT id FROM federation_parked ORDER BY id DESC LIMIT 1 OFFSET ?)',
+    'DELETE FROM federation_parked WHERE id <= (SELECT id FROM federation_parked ORDER BY id DESC LIMIT 1 OFFSET CAST(? AS INTEGER))',
   );
   const list = db.prepare<[number], ParkedRow>(
-    'SELECT tenant, entity_id, first_seq, last_seq, changes, error, payload, parked_at FROM federation_parked ORDER BY id DESC LIMIT ?',
+    'SELECT tenant, entity_id, first_seq, last_seq, changes, error, payload, parked_at FROM federation_parked ORDER BY id DESC LIMIT CAST(? AS INTEGER)',
   );
   const count = db.prepare<[], number>('SELECT count(*) FROM federation_parked').pluck();
   const state = db.prepare<[], StateRow>(

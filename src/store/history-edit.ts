@@ -154,7 +154,7 @@ export function createHistoryEditor({ db, buckets, transaction, keys, reader }: 
       const straddling = buckets.list().find((b) => b.startMs < horizon);
       if (!straddling) return 0;
       return statements.get(`DELETE FROM ${straddling.name} WHERE rowid IN
-          (SELECT rowid FROM ${straddling.name} WHERE t < @horizon LIMIT @limit)`).run({ horizon, limit }).changes;
+          (SELECT rowid FROM ${straddling.name} WHERE t < @horizon LIMIT CAST(@limit AS INTEGER))`).run({ horizon, limit }).changes;
     }),
   };
 }

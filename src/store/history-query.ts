@@ -83,7 +83,7 @@ export function createHistoryReader(db: BetterSqlite3.Database, iris: IriDiction
     return `SELECT ${readColumns(col)} FROM ${table}
       WHERE series = @series AND ${where} AND ${col} >= @lo AND ${col} < @hi
         AND NOT (${col} = @kt AND rowid ${desc ? '>=' : '<='} @krid)
-      ORDER BY ${col} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'} LIMIT @limit`;
+      ORDER BY ${col} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'} LIMIT CAST(@limit AS INTEGER)`;
   };
 
   /**

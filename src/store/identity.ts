@@ -126,10 +126,10 @@ export function createIdentityRepository(db: BetterSqlite3.Database): IdentityRe
   );
   const deleteUser = db.prepare<[string]>('DELETE FROM idp_users WHERE username = ?');
   const deleteClient = db.prepare<[string]>('DELETE FROM idp_clients WHERE client_id = ?');
-  const users = db.prepare<[number, number], UserRow>(`SELECT ${USER_COLUMNS} FROM idp_users ORDER BY id LIMIT ? OFFSET ?`);
-  const clients = db.prepare<[number, number], ClientRow>(`SELECT ${CLIENT_COLUMNS} FROM idp_clients ORDER BY id LIMIT ? OFFSET ?`);
+  const users = db.prepare<[number, number], UserRow>(`SELECT ${USER_COLUMNS} FROM idp_users ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`);
+  const clients = db.prepare<[number, number], ClientRow>(`SELECT ${CLIENT_COLUMNS} FROM idp_clients ORDER BY id LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`);
   const keys = db.prepare<[number], KeyRow>(
-    'SELECT kid, alg, private_jwk, public_jwk, created_at FROM idp_signing_keys ORDER BY created_at DESC, rowid DESC LIMIT ?',
+    'SELECT kid, alg, private_jwk, public_jwk, created_at FROM idp_signing_keys ORDER BY created_at DESC, rowid DESC LIMIT CAST(? AS INTEGER)',
   );
   const addKey = db.prepare<[KeyRow]>(
     `INSERT INTO idp_signing_keys (kid, alg, private_jwk, public_jwk, created_at) VALUES (@kid, @alg, @private_jwk, @public_jwk, @created_at)

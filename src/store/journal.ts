@@ -205,7 +205,7 @@ export function createChangeJournal(db: BetterSqlite3.Database, atomic: RunInTx,
     'INSERT INTO journal (tenant, kind, entity_id, at, subject, payload) VALUES (?, ?, ?, ?, ?, ?)',
   );
   const after = db.prepare<[number, number], Row>(
-    'SELECT seq, tenant, kind, entity_id, at, subject, payload FROM journal WHERE seq > ? ORDER BY seq LIMIT ?',
+    'SELECT seq, tenant, kind, entity_id, at, subject, payload FROM journal WHERE seq > ? ORDER BY seq LIMIT CAST(? AS INTEGER)',
   ).raw(true);
   const last = db.prepare<[], { seq: number | null }>('SELECT max(seq) AS seq FROM journal');
   const cursorOf = db.prepare<[string], { seq: number }>('SELECT seq FROM journal_cursors WHERE reader = ?');
@@ -215,7 +215,7 @@ export function createChangeJournal(db: BetterSqlite3.Database, atomic: RunInTx,
   const dropCursor = db.prepare<[string]>('DELETE FROM journal_cursors WHERE reader = ?');
   const minCursor = db.prepare<[], { seq: number | null; readers: number }>('SELECT min(seq) AS seq, count(*) AS readers FROM journal_cursors');
   const countAfter = db.prepare<[number], { n: number }>('SELECT count(*) AS n FROM journal WHERE seq > ?');
-  const seqAtOffset = db.prepare<[number, number], number>('SELECT seq FROM journal WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET ?').pluck();
+  const seqAtOffset = db.prepare<[number, number], number>('SELECT seq FROM journal WHERE seq > ? ORDER BY seq LIMIT 1 OFFSET CAST(? AS INTEGER)').pluck();
   // NOTE: rows are written in time order, so this scans only the rows older than `at`.
   const firstAt = db.prepare<[number, number], number>('SELECT seq FROM journal WHERE seq > ? AND at >= ? ORDER BY seq LIMIT 1').pluck();
   const countIn = db.prepare<[number, number], number>('SELECT count(*) FROM journal WHERE seq > ? AND seq <= ?').pluck();

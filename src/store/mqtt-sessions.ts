@@ -105,16 +105,16 @@ const toWill = (r: WillRow): MqttWillRecord => ({ clientId: r.client_id, brokerI
 
 export function createMqttSessionRepository(db: BetterSqlite3.Database, atomic: RunInTx): MqttSessionRepository {
   const retainedPage = db.prepare<[string, number], { topic: string; meta: Buffer; payload: Buffer }>(
-    'SELECT topic, meta, payload FROM mqtt_retained WHERE topic > ? ORDER BY topic LIMIT ?',
+    'SELECT topic, meta, payload FROM mqtt_retained WHERE topic > ? ORDER BY topic LIMIT CAST(? AS INTEGER)',
   );
   const putRetained = db.prepare<[string, Buffer, Buffer]>('INSERT OR REPLACE INTO mqtt_retained (topic, meta, payload) VALUES (?, ?, ?)');
   const deleteRetained = db.prepare<[string]>('DELETE FROM mqtt_retained WHERE topic = ?');
 
   const subsFirst = db.prepare<[number], { client_id: string; topic: string; qos: number; options: string }>(
-    'SELECT client_id, topic, qos, options FROM mqtt_subscriptions ORDER BY client_id, topic LIMIT ?',
+    'SELECT client_id, topic, qos, options FROM mqtt_subscriptions ORDER BY client_id, topic LIMIT CAST(? AS INTEGER)',
   );
   const subsAfter = db.prepare<[string, string, number], { client_id: string; topic: string; qos: number; options: string }>(
-    'SELECT client_id, topic, qos, options FROM mqtt_subscriptions WHERE (client_id, topic) > (?, ?) ORDER BY client_id, topic LIMIT ?',
+    'SELECT client_id, topic, qos, options FROM mqtt_subscriptions WHERE (client_id, topic) > (?, ?) ORDER BY client_id, topic LIMIT CAST(? AS INTEGER)',
   );
   const putSub = db.prepare<[string, string, number, string]>(
     'INSERT OR REPLACE INTO mqtt_subscriptions (client_id, topic, qos, options) VALUES (?, ?, ?, ?)',
@@ -128,7 +128,7 @@ export function createMqttSessionRepository(db: BetterSqlite3.Database, atomic: 
   const lastQueued = db.prepare<[string], { seq: number | null }>('SELECT max(seq) AS seq FROM mqtt_outgoing WHERE client_id = ?');
   const queuedPage = db.prepare<[string, number, number, number], QueuedRow>(
     `SELECT seq, broker_id, broker_counter, message_id, meta, payload FROM mqtt_outgoing
-     WHERE client_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`,
+     WHERE client_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT CAST(? AS INTEGER)`,
   );
   const assignMessageId = db.prepare<[number, string, string, number]>(
     `UPDATE mqtt_outgoing SET message_id = ? WHERE seq = (
@@ -155,7 +155,7 @@ export function createMqttSessionRepository(db: BetterSqlite3.Database, atomic: 
   const getWill = db.prepare<[string], WillRow>('SELECT client_id, broker_id, meta, payload FROM mqtt_wills WHERE client_id = ?');
   const deleteWill = db.prepare<[string]>('DELETE FROM mqtt_wills WHERE client_id = ?');
   const willsPage = db.prepare<[string, number], WillRow>(
-    'SELECT client_id, broker_id, meta, payload FROM mqtt_wills WHERE client_id > ? ORDER BY client_id LIMIT ?',
+    'SELECT client_id, broker_id, meta, payload FROM mqtt_wills WHERE client_id > ? ORDER BY client_id LIMIT CAST(? AS INTEGER)',
   );
 
   return {

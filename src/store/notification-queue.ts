@@ -76,7 +76,7 @@ export function createNotificationQueue(db: BetterSqlite3.Database, atomic: RunI
     'SELECT (SELECT max(id) FROM notification_queue) - (SELECT min(id) FROM notification_queue) + 1 AS n',
   );
   const trim = db.prepare<[number]>(
-    'DELETE FROM notification_queue WHERE id IN (SELECT id FROM notification_queue ORDER BY id LIMIT ?)',
+    'DELETE FROM notification_queue WHERE id IN (SELECT id FROM notification_queue ORDER BY id LIMIT CAST(? AS INTEGER))',
   );
 
   return {

@@ -44,15 +44,15 @@ export function createSubscriptionRepository(db: BetterSqlite3.Database): Subscr
   );
   const byId = db.prepare<[string, string], SubscriptionRow>(`SELECT ${COLUMNS} FROM subscriptions WHERE tenant = ? AND id = ?`);
   const page = db.prepare<[string, number, number], SubscriptionRow>(
-    `SELECT ${COLUMNS} FROM subscriptions WHERE tenant = ? ORDER BY seq LIMIT ? OFFSET ?`,
+    `SELECT ${COLUMNS} FROM subscriptions WHERE tenant = ? ORDER BY seq LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
   );
   const count = db.prepare<[string], number>('SELECT count(*) FROM subscriptions WHERE tenant = ?').pluck();
   const ownPage = db.prepare<[string, string, number, number], SubscriptionRow>(
-    `SELECT ${COLUMNS} FROM subscriptions WHERE tenant = ? AND owner = ? ORDER BY seq LIMIT ? OFFSET ?`,
+    `SELECT ${COLUMNS} FROM subscriptions WHERE tenant = ? AND owner = ? ORDER BY seq LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
   );
   const ownCount = db.prepare<[string, string], number>('SELECT count(*) FROM subscriptions WHERE tenant = ? AND owner = ?').pluck();
   const all = db.prepare<[number, number], SubscriptionRow & { seq: number }>(
-    `SELECT seq, ${COLUMNS} FROM subscriptions WHERE seq > ? ORDER BY seq LIMIT ?`,
+    `SELECT seq, ${COLUMNS} FROM subscriptions WHERE seq > ? ORDER BY seq LIMIT CAST(? AS INTEGER)`,
   );
   const replace = db.prepare<[string, number, string, string]>('UPDATE subscriptions SET doc = ?, modified_at = ? WHERE tenant = ? AND id = ?');
   const remove = db.prepare<[string, string]>('DELETE FROM subscriptions WHERE tenant = ? AND id = ?');

@@ -49,7 +49,7 @@ describe('entity listing plans', () => {
   function planOf(query: Omit<EntityListQuery, 'offset' | 'count'>): string[] {
     const spy = vi.spyOn(db, 'prepare');
     repo.list({ tenant: '' }, { ...query, offset: 0, count: false });
-    const sql = spy.mock.calls.map(([text]) => text).find((text) => text.includes('LIMIT @limit'));
+    const sql = spy.mock.calls.map(([text]) => text).find((text) => text.includes('LIMIT CAST(@limit AS INTEGER)'));
     spy.mockRestore();
     if (sql === undefined) throw new Error('no listing statement was prepared');
     const params = Object.fromEntries([...sql.matchAll(/@(\w+)/g)].map((m) => [m[1], null]));
