@@ -21,7 +21,7 @@ export const BATCH_SCENARIOS: readonly Scenario[] = [
     description: 'POST /entityOperations/upsert of 1,000 Gauge entities with new ids every request (all creations)',
     expectStatus: 201,
     warmup: 3,
-    measure: { kind: 'rate', concurrency: 1, items: { perRequest: BATCH, unit: 'entities/s' } },
+    measure: { kind: 'rate', concurrency: 1, items: { perRequest: BATCH, unit: 'entities/s' }, measureWrites: true },
     target: { row: 'value', atLeast: 0.3 },
     check: checkIds,
     request: (state) => {

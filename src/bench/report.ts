@@ -81,10 +81,12 @@ function scenarioRows(scenario: Scenario, subject: ScenarioResult | undefined, c
   if (measure.kind === 'latency') return [p50(name)];
   const rate = (r: ScenarioResult | undefined) => pick(r, (l) => throughputOf(scenario, l), 0);
   const rows = [row(group, name, unitOf(scenario), rate(subject), rate(ceiling)), p50(`${name}.p50`)];
-  if (measure.kind === 'total') return rows;
-  rows.push(row(group, `${name}.p99`, 'ms', pick(subject, (l) => l.p99Ms, 2), pick(ceiling, (l) => l.p99Ms, 2)));
-  if (measure.measureWrites) {
-    rows.push(row(group, `${name}.disk-write`, 'bytes/op', pick(subject, (_, r) => r.bytesPerOp, 0), pick(ceiling, (_, r) => r.bytesPerOp, 0)));
+  if (measure.kind === 'rate') rows.push(row(group, `${name}.p99`, 'ms', pick(subject, (l) => l.p99Ms, 2), pick(ceiling, (l) => l.p99Ms, 2)));
+  if (measure.measureWrites === true) {
+    // Grouped writes (a batch, a temporal post) are counted per item, as measurements are.
+    const perRequest = measure.items?.perRequest ?? 1;
+    const bytes = (r: ScenarioResult | undefined) => pick(r, (_, res) => (res.bytesPerOp === undefined ? undefined : res.bytesPerOp / perRequest), 0);
+    rows.push(row(group, `${name}.disk-write`, measure.items === undefined ? 'bytes/op' : 'bytes/item', bytes(subject), bytes(ceiling)));
   }
   return rows;
 }

@@ -104,7 +104,7 @@ async function measure(run: ScenarioRun, scenario: Scenario): Promise<ScenarioRe
   }
   await run.afterWarmup();
   if (scenario.measure.kind === 'rate' && run.warmupMs > 0) await warmUp(MAX_REQUESTS, run.warmupMs);
-  const measureWrites = scenario.measure.kind === 'rate' && scenario.measure.measureWrites === true;
+  const measureWrites = scenario.measure.kind !== 'latency' && scenario.measure.measureWrites === true;
   const before = measureWrites ? await readWriteBytes(server.pid) : undefined;
   const load = await runLoad({ ...phase, next: (_n, client) => scenario.request(state, client) });
   const missing = missingOf(load, scenario.name, scenario.isOptional === true);

@@ -48,8 +48,9 @@ export interface Items {
 export type Measure =
   /** For the run's duration: throughput, p50 and p99 latency (the run's concurrency unless given). */
   | { readonly kind: 'rate'; readonly concurrency?: number; readonly items?: Items; readonly measureWrites?: boolean }
+  // measureWrites: the server's write_bytes over the measured requests, per request or, with items, per item.
   /** A fixed number of requests, one at a time, once: items/s and the p50 latency. */
-  | { readonly kind: 'total'; readonly requests: number; readonly items: Items }
+  | { readonly kind: 'total'; readonly requests: number; readonly items: Items; readonly measureWrites?: boolean }
   /** A handful of requests, one at a time: the median ms per request. */
   | { readonly kind: 'latency'; readonly repetitions: number };
 

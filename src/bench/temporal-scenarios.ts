@@ -125,7 +125,7 @@ export const TEMPORAL_SCENARIOS: readonly Scenario[] = [
     expectStatus: 204,
     warmup: 0,
     isOptional: true,
-    measure: { kind: 'total', requests: PER_SECOND.count / PER_SECOND.chunk, items: { perRequest: PER_SECOND.chunk, unit: 'instances/s' } },
+    measure: { kind: 'total', requests: PER_SECOND.count / PER_SECOND.chunk, items: { perRequest: PER_SECOND.chunk, unit: 'instances/s' }, measureWrites: true },
     dataset: SERIES_DATA,
     request: (state) => {
       const first = state.ingested;

@@ -74,6 +74,38 @@ describe('buildRows', () => {
   });
 });
 
+describe('disk-write rows', () => {
+  const UPDATE: Scenario = { ...QUERY, name: 'update', group: 'entities', measure: { kind: 'rate', measureWrites: true } };
+  const GROUPED: Scenario = { ...BATCH, measure: { kind: 'rate', concurrency: 1, items: { perRequest: 1000, unit: 'entities/s' }, measureWrites: true } };
+  const INGEST: Scenario = {
+    ...READ, name: 'temporal.ingest', measure: { kind: 'total', requests: 10, items: { perRequest: 500, unit: 'instances/s' }, measureWrites: true },
+  };
+  const rows = buildRows(
+    target('broker', [
+      { scenario: UPDATE, load: load({}), bytesPerOp: 30_000 },
+      { scenario: GROUPED, load: load({}), bytesPerOp: 2_000_000 },
+      { scenario: INGEST, load: load({}), bytesPerOp: 100_000 },
+    ]),
+    target('ceiling', [
+      { scenario: UPDATE, load: load({}), bytesPerOp: 20_000 },
+      { scenario: GROUPED, load: load({}), bytesPerOp: 500_000 },
+      { scenario: INGEST, load: undefined, bytesPerOp: undefined, missing: { reason: 'not available (501)', isError: false } },
+    ]),
+  );
+  const byKey = (key: string) => rows.find((r) => r.key === key);
+
+  it('reports a single write per request and a grouped write per item', () => {
+    expect(byKey('update.disk-write')).toMatchObject({ unit: 'bytes/op', value: 30_000, ceiling: 20_000, ratio: 1.5 });
+    expect(byKey('batch.upsert-1000.disk-write')).toMatchObject({ unit: 'bytes/item', value: 2_000, ceiling: 500, ratio: 4 });
+    expect(byKey('temporal.ingest.disk-write')).toMatchObject({ unit: 'bytes/item', value: 200, ceiling: null, ratio: null });
+  });
+
+  it('gives a one-shot ingest no p99 row', () => {
+    expect(byKey('temporal.ingest.p99')).toBeUndefined();
+    expect(byKey('update.p99')).toBeDefined();
+  });
+});
+
 describe('compareRows', () => {
   const SUBJECT: Scenario = { ...QUERY, name: 'auth.query-1pct', group: 'auth', target: { row: 'value', atLeast: 0.85 } };
   const rows = compareRows(
