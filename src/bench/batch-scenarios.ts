@@ -1,5 +1,5 @@
-// Batch scenarios: upserts of 1,000 new entities per request, one request at a time, counted in
-// entities per second.
+// Batch scenarios: upserts of 1,000 new entities per request, then batches of 1,000 measurements to
+// entities created by the first; one request at a time, counted in entities per second.
 
 import { meterEntity } from './meters.js';
 import type { Scenario } from './scenario-types.js';
@@ -29,6 +29,24 @@ export const BATCH_SCENARIOS: readonly Scenario[] = [
       state.batched += BATCH;
       const entities = Array.from({ length: BATCH }, (_, i) => meterEntity('Gauge', first + i));
       return { method: 'POST', path: UPSERT, body: JSON.stringify(entities) };
+    },
+  },
+  {
+    name: 'batch.update-1000',
+    group: 'batch',
+    description: 'POST /entityOperations/upsert?options=update of a new temperature for 1,000 distinct Gauges drawn at random among those created',
+    expectStatus: 204,
+    warmup: 3,
+    needs: 'batch.upsert-1000',
+    measure: { kind: 'rate', concurrency: 1, items: { perRequest: BATCH, unit: 'entities/s' }, measureWrites: true },
+    request: (state) => {
+      const picked = new Set<number>();
+      const population = Math.max(state.batched, BATCH);
+      while (picked.size < BATCH) picked.add(Math.floor(state.random() * population));
+      const entities = [...picked].map((n) => ({
+        id: `urn:ngsi-ld:Gauge:${n}`, type: 'Gauge', temperature: { type: 'Property', value: Math.round(state.random() * 4000) / 100 },
+      }));
+      return { method: 'POST', path: `${UPSERT}?options=update`, body: JSON.stringify(entities) };
     },
   },
 ];
