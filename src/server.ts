@@ -100,6 +100,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     path: deps.dbPath ?? join(config.storage.dir, 'edgeld.db'),
     busyTimeoutMs: config.storage.busyTimeout,
     minFreeBytes: config.storage.minFreeBytes,
+    walLimitBytes: config.storage.walLimitBytes,
     historyBucket: config.history.bucket,
     log: log.child('store'),
     clock,

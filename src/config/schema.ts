@@ -32,6 +32,9 @@ export const configSchema = z
         dir: z.string().min(1).default('./data').describe('Directory holding the SQLite database'),
         busyTimeout: nonNegativeInt(5_000, 'Milliseconds SQLite waits for a lock before failing'),
         minFreeBytes: nonNegativeInt(67_108_864, 'Free bytes the disk of storage.dir must keep: below, writes get 507 and MQTT measurements are dropped (0: off)'),
+        walLimitBytes: z.int().min(1_048_576, 'expected at least 1048576 (1 MiB)').max(1_073_741_824, 'expected at most 1073741824 (1 GiB)')
+          .default(4_194_304)
+          .describe('WAL size past which a checkpoint copies it into the database file, and that it is trimmed back to: larger writes fewer bytes per update (SD wear), holds more disk and makes the start after a crash read more'),
         checkpointSchedule: z.string().regex(CRON, 'expected a cron expression of 5 or 6 fields')
           .default('* * * * *').describe('When a passive WAL checkpoint copies committed pages into the database file (cron, UTC)'),
       })

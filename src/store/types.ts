@@ -31,6 +31,8 @@ export interface StoreOptions {
   clock: Clock;
   /** Free bytes below which `hasRoom()` is false (storage.min-free-bytes); 0 or absent: never. */
   minFreeBytes?: number;
+  /** WAL size that sets off a checkpoint and that the WAL is trimmed to (storage.wal-limit-bytes); 4 MiB when absent. */
+  walLimitBytes?: number;
 }
 
 

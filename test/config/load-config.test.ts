@@ -36,7 +36,7 @@ describe('defaultConfig', () => {
   it('holds every documented default', () => {
     expect(defaultConfig()).toEqual({
       server: { port: 1026, host: '0.0.0.0', shutdownTimeout: 10_000, publicUrl: '' },
-      storage: { dir: './data', busyTimeout: 5_000, minFreeBytes: 67_108_864, checkpointSchedule: '* * * * *' },
+      storage: { dir: './data', busyTimeout: 5_000, minFreeBytes: 67_108_864, walLimitBytes: 4_194_304, checkpointSchedule: '* * * * *' },
       mqtt: {
         port: 1883, host: '0.0.0.0', wsPort: -1, connectTimeout: 5_000, tlsPort: -1, tlsKey: '', tlsCert: '', defaultEntityType: 'Device',
         autoprovision: 'auto', maxPayload: 65_536,
@@ -85,6 +85,7 @@ describe('CONFIG_OPTIONS', () => {
       'storage.dir',
       'storage.busy-timeout',
       'storage.min-free-bytes',
+      'storage.wal-limit-bytes',
       'storage.checkpoint-schedule',
       'mqtt.port',
       'mqtt.host',

@@ -100,6 +100,35 @@ describe('WAL checkpoints on a worker thread', () => {
     store.close();
   });
 
+  it('follows the configured WAL limit (storage.wal-limit-bytes) for the checkpoint and the trim', async () => {
+    const limit = 2 * 1024 * 1024;
+    const pragma = vi.spyOn(Database.prototype, 'pragma');
+    const store = fileStore(tmp.file, { walLimitBytes: limit });
+    expect(pragma.mock.calls.map(([source]) => source)).toContain(`journal_size_limit = ${limit}`);
+    pragma.mockRestore();
+    while (walBytes(tmp.file) <= limit + 512 * 1024) await writeMany(store, 100);
+    // Past 2 MiB but below the default 4 MiB: only the configured limit sets off this checkpoint.
+    expect(walBytes(tmp.file)).toBeLessThan(WAL_LIMIT);
+    const before = walSequence(tmp.file);
+    await vi.waitFor(async () => {
+      await writeOne(store);
+      expect(walSequence(tmp.file)).toBeGreaterThan(before);
+    }, { timeout: 10_000, interval: 5 });
+    expect(walBytes(tmp.file)).toBeLessThanOrEqual(limit);
+    store.close();
+  });
+
+  it('lets the WAL grow to a larger configured limit before any checkpoint', async () => {
+    const store = fileStore(tmp.file, { walLimitBytes: 16 * 1024 * 1024 });
+    await writeMany(store, 20);
+    const before = walSequence(tmp.file);
+    while (walBytes(tmp.file) <= WAL_LIMIT + 1024 * 1024) await writeMany(store, 200);
+    // Past the default limit, below the configured one: no thread was started, the WAL never restarted.
+    expect(workers.started).toHaveLength(0);
+    expect(walSequence(tmp.file)).toBe(before);
+    store.close();
+  });
+
   it('restarts and trims the WAL under a steady stream of commits', async () => {
     const store = fileStore(tmp.file);
     let isWriting = true;
