@@ -97,8 +97,8 @@ export function registerQueryRoutes(app: Hono, db: Database.Database): void {
 
   app.post('/ngsi-ld/v1/entityOperations/upsert', async (c) => {
     const body: unknown = await c.req.json();
+    if (!Array.isArray(body) || body.length === 0 || body.length > LIMIT_MAX) return c.body(null, 400);
     if (c.req.query('options') === 'update') {
-      if (!Array.isArray(body) || body.length === 0 || body.length > LIMIT_MAX) return c.body(null, 400);
       const elements = body.map((e: unknown) => {
         if (!isRecord(e) || typeof e.id !== 'string') return undefined;
         const temperature = isRecord(e.temperature) && typeof e.temperature.value === 'number' ? e.temperature.value : null;
@@ -108,7 +108,6 @@ export function registerQueryRoutes(app: Hono, db: Database.Database): void {
       mergeAll(elements);
       return c.body(null, 204);
     }
-    if (!Array.isArray(body) || body.length === 0 || body.length > LIMIT_MAX) return c.body(null, 400);
     const rows = body.map(rowOf);
     if (!rows.every((r) => r !== undefined)) return c.body(null, 400);
     upsertAll(rows);

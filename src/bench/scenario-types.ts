@@ -43,12 +43,12 @@ export interface Items {
 
 /**
  * How a scenario is measured. With one request in flight, throughput is items over the summed
- * request times, so building the next body in the load generator is not counted.
+ * request times, so building the next body in the load generator is not counted. `measureWrites`:
+ * the server's write_bytes over the measured requests, per request or, with items, per item.
  */
 export type Measure =
   /** For the run's duration: throughput, p50 and p99 latency (the run's concurrency unless given). */
   | { readonly kind: 'rate'; readonly concurrency?: number; readonly items?: Items; readonly measureWrites?: boolean }
-  // measureWrites: the server's write_bytes over the measured requests, per request or, with items, per item.
   /** A fixed number of requests, one at a time, once: items/s and the p50 latency. */
   | { readonly kind: 'total'; readonly requests: number; readonly items: Items; readonly measureWrites?: boolean }
   /** A handful of requests, one at a time: the median ms per request. */

@@ -292,6 +292,14 @@ describe('loadConfig from the environment', () => {
     const same = loadError(() => loadConfig({ argv: [], env: { MQTT_PORT: '1884', MQTT_WS_PORT: '1884' } }));
     expect(same.issues.map((i) => [i.option, i.message])).toEqual([['mqtt.ws-port', 'must differ from mqtt.port (1884)']]);
   });
+
+  it('keeps storage.wal-limit-bytes between 1 MiB and 1 GiB, naming the option', () => {
+    const low = loadError(() => loadConfig({ argv: [], env: { STORAGE_WAL_LIMIT_BYTES: '1048575' } }));
+    expect(low.issues.map((i) => [i.option, i.message])).toEqual([['storage.wal-limit-bytes', 'expected at least 1048576 (1 MiB)']]);
+    const high = loadError(() => loadConfig({ argv: [], env: { STORAGE_WAL_LIMIT_BYTES: '1073741825' } }));
+    expect(high.issues.map((i) => [i.option, i.message])).toEqual([['storage.wal-limit-bytes', 'expected at most 1073741824 (1 GiB)']]);
+    expect(loadConfig({ argv: [], env: { STORAGE_WAL_LIMIT_BYTES: '67108864' } }).storage.walLimitBytes).toBe(67_108_864);
+  });
 });
 
 describe('ConfigError', () => {

@@ -53,6 +53,14 @@ async function writeMany(store: Store, n: number): Promise<void> {
   await Promise.all(Array.from({ length: n }, () => writeOne(store)));
 }
 
+/** Writes until the WAL restarts past `before` (every write yields to the event loop, where the worker's requests are answered). */
+async function waitForRestart(store: Store, file: string, before: number): Promise<void> {
+  await vi.waitFor(async () => {
+    await writeOne(store);
+    expect(walSequence(file)).toBeGreaterThan(before);
+  }, { timeout: 10_000, interval: 5 });
+}
+
 describe('WAL checkpoints on a worker thread', () => {
   let tmp: ReturnType<typeof tempDir>;
   beforeEach(() => {
@@ -90,11 +98,7 @@ describe('WAL checkpoints on a worker thread', () => {
     for (let round = 0; round < 3; round++) {
       while (walBytes(tmp.file) <= WAL_LIMIT + 1024 * 1024) await writeMany(store, 200);
       const before = walSequence(tmp.file);
-      // Every write yields to the event loop, where the worker's requests are answered.
-      await vi.waitFor(async () => {
-        await writeOne(store);
-        expect(walSequence(tmp.file)).toBeGreaterThan(before);
-      }, { timeout: 10_000, interval: 5 });
+      await waitForRestart(store, tmp.file, before);
       expect(walBytes(tmp.file)).toBeLessThanOrEqual(WAL_LIMIT);
     }
     store.close();
@@ -110,10 +114,7 @@ describe('WAL checkpoints on a worker thread', () => {
     // Past 2 MiB but below the default 4 MiB: only the configured limit sets off this checkpoint.
     expect(walBytes(tmp.file)).toBeLessThan(WAL_LIMIT);
     const before = walSequence(tmp.file);
-    await vi.waitFor(async () => {
-      await writeOne(store);
-      expect(walSequence(tmp.file)).toBeGreaterThan(before);
-    }, { timeout: 10_000, interval: 5 });
+    await waitForRestart(store, tmp.file, before);
     expect(walBytes(tmp.file)).toBeLessThanOrEqual(limit);
     store.close();
   });
@@ -162,10 +163,7 @@ describe('WAL checkpoints on a worker thread', () => {
     await writeMany(store, 20);
     const before = walSequence(tmp.file);
     store.checkpoint('PASSIVE');
-    await vi.waitFor(async () => {
-      await writeOne(store);
-      expect(walSequence(tmp.file)).toBeGreaterThan(before);
-    }, { timeout: 10_000, interval: 5 });
+    await waitForRestart(store, tmp.file, before);
     store.close();
   });
 
