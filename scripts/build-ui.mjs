@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Builds the dashboard page (src/ui) into dist/ui: one esbuild bundle of its script and one of its
+// Builds the dashboard page (ui/) into dist/ui: one esbuild bundle of its script and one of its
 // styles under assets/ with content-hashed names, index.html naming them, and a gzip copy of each
 // file next to it, which the broker serves to clients that take gzip.
 //
@@ -12,7 +12,7 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const SRC = join(ROOT, 'src', 'ui');
+const SRC = join(ROOT, 'ui');
 export const DEFAULT_OUT_DIR = join(ROOT, 'dist', 'ui');
 
 /** Browsers from 2022 on: the mqtt package's browser bundle uses ES2022 syntax esbuild cannot lower. */

@@ -15,7 +15,6 @@ export interface Violation {
 export declare const LAYERS: readonly (readonly string[])[];
 export declare const SAME_LAYER_ALLOWED: readonly (readonly [string, string])[];
 export declare const LIBRARY_HOMES: Readonly<Record<string, readonly string[]>>;
-export declare const EXEMPT_MODULES: readonly string[];
 export declare function stripComments(text: string): string;
 export declare function findImports(source: string): FoundImport[];
 export declare function checkDeps(srcDir: string): Violation[];

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Enforces the dependency rules of STYLE.md "Shape" over src/ by reading each file's imports:
-// layers point down, modules are entered through their index.ts, and each library has one home.
+// Enforces the dependency rules of STYLE.md "Shape" over src/ (the broker, and nothing else) by reading
+// each file's imports: layers point down, modules are entered through their index.ts, each library has
+// one home, and nothing in src/ imports the tools beside it (bench/, ui/, scripts/).
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve, sep } from 'node:path';
@@ -51,12 +52,6 @@ export const STORE_READ_CONTRACTS = [
   // Retention drops whole buckets of old history: housekeeping, not a change of any entity.
   'HistoryRetention',
 ];
-
-/**
- * Folders under src/ that are not part of the broker process: unchecked, and nothing imports them.
- * `bench` is a tool; `ui` is the dashboard page, bundled for the browser by scripts/build-ui.mjs.
- */
-export const EXEMPT_MODULES = ['bench', 'ui'];
 
 const FEATURES = new Set(LAYERS[3]);
 const EDGES = new Set(['http', 'mqtt']);
@@ -227,7 +222,12 @@ function checkLayers(from, to, imp) {
 function checkModuleImport(srcDir, file, from, imp) {
   const target = toSourcePath(file, imp.specifier);
   const rel = relative(srcDir, target);
-  if (rel.startsWith('..') || rel === '') return undefined; // outside src/ (bundled data files)
+  if (rel.startsWith('..') || rel === '') {
+    // src/ is the broker alone: code outside it (bench/, ui/, scripts/) is tools, never imported.
+    // Data files outside it (bundled contexts) are fine.
+    if (!SOURCE_EXT.has(extname(target))) return undefined;
+    return `${from} imports ${relative(dirname(srcDir), target)}, which is outside src/; the broker imports no tool code`;
+  }
   const to = moduleOf(srcDir, target);
   const entry = isFileModule(srcDir, target) ? target : join(srcDir, to, 'index.ts');
   if (to === from) {
@@ -236,7 +236,6 @@ function checkModuleImport(srcDir, file, from, imp) {
     }
     return undefined;
   }
-  if (EXEMPT_MODULES.includes(to)) return `${from} imports ${to}, a tool that is not part of the broker`;
   if (!LAYER_OF.has(to)) return undefined; // reported once as an unknown module
   if (target !== entry) {
     return `${from} imports ${relative(srcDir, target)} directly; import from ${relative(srcDir, entry)}`;
@@ -255,7 +254,6 @@ export function checkDeps(srcDir) {
   const reportedUnknown = new Set();
   for (const file of listSources(root)) {
     const from = moduleOf(root, file);
-    if (EXEMPT_MODULES.includes(from)) continue;
     const shown = relative(base, file);
     if (!LAYER_OF.has(from)) {
       if (!reportedUnknown.has(from)) {

@@ -1,4 +1,4 @@
-// The whole project (src, test, scripts as tsconfig.json includes them) type-checks: vitest strips
+// The whole project (src, bench, test as tsconfig.json includes them) type-checks: vitest strips
 // types without checking them, so a test or a module that no longer type-checks would otherwise pass.
 
 import { spawnSync } from 'node:child_process';

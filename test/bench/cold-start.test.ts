@@ -5,8 +5,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
-import { benchColdStart } from '../../src/bench/cold-start.js';
-import { Cleanup } from '../../src/bench/cleanup.js';
+import { benchColdStart } from '../../bench/cold-start.js';
+import { Cleanup } from '../../bench/cleanup.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 

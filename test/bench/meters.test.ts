@@ -2,8 +2,8 @@
 // models to disagree on it.
 
 import { describe, expect, it } from 'vitest';
-import { boxAround, haversineMetres } from '../../src/bench/geo.js';
-import { CENTRE, METER_COUNT, countMetersNear, meterEntity, meterPoint } from '../../src/bench/meters.js';
+import { boxAround, haversineMetres } from '../../bench/geo.js';
+import { CENTRE, METER_COUNT, countMetersNear, meterEntity, meterPoint } from '../../bench/meters.js';
 
 describe('meters', () => {
   const distances = Array.from({ length: METER_COUNT }, (_, n) => {

@@ -2,9 +2,9 @@
 // check of stored messages against PUBACKs.
 
 import { describe, expect, it } from 'vitest';
-import type { MqttLoadResult } from '../../src/bench/mqtt-load.js';
-import { payloadOf } from '../../src/bench/mqtt-load.js';
-import { describeMqttTargets, mqttErrors, mqttRows, type MqttMeasurement } from '../../src/bench/mqtt-report.js';
+import type { MqttLoadResult } from '../../bench/mqtt-load.js';
+import { payloadOf } from '../../bench/mqtt-load.js';
+import { describeMqttTargets, mqttErrors, mqttRows, type MqttMeasurement } from '../../bench/mqtt-report.js';
 
 function load(patch: Partial<MqttLoadResult>): MqttLoadResult {
   return {

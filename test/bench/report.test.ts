@@ -2,9 +2,9 @@
 // and target notes.
 
 import { describe, expect, it } from 'vitest';
-import type { LoadResult } from '../../src/bench/load.js';
-import { buildRows, compareRows, describeTargets, formatJson, formatTable, type TargetResult } from '../../src/bench/report.js';
-import type { Scenario } from '../../src/bench/scenario-types.js';
+import type { LoadResult } from '../../bench/load.js';
+import { buildRows, compareRows, describeTargets, formatJson, formatTable, type TargetResult } from '../../bench/report.js';
+import type { Scenario } from '../../bench/scenario-types.js';
 
 function load(patch: Partial<LoadResult>): LoadResult {
   return {

@@ -2,7 +2,7 @@
 // two window() calls (the largest RSS of each scenario).
 
 import { describe, expect, it, vi } from 'vitest';
-import { RssSampler } from '../../src/bench/proc.js';
+import { RssSampler } from '../../bench/proc.js';
 
 describe('RssSampler', () => {
   it('gives the largest RSS of each window, never above the largest of the run', async () => {

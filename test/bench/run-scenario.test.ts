@@ -4,12 +4,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ServerProcess } from '../../src/bench/child.js';
-import { seededRandom } from '../../src/bench/random.js';
-import type { Missing, ScenarioResult } from '../../src/bench/report.js';
-import { runScenario, type ScenarioRun } from '../../src/bench/run-scenario.js';
-import type { Scenario } from '../../src/bench/scenario-types.js';
-import { TEMPORAL_SCENARIOS } from '../../src/bench/temporal-scenarios.js';
+import type { ServerProcess } from '../../bench/child.js';
+import { seededRandom } from '../../bench/random.js';
+import type { Missing, ScenarioResult } from '../../bench/report.js';
+import { runScenario, type ScenarioRun } from '../../bench/run-scenario.js';
+import type { Scenario } from '../../bench/scenario-types.js';
+import { TEMPORAL_SCENARIOS } from '../../bench/temporal-scenarios.js';
 
 /** Creates entities; every temporal path is 501; anything else is 404. */
 function answer(req: IncomingMessage, res: ServerResponse): void {

@@ -49,10 +49,10 @@ describe('scripts/build-ui.mjs', () => {
   });
 });
 
-describe('src/ui type check', () => {
-  it('tsc -p src/ui/tsconfig.json (DOM library) reports no error', () => {
+describe('ui type check', () => {
+  it('tsc -p ui/tsconfig.json (DOM library) reports no error', () => {
     const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
-    const run = spawnSync(process.execPath, [tsc, '-p', join(ROOT, 'src', 'ui', 'tsconfig.json'), '--noEmit', '--pretty', 'false'], {
+    const run = spawnSync(process.execPath, [tsc, '-p', join(ROOT, 'ui', 'tsconfig.json'), '--noEmit', '--pretty', 'false'], {
       cwd: ROOT, encoding: 'utf8', timeout: 60_000,
     });
     expect(`${run.stdout}${run.stderr}`.trim()).toBe('');

@@ -4,7 +4,6 @@
 
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/index.js';
 import { addUser } from '../helpers/identity.js';
@@ -38,7 +37,6 @@ async function broker(config: Parameters<typeof startUiBroker>[0]['config'] = {}
 }
 
 const row = (id: string): string => `tr[data-id="${id}"]`;
-const README_SCREENSHOT = fileURLToPath(new URL('../../src/ui/screenshot.png', import.meta.url));
 
 /** Runs the steps; when one fails, the page as it was goes to test-artifacts/ before the error. */
 async function shotOnFailure(page: Browser['page'], name: string, steps: () => Promise<void>): Promise<void> {
@@ -90,8 +88,6 @@ describe('dashboard (authentication off)', () => {
       // The series' stroke (#2563eb) is on the canvas: the path was drawn, not only the axes.
       expect(await strokePixels(page)).toBeGreaterThan(200);
       await screenshot(page, 'dashboard-entity.png');
-      // The README's picture: UPDATE_UI_SCREENSHOT=1 npx vitest run test/ui/dashboard.test.ts
-      if (process.env['UPDATE_UI_SCREENSHOT'] === '1') await page.screenshot({ path: README_SCREENSHOT });
       await page.locator('svg.map .pt').waitFor({ timeout: 5000 });
 
       // Live: once the page's subscription is in place, a measurement over MQTT shows without a reload.

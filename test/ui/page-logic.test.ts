@@ -4,10 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   attributesOf, entitiesOfMessage, formatAge, formatValue, idContainsPattern, newestObservedAt, numericValue, type Entity,
-} from '../../src/ui/format.js';
-import { fitGeometries, graticule, gridStep } from '../../src/ui/geo.js';
-import { metricValue, parseMetrics } from '../../src/ui/metrics.js';
-import { seriesOf, temporalParams } from '../../src/ui/temporal.js';
+} from '../../ui/format.js';
+import { fitGeometries, graticule, gridStep } from '../../ui/geo.js';
+import { metricValue, parseMetrics } from '../../ui/metrics.js';
+import { seriesOf, temporalParams } from '../../ui/temporal.js';
 
 describe('parseMetrics', () => {
   const text = [

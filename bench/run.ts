@@ -25,7 +25,7 @@ interface RunOptions extends MeasureOptions {
   readonly broker: string | undefined;
 }
 
-const USAGE = `usage: node dist/bench/run.js [--ceiling-only | --only notifications|auth|mqtt|federation|coldstart] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
+const USAGE = `usage: node dist-bench/run.js [--ceiling-only | --only notifications|auth|mqtt|federation|coldstart] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
   --ceiling-only   benchmark only the bare Hono + SQLite ceiling
   --only notifications
                    run only the notification scenarios (on a broker of their own; no ceiling)
@@ -95,11 +95,12 @@ function parseOptions(argv: readonly string[]): RunOptions {
   };
 }
 
+// NOTE: paths from dist-bench/run.js, the bundle scripts/build-bench.mjs writes with the other scripts beside it.
 const here = (file: string): string => fileURLToPath(new URL(file, import.meta.url));
 
 /** The node flags `npm start` uses (package.json `config.nodeFlags`): both targets run with them. */
 function readNodeFlags(): string[] {
-  const pkg: unknown = JSON.parse(readFileSync(here('../../package.json'), 'utf8'));
+  const pkg: unknown = JSON.parse(readFileSync(here('../package.json'), 'utf8'));
   const flags = (pkg as { config?: { nodeFlags?: unknown } }).config?.nodeFlags; // NOTE: our own package.json, read as is
   return typeof flags === 'string' ? flags.split(/\s+/).filter(Boolean) : [];
 }
@@ -186,7 +187,7 @@ async function main(): Promise<void> {
 
   try {
     const nodeFlags = readNodeFlags();
-    const script = options.broker === undefined ? here('../main.js') : resolve(options.broker);
+    const script = options.broker === undefined ? here('../dist/main.js') : resolve(options.broker);
     if (!options.ceilingOnly && !existsSync(script)) throw new Error(`${script} not found: build the broker first, or pass --ceiling-only`);
     const brokerTarget: Target = { name: 'broker', script, nodeFlags };
     const mqttCeiling: Target = { name: 'ceiling-mqtt', script: here('./ceiling-mqtt.js'), nodeFlags };

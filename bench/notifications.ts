@@ -8,9 +8,9 @@ import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { connect, type MqttClient } from 'mqtt';
-import { parseEntity, type TermMapper } from '../ngsi/index.js';
-import { changeTriggers, createSubscriptionRegistry, matchSubscription, parseSubscription } from '../subscriptions/index.js';
-import type { ChangeEvent } from '../events.js';
+import { parseEntity, type TermMapper } from '../src/ngsi/index.js';
+import { changeTriggers, createSubscriptionRegistry, matchSubscription, parseSubscription } from '../src/subscriptions/index.js';
+import type { ChangeEvent } from '../src/events.js';
 import { percentile, runLoad } from './load.js';
 import type { Row } from './report.js';
 
