@@ -16,7 +16,7 @@ export { jwkThumbprint, type SigningAlgorithm, type SigningKeyPersistence, type 
  */
 export { createTokenVerifier, type TokenVerifier, type TokenVerifierOptions } from './tokens.js';
 export {
-  actionIncludes, administers, allows, assigneesOf, checkPermissionRules, requireRight, sameTarget, targetCovers, type HeldPermissions,
+  actionIncludes, administers, allows, assigneesOf, checkPermissionRules, requireRight, targetCovers, type HeldPermissions,
 } from './policy.js';
 export { claimAt, principalOf, publicPrincipal, subjectUri, type ClaimsOptions } from './principal.js';
 export { createAuthenticator, type Authenticator, type AuthenticatorDeps } from './authenticator.js';

@@ -88,13 +88,6 @@ export function checkPermissionRules(p: Pick<Permission, 'action' | 'assignee' |
   }
 }
 
-/** Two targets name the same entities the same way (interface 5 rule 6: redundant permissions). */
-export function sameTarget(a: PermissionTarget, b: PermissionTarget): boolean {
-  const sameList = (x: readonly string[] | undefined, y: readonly string[] | undefined): boolean =>
-    x === undefined ? y === undefined : y !== undefined && x.length === y.length && x.every((v) => y.includes(v));
-  return a.id === b.id && sameList(a.types, b.types) && sameList(a.scopes, b.scopes);
-}
-
 /** The permissions of some assignees that may apply to one entity (the store's lookup). */
 export type HeldPermissions = (tenant: string, assignees: readonly string[], entityId: EntityId) => Permission[];
 

@@ -143,7 +143,3 @@ function pageLinkValue(requestUrl: string, page: { limit: number; offset: number
   if (hasMore) links.push(linkTo(page.offset + page.limit, 'next'));
   return links.join(', ');
 }
-
-export function isGeoJson(mediaType: ResponseMediaType): boolean {
-  return mediaType === APP_GEO_JSON;
-}

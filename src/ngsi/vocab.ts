@@ -35,14 +35,9 @@ export const SUB = AUTHORIZATION_ONTOLOGY + 'sub';
 export const NGSI_LD_NULL = 'urn:ngsi-ld:null';
 
 /**
- * Members of entities and attributes that the core context defines and the broker handles
- * structurally (never expanded through the user's context).
+ * Members of entities that the core context defines and the broker handles structurally (never
+ * expanded through the user's context).
  */
 export const ENTITY_CORE_MEMBERS = new Set([
   'id', 'type', 'scope', '@context', 'createdAt', 'modifiedAt', 'deletedAt',
-]);
-export const ATTRIBUTE_CORE_MEMBERS = new Set([
-  'type', 'value', 'object', 'objectType', 'languageMap', 'vocab', 'json', 'valueList',
-  'objectList', 'datasetId', 'observedAt', 'unitCode', 'createdAt', 'modifiedAt', 'deletedAt',
-  'instanceId', 'entity', 'lang',
 ]);
