@@ -9,14 +9,14 @@ export {
 } from './identity-provider.js';
 /** Password and client secret hashes (`scrypt$N$r$p$salt$hash`), shared with scripts/idp.mjs. */
 export { hashSecret, isSecretHash, verifySecret } from './secret-hash.js';
-export { jwkThumbprint, type SigningAlgorithm, type SigningKeyPersistence, type StoredSigningKey } from './signing-keys.js';
+export type { SigningAlgorithm, SigningKeyPersistence, StoredSigningKey } from './signing-keys.js';
 /**
  * Verifies bearer JWTs against the identity provider's JWKS (cached on disk), a local key file and
  * in-process keys; refusals are UnauthorizedErrors that say why.
  */
 export { createTokenVerifier, type TokenVerifier, type TokenVerifierOptions } from './tokens.js';
 export {
-  actionIncludes, administers, allows, assigneesOf, checkPermissionRules, requireRight, targetCovers, type HeldPermissions,
+  actionIncludes, administers, allows, checkPermissionRules, requireRight, type HeldPermissions,
 } from './policy.js';
-export { claimAt, principalOf, publicPrincipal, subjectUri, type ClaimsOptions } from './principal.js';
+export { claimAt, subjectUri, type ClaimsOptions } from './principal.js';
 export { createAuthenticator, type Authenticator, type AuthenticatorDeps } from './authenticator.js';

@@ -11,7 +11,7 @@ export interface CachedJwks {
   fetchedAt: number;
 }
 
-export class JwksCacheFileError extends Error {
+class JwksCacheFileError extends Error {
   override name = 'JwksCacheFileError';
 }
 

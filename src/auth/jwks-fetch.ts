@@ -12,7 +12,7 @@ export interface JwksFetchLimits {
   signal: AbortSignal;
 }
 
-export class JwksFetchError extends Error {
+class JwksFetchError extends Error {
   override name = 'JwksFetchError';
 }
 

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { exportJWK, importSPKI, importX509, type CryptoKey } from 'jose';
 import { parseJwkOrSet, type JwkSet } from './jwk-set.js';
 
-export class KeyFileError extends Error {
+class KeyFileError extends Error {
   override name = 'KeyFileError';
 }
 

@@ -17,7 +17,7 @@ export function actionIncludes(held: Action, needed: Action): boolean {
  * types (absent: every type) AND one of the scopes (absent: every scope; `@none`: entities without
  * a scope) — rule 1.
  */
-export function targetCovers(target: PermissionTarget, entity: EntityFacts): boolean {
+function targetCovers(target: PermissionTarget, entity: EntityFacts): boolean {
   if (target.id !== undefined) return target.id === entity.id;
   if (target.types !== undefined && !target.types.some((t) => entity.types.includes(t))) return false;
   if (target.scopes === undefined) return true;

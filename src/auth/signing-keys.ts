@@ -46,7 +46,7 @@ function publicMembers(jwk: Record<string, unknown>): Record<string, string> {
 }
 
 /** RFC 7638 JWK thumbprint (SHA-256, base64url) of a public key. */
-export function jwkThumbprint(jwk: Record<string, unknown>): string {
+function jwkThumbprint(jwk: Record<string, unknown>): string {
   // Members in lexicographic order and no whitespace (§3.3): JSON.stringify of the sorted record.
   return createHash('sha256').update(JSON.stringify(publicMembers(jwk))).digest('base64url');
 }

@@ -2,6 +2,6 @@
 // Other modules import only the `Config` type; server.ts hands each its slice.
 
 export { defaultConfig, type Config } from './schema.js';
-export { loadConfig, CONFIG_FILE_ENV, type LoadConfigInput, type Environment } from './load.js';
+export { loadConfig, type LoadConfigInput, type Environment } from './load.js';
 export { ConfigError, type ConfigIssue } from './errors.js';
-export { CONFIG_OPTIONS, renderOptionsMarkdown, toEnvName, type ConfigOption, type OptionKind, type OptionValue } from './options.js';
+export { CONFIG_OPTIONS, renderOptionsMarkdown, type ConfigOption, type OptionKind, type OptionValue } from './options.js';

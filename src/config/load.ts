@@ -17,7 +17,7 @@ export interface LoadConfigInput {
 }
 
 /** Environment variable naming the config file when `--config` is absent. */
-export const CONFIG_FILE_ENV = 'EDGELD_CONFIG';
+const CONFIG_FILE_ENV = 'EDGELD_CONFIG';
 
 interface SourcedValue {
   readonly value: unknown;

@@ -27,7 +27,7 @@ export function toKebab(key: string): string {
 }
 
 /** `server.shutdown-timeout` → `SERVER_SHUTDOWN_TIMEOUT`. */
-export function toEnvName(name: string): string {
+function toEnvName(name: string): string {
   return name.toUpperCase().replace(/[.-]/g, '_');
 }
 

@@ -10,7 +10,7 @@ import type { Logger } from '../lib/index.js';
 import type { PruneReport, Store } from '../store/index.js';
 
 /** Rows removed per transaction (a few milliseconds on a Pi's SD card). */
-export const JOURNAL_PRUNE_CHUNK = 2_000;
+const JOURNAL_PRUNE_CHUNK = 2_000;
 
 export interface JournalPruneDeps {
   store: Pick<Store, 'journal' | 'isOpen' | 'write'>;

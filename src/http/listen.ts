@@ -47,7 +47,7 @@ const REASONS: Readonly<Record<number, string>> = {
 };
 
 /** The raw HTTP/1.1 answer to a request Node could not parse: a ProblemDetails body, then close. */
-export function rawProblemResponse(err: NgsiError): string {
+function rawProblemResponse(err: NgsiError): string {
   const body = JSON.stringify(problemOf(err));
   return `HTTP/1.1 ${err.status} ${REASONS[err.status] ?? 'Error'}\r\nContent-Type: application/json\r\n`
     + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;

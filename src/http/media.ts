@@ -8,7 +8,7 @@ import {
 export const APP_JSON = 'application/json';
 export const APP_LD_JSON = 'application/ld+json';
 export const APP_GEO_JSON = 'application/geo+json';
-export const APP_MERGE_PATCH_JSON = 'application/merge-patch+json';
+const APP_MERGE_PATCH_JSON = 'application/merge-patch+json';
 
 export type ResponseMediaType = typeof APP_JSON | typeof APP_LD_JSON | typeof APP_GEO_JSON;
 export type RequestMediaType = typeof APP_JSON | typeof APP_LD_JSON;

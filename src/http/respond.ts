@@ -19,7 +19,7 @@ export function idSegment(id: string): string {
 }
 
 /** The URL a Link header names for this context (hosted composite contexts are served by us), as a URI. */
-export function contextLinkUrl(c: Context, ctx: ResolvedContext): string {
+function contextLinkUrl(c: Context, ctx: ResolvedContext): string {
   if (ctx.linkUrl !== undefined) return iriToUri(ctx.linkUrl);
   const origin = new URL(c.req.url).origin;
   return `${origin}${BASE}/jsonldContexts/${ctx.hostedId ?? ''}`;

@@ -5,7 +5,7 @@ import { routePath } from 'hono/route';
 import type { AppContext } from './app-env.js';
 
 /** What a request matched by no route is labelled (a 404 of an unknown path). */
-export const UNMATCHED_ROUTE = 'unmatched';
+const UNMATCHED_ROUTE = 'unmatched';
 
 /**
  * The route pattern (`/ngsi-ld/v1/entities/:entityId`) of an answered request. NOTE: the last matched

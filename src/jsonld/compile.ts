@@ -86,7 +86,7 @@ export async function compileContext(list: unknown[], load: LoadContext): Promis
 }
 
 /** Turns anything jsonld throws into an NgsiError (an invalid context is the client's fault). */
-export function translateJsonLdError(err: unknown): NgsiError {
+function translateJsonLdError(err: unknown): NgsiError {
   if (err instanceof NgsiError) return err;
   const message = err instanceof Error ? err.message : String(err);
   const details: unknown = typeof err === 'object' && err !== null ? Reflect.get(err, 'details') : undefined;

@@ -51,7 +51,7 @@ export function expandTermWith(maps: TermMaps, term: string): string {
  * Compacts an IRI with no deciding term definition, in jsonld's order: vocab-relative when the IRI
  * extends @vocab and the rest is not a term; else the shortest (then least) compact IRI; else the IRI.
  */
-export function compactWithoutTerm(maps: TermMaps, iri: string): string {
+function compactWithoutTerm(maps: TermMaps, iri: string): string {
   if (iri.startsWith('@')) return iri;
   const vocab = maps.vocab;
   if (vocab !== undefined && iri !== vocab && iri.startsWith(vocab)) {

@@ -26,7 +26,7 @@ const isRelationshipKind = (k: AttributeKind): boolean => k === 'Relationship' |
  * - a bare non-object value (number, string, boolean, array) → Property; a bare geometry → GeoProperty.
  * Undefined when nothing tells (no `type`, no payload member).
  */
-export function inferKind(f: AttributeFragment, attr: Iri): AttributeKind | undefined {
+function inferKind(f: AttributeFragment, attr: Iri): AttributeKind | undefined {
   if (f.kind !== undefined) return f.kind;
   const member = payloadMemberOf(f);
   switch (member) {
@@ -112,7 +112,7 @@ function payloadOf(a: Attribute): Partial<AttributeFragment> {
 }
 
 /** Sub-attributes merged: given ones added or replaced (keeping createdAt), NGSI-LD Null removes. */
-export function mergeSubAttributes(
+function mergeSubAttributes(
   existing: Record<Iri, Attribute>, given: Record<Iri, AttributeInput>, now: number,
 ): Record<Iri, Attribute> {
   const out: Record<Iri, Attribute> = { ...existing };

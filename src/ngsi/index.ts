@@ -15,7 +15,6 @@ export {
   assertSameEntityId, parseAttribute, parseAttributeFragment, parseAttributes, parseEntity, parseEntityFragment, parseEntityMembers,
   type ParseOptions,
 } from './parse.js';
-export { inferKind, isGeoAttribute } from './build-attribute.js';
 
 export type { Change, NotUpdated, UpdateOutcome } from './draft.js';
 export {
@@ -23,18 +22,18 @@ export {
   updateAttributes,
 } from './update.js';
 
-export { linkedOptions, renderEntity, type RenderOptions, type RepresentationFormat } from './render.js';
-export { isProjected, parseProjection, projectionBelow, type Member, type ProjectionTree } from './projection.js';
+export { renderEntity, type RenderOptions, type RepresentationFormat } from './render.js';
+export { isProjected, parseProjection, type Member, type ProjectionTree } from './projection.js';
 export { followLinks, type LinkedLoader, type Reached } from './linked-entities.js';
 export {
   compareOrderValues, orderValue, ordersByIdOnly, parseOrderBy, type OrderKey, type OrderValue,
 } from './order-by.js';
 export { renderFeatureCollection, renderGeoJson, type GeoJsonOptions } from './geojson.js';
-export { isLanguagePreference, parseLanguagePreference, pickLanguage, type LanguagePreference } from './lang.js';
+export { isLanguagePreference, type LanguagePreference } from './lang.js';
 
-export { GEOMETRY_TYPES, checkGeometry, looksLikeGeometry, type Geometry, type GeometryCheck } from './geometry.js';
+export { checkGeometry, type Geometry, type GeometryCheck } from './geometry.js';
 export { formatDateTime, isOutputForm, parseDateTime } from './time.js';
-export { isAbsoluteUri, isLanguageKey, isScopePath, nameProblem } from './names.js';
+export { isAbsoluteUri, nameProblem } from './names.js';
 export { isNestedDeeper, isPlainObject, type JsonObject } from './json.js';
 export { INSTANCE_PREFIX, instanceIdAt, instantOfInstanceId } from './instance-id.js';
 export type { HistoryInstance } from './history-instance.js';
@@ -45,7 +44,7 @@ export { nullPayloadOf } from './null-payload.js';
 export { compileIdPattern, type EntityFilter } from './filters.js';
 export { compilePattern, PatternSyntaxError, type Pattern } from './pattern.js';
 export {
-  EARTH_RADIUS_M, MAX_GEO_QUERY_POSITIONS, compileGeoQuery, distanceToShapeMetres, hasGeoQueryMembers, haversineMetres,
+  MAX_GEO_QUERY_POSITIONS, compileGeoQuery, distanceToShapeMetres, hasGeoQueryMembers, haversineMetres,
   matchesGeo, nearBounds, parseGeoQuery, shapeBounds, toShape, type Bounds, type GeoMatcher, type GeoQuery,
   type GeoQueryInput, type NearDistance, type Position, type QueryShape, type Shape, type TopologicalRelation,
 } from './geo/index.js';

@@ -217,7 +217,7 @@ export function parseAttributeInput(raw: unknown, ctx: ParseContext, attr: Iri):
 }
 
 /** An array of attribute objects is a multi-attribute; any other array is a concise Property value. */
-export const isInstanceList = (raw: unknown): raw is unknown[] =>
+const isInstanceList = (raw: unknown): raw is unknown[] =>
   Array.isArray(raw) && raw.length > 0 && raw.every(isPlainObject);
 
 /** NGSI-LD §4.5.5: at most one instance without datasetId, and no datasetId twice. */

@@ -10,11 +10,10 @@ export { parseTemporalAttributes, parseTemporalEntity, type TemporalEntityInput,
 /** ISO 8601 durations (aggrPeriodDuration, history.retention). */
 export { addDuration, parseDuration } from './duration.js';
 /** The retention job body, for tests and the scheduler. */
-export { RETENTION_CHUNK, retentionHorizon, runRetention, type RetentionDeps, type RetentionReport } from './retention.js';
+export { runRetention, type RetentionDeps, type RetentionReport } from './retention.js';
 export type { TemporalPage } from './read.js';
 export type {
   AggrMethod, Duration, TemporalFormat, TemporalQuery, TemporalRange, TemporalReadResult, TemporalRequest,
   TemporalSelection, TemporalView, TimeProperty, Timerel,
 } from './types.js';
-export { AGGR_METHODS } from './types.js';
 

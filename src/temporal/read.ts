@@ -20,7 +20,7 @@ export interface TemporalReadDeps {
 export interface TemporalPage { limit: number; offset: number; count: boolean }
 
 /** NGSI-LD §4.11: the instants a timerel selects, as a half-open window. */
-export function windowOf(q: TemporalQuery): HistoryWindow {
+function windowOf(q: TemporalQuery): HistoryWindow {
   const w: HistoryWindow = { timeproperty: q.timeproperty };
   if ((q.timerel === 'after' || q.timerel === 'between') && q.timeAt !== undefined) w.from = q.timeAt;
   if (q.timerel === 'before' && q.timeAt !== undefined) w.to = q.timeAt;

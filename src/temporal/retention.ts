@@ -7,7 +7,7 @@ import { addDuration } from './duration.js';
 import type { Duration } from './types.js';
 
 /** Rows deleted per transaction in the straddling bucket. */
-export const RETENTION_CHUNK = 5000;
+const RETENTION_CHUNK = 5000;
 
 export interface RetentionDeps {
   /** Retention drops whole buckets of history: housekeeping, not a change of any entity. */
@@ -29,7 +29,7 @@ export interface RetentionReport {
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** The instant before which history goes: `now` minus the retention period (calendar-aware). */
-export const retentionHorizon = (now: number, retention: Duration): number => addDuration(now, retention, -1);
+const retentionHorizon = (now: number, retention: Duration): number => addDuration(now, retention, -1);
 
 /** One retention run as of `now`; idempotent (a second run finds nothing left to do). */
 export async function runRetention(deps: RetentionDeps, now: number): Promise<RetentionReport> {

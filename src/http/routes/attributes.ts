@@ -10,7 +10,7 @@ import { BASE, sendPayload } from '../respond.js';
 import { actorOf, linkContext } from '../request-context.js';
 
 /** Discovery answers are JSON or JSON-LD; GeoJSON has nothing to show (406). */
-export const DISCOVERY_MEDIA = [APP_JSON, APP_LD_JSON] as const;
+const DISCOVERY_MEDIA = [APP_JSON, APP_LD_JSON] as const;
 
 /** Compact names (the request context's terms, else the expanded IRI), sorted. */
 export function compactNames(iris: readonly Iri[], ctx: TermMapper): string[] {

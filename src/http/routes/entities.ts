@@ -21,7 +21,7 @@ import { purgeEntities } from './entities-purge.js';
 
 const OFFERED = [APP_JSON, APP_LD_JSON, APP_GEO_JSON] as const;
 
-export function updateResultBody(result: UpdateResult, ctx: ResolvedContext): { updated: string[]; notUpdated: Array<{ attributeName: string; reason: string }> } {
+function updateResultBody(result: UpdateResult, ctx: ResolvedContext): { updated: string[]; notUpdated: Array<{ attributeName: string; reason: string }> } {
   return {
     updated: result.updated.map((a: Iri) => ctx.compactIri(a)),
     notUpdated: result.notUpdated.map((n) => ({ attributeName: ctx.compactIri(n.attr), reason: n.reason })),

@@ -5,7 +5,7 @@ export {
   MAX_GEO_QUERY_POSITIONS, hasGeoQueryMembers, parseGeoQuery, type GeoQuery, type GeoQueryInput, type NearDistance,
 } from './query.js';
 export { compileGeoQuery, matchesGeo, type GeoMatcher } from './match.js';
-export { EARTH_RADIUS_M, distanceToShapeMetres, haversineMetres } from './distance.js';
+export { distanceToShapeMetres, haversineMetres } from './distance.js';
 export { nearBounds, shapeBounds, type Bounds } from './bounds.js';
 export { toShape, type Position, type QueryShape, type Shape } from './shapes.js';
 export type { TopologicalRelation } from './jts.js';
