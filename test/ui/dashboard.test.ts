@@ -90,7 +90,7 @@ describe('dashboard (authentication off)', () => {
       // The series' stroke (#2563eb) is on the canvas: the path was drawn, not only the axes.
       expect(await strokePixels(page)).toBeGreaterThan(200);
       await screenshot(page, 'dashboard-entity.png');
-      // The README's picture: UPDATE_UI_SCREENSHOT=1 npx vitest run test/ui/dashboard.test.ts
+      // The picture in docs/dashboard.md: UPDATE_UI_SCREENSHOT=1 npx vitest run test/ui/dashboard.test.ts
       if (process.env['UPDATE_UI_SCREENSHOT'] === '1') await page.screenshot({ path: README_SCREENSHOT });
       await page.locator('svg.map .pt').waitFor({ timeout: 5000 });
 
