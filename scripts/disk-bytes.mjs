@@ -1,6 +1,6 @@
 // The disk bytes of one attribute update (PATCH …/attrs/temperature), reproduced on a file database
 // with better-sqlite3 and measured from /proc/self/io write_bytes (WAL appends and checkpoints), for
-// the storage layouts and settings the README's Disk bytes section compares (Linux only).
+// the storage layouts and settings the Disk bytes section of docs/performance.md compares (Linux only).
 //
 //   node scripts/disk-bytes.mjs [key=value ...]
 //

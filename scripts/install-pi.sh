@@ -70,7 +70,7 @@ fi
 # 2. Application tree: build a complete copy next to the old one, then swap, so a failed install
 #    leaves the running version untouched.
 if [[ $dry_run == yes ]]; then
-  say "would copy dist/, package.json, package-lock.json, contexts/, README.md and scripts/{backup,restore,idp}.mjs to a staging directory next to $APP_DIR"
+  say "would copy dist/, package.json, package-lock.json, contexts/, README.md, docs/ and scripts/{backup,restore,idp}.mjs to a staging directory next to $APP_DIR"
   say "would install production dependencies there (npm ci --omit=dev), unless $APP_DIR/node_modules matches the lockfile and Node version"
   say "would replace $APP_DIR with the staging directory (root-owned, read-only to $SERVICE_USER)"
 else
@@ -79,7 +79,7 @@ trap 'rm -rf "$staging"' EXIT
 say "copying the built tree to $staging"
 cp -R "$SRC_DIR/dist" "$staging/dist"
 cp "$SRC_DIR/package.json" "$SRC_DIR/package-lock.json" "$staging/"
-for optional in contexts README.md LICENSE; do
+for optional in contexts README.md docs LICENSE; do
   if [[ -e $SRC_DIR/$optional ]]; then cp -R "$SRC_DIR/$optional" "$staging/"; fi
 done
 mkdir -p "$staging/scripts"

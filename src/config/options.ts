@@ -1,5 +1,5 @@
 // The table of every configuration option (dotted name, environment variable, default, description),
-// derived from the schema so the two cannot drift; the README's option table is checked against it.
+// derived from the schema so the two cannot drift; the option table of docs/configuration.md is checked against it.
 
 import { z } from 'zod';
 import { configSchema } from './schema.js';
@@ -86,7 +86,7 @@ function buildOptions(): readonly ConfigOption[] {
 /** Every configuration option, in schema order. */
 export const CONFIG_OPTIONS: readonly ConfigOption[] = buildOptions();
 
-/** The option table as Markdown rows, for the README. */
+/** The option table as Markdown rows, for docs/configuration.md. */
 export function renderOptionsMarkdown(): string {
   const rows = CONFIG_OPTIONS.map((o) => {
     const values = o.kind === 'enum' ? ` (${o.values.join(' \\| ')})` : '';

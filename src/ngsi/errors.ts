@@ -137,7 +137,7 @@ export class InsufficientStorageError extends NgsiError {
   readonly status = 507;
 }
 
-/** When each error is used; the README's error table is rendered from this catalogue. */
+/** When each error is used; the error table of docs/api.md is rendered from this catalogue. */
 const WHEN: Record<string, string> = {
   InvalidRequest: 'malformed JSON, unknown or repeated query parameter, bad parameter syntax, body not an array for batches',
   BadRequestData: 'well-formed JSON but invalid NGSI-LD content: invalid id or name, JSON null, NGSI-LD Null on create, bad @context or Link header, id mismatch',
@@ -160,7 +160,7 @@ const WHEN: Record<string, string> = {
   InsufficientStorage: 'a write while the database\'s disk has less than `storage.min-free-bytes` free; reads keep working',
 };
 
-/** The catalogue as data, for the README table and its check. */
+/** The catalogue as data, for the table of docs/api.md and its check. */
 export const ERROR_CATALOGUE: ReadonlyArray<{ type: string; status: number; when: string }> = [
   InvalidRequestError, BadRequestDataError, AlreadyExistsError, OperationNotSupportedError,
   ResourceNotFoundError, AccessDeniedError, TooManyResultsError, TooComplexQueryError,
@@ -172,7 +172,7 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ type: string; status: number; when
   return { type: e.errorType, status: e.status, when: WHEN[e.errorType] ?? '' };
 });
 
-/** The README's error table (Markdown), rendered from the catalogue. */
+/** The error table of docs/api.md (Markdown), rendered from the catalogue. */
 export function renderErrorsMarkdown(): string {
   const rows = ERROR_CATALOGUE.map((e) => `| \`${e.type}\` | ${e.status} | ${e.when} |`);
   return ['| Type | Status | When |', '|---|---|---|', ...rows].join('\n');

@@ -56,7 +56,7 @@ describe('embedded MQTT broker across a kill -9', () => {
     const pub = await connectClient(url1);
     const sent = Array.from({ length: 40 }, (_, i) => `m${i}`);
     for (const body of sent) await pub.publishAsync('meas/hall', body, { qos: 1 });
-    // NOTE: Aedes writes PUBACK before it queues the message (see README), so the kill waits until
+    // NOTE: Aedes writes PUBACK before it queues the message (see docs/mqtt-and-devices.md), so the kill waits until
     // every message is committed to the queue.
     await vi.waitFor(() => expect(queuedFor(`${env.STORAGE_DIR}/edgeld.db`, 'e2e-dash')).toBe(sent.length), { timeout: 5_000 });
 
