@@ -1,15 +1,16 @@
 // Property-based fuzzing of MQTT ingestion through a real client on loopback: whatever the topic and
 // payload, every QoS 1 publish gets its PUBACK, the connection stays up, nothing fails unexpectedly
 // (no measurement counted as `failed`), every message is either stored or dropped with a reason, and
-// the broker stays healthy. FUZZ_MQTT_RUNS sets the number of messages (default 1,000).
+// the broker stays healthy. FUZZ_MQTT_RUNS, else FUZZ_RUNS, sets the number of messages (default 1,000).
 
 import fc from 'fast-check';
+import { fuzzRuns } from '../helpers/fuzz-runs.js';
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { connectClient } from '../helpers/mqtt.js';
 
-const RUNS = Number(process.env['FUZZ_MQTT_RUNS'] ?? 1_000);
+const RUNS = fuzzRuns(1_000, { specific: 'FUZZ_MQTT_RUNS' });
 
 let b: TestBroker;
 let client: MqttClient;
