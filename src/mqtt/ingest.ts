@@ -10,7 +10,11 @@ import { InsufficientStorageError, NgsiError, formatDateTime, isTenantName, type
 import type { Measurement } from '../entities/index.js';
 import { isDeviceId } from '../devices/index.js';
 import { boundedMemo, type Clock, type Logger } from '../lib/index.js';
-import { Dropped, compactOf, instancesOf, payloadObjects, plainInstances } from './payload.js';
+import {
+  DROP_REASONS, Dropped, compactOf, instancesOf, payloadObjects, plainInstances, type DeviceMapping, type DropReason, type MeasurementTopic,
+} from './payload.js';
+
+export type { DeviceMapping, DropReason, MeasurementTopic };
 
 /** The topic prefix of measurements. */
 export const MEASUREMENT_PREFIX = 'ngsi/';
@@ -23,35 +27,11 @@ const MAX_CACHED_DEVICES = 10_000;
 /** The empty list of instances, shared (never added to). */
 const NONE: ObservedInstance[] = [];
 
-export type MeasurementTopic =
-  | { readonly kind: 'attrs'; readonly tenant: string; readonly deviceId: string }
-  | { readonly kind: 'attr'; readonly tenant: string; readonly deviceId: string; readonly attr: string }
-  | { readonly kind: 'status'; readonly tenant: string; readonly deviceId: string };
-
-/** Why a message was dropped (the counters' keys). */
-export type DropReason = typeof DROP_REASONS[number];
-const DROP_REASONS = ['topic', 'too-large', 'not-json', 'shape', 'observed-at', 'invalid', 'unknown-device', 'forbidden', 'disk-full', 'failed'] as const;
-
 /** Who published a message, as authenticated: named in the log line of each message dropped. */
 export interface Publisher {
   readonly clientId: string;
   /** The device (`<tenant>/<deviceId>`), the token's subject, or null when anonymous. */
   readonly user: string | null;
-}
-
-/** What ingestion needs of the device registry: the mapping of a registered device. */
-export interface DeviceMapping {
-  entityId: string;
-  /** A type name or IRI, expanded with the device's context. */
-  entityType: string;
-  /** Measurement key → attribute name. */
-  renames: Record<string, string>;
-  /** Attribute name → unitCode, added to a Property that has none. */
-  unitCodes: Record<string, string>;
-  /** Attributes (compact, normalized) the entity starts with when a measurement creates it. */
-  staticAttributes: Record<string, unknown>;
-  /** The @context its names expand with (absent: the core context). */
-  context?: unknown;
 }
 
 export interface IngestDeps {

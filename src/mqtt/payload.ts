@@ -7,7 +7,30 @@ import {
   ENTITY_CORE_MEMBERS, NgsiError, isDeletion, isOutputForm, isPlainObject, nameProblem, parseAttributes, parseDateTime,
   type Attribute, type Iri, type ObservedInstance, type TermMapper,
 } from '../ngsi/index.js';
-import type { DeviceMapping, DropReason, MeasurementTopic } from './ingest.js';
+
+export type MeasurementTopic =
+  | { readonly kind: 'attrs'; readonly tenant: string; readonly deviceId: string }
+  | { readonly kind: 'attr'; readonly tenant: string; readonly deviceId: string; readonly attr: string }
+  | { readonly kind: 'status'; readonly tenant: string; readonly deviceId: string };
+
+/** Why a message was dropped (the counters' keys). */
+export type DropReason = typeof DROP_REASONS[number];
+export const DROP_REASONS = ['topic', 'too-large', 'not-json', 'shape', 'observed-at', 'invalid', 'unknown-device', 'forbidden', 'disk-full', 'failed'] as const;
+
+/** What ingestion needs of the device registry: the mapping of a registered device. */
+export interface DeviceMapping {
+  entityId: string;
+  /** A type name or IRI, expanded with the device's context. */
+  entityType: string;
+  /** Measurement key → attribute name. */
+  renames: Record<string, string>;
+  /** Attribute name → unitCode, added to a Property that has none. */
+  unitCodes: Record<string, string>;
+  /** Attributes (compact, normalized) the entity starts with when a measurement creates it. */
+  staticAttributes: Record<string, unknown>;
+  /** The @context its names expand with (absent: the core context). */
+  context?: unknown;
+}
 
 const GEOMETRY_TYPES = new Set(['Point', 'MultiPoint', 'LineString', 'MultiLineString', 'Polygon', 'MultiPolygon', 'GeometryCollection']);
 const STATUS_VALUES = new Set(['online', 'offline']);
