@@ -23,12 +23,16 @@ const BAD_USERNAME_OR_PASSWORD = 4;
 const SYS_PREFIX = '$SYS/';
 /** The client id a device must connect with, as its refusal says. */
 const DEVICE_CLIENT_ID = "the device's own name, <tenant>/<deviceId> or, in the default tenant, <deviceId>";
+/** The client id a client with a token must connect with. */
+const TOKEN_CLIENT_ID = 'any client id but the name of a registered device (<tenant>/<deviceId>, or <deviceId> in the default tenant)';
 
 export interface MqttAuthentication {
   /** The principal of a token in a tenant; rejects when the token is not valid. */
   principal(token: string, tenant: string): Promise<Principal>;
   /** Whether `secret` is the MQTT secret of a registered device. */
   deviceSecret(tenant: string, deviceId: string, secret: string): Promise<boolean>;
+  /** Whether a device is registered (its client id is kept for it). */
+  isDevice(tenant: string, deviceId: string): boolean;
   /** Whether a subject may subscribe to a topic filter that can match topics notifications go to. */
   maySubscribe(filter: string, principal: Principal): boolean;
   /** Whether a client may publish on a topic (not on the topics notifications go to). */
@@ -156,7 +160,15 @@ function authenticateWith(ctx: AccessContext): MqttAccessHooks['authenticate'] {
         refuse(done, BAD_USERNAME_OR_PASSWORD);
         return;
       }
-      identities.set(client, { kind: 'token', clientId: client.id, user: principal.subject ?? username ?? null, token: secret });
+      const user = principal.subject ?? username ?? null;
+      // NOTE: a client taking a device's client id would end its connection and take over its session.
+      const named = deviceOfName(client.id);
+      if (named !== undefined && auth.isDevice(named.tenant, named.deviceId)) {
+        log.info('mqtt client refused: its client id is that of a registered device', { clientId: client.id, user, expected: TOKEN_CLIENT_ID });
+        refuse(done, IDENTIFIER_REJECTED);
+        return;
+      }
+      identities.set(client, { kind: 'token', clientId: client.id, user, token: secret });
       done(null, true);
     });
   };

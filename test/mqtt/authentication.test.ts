@@ -194,6 +194,18 @@ describe('devices named by their bare id in the default tenant', () => {
     await device.endAsync();
   });
 
+  it('keeps a registered device\'s client id, bare or not, from clients with a token (CONNACK 2)', async () => {
+    const token = await b.token('alice');
+    for (const clientId of ['th-01', 'default/th-01', 'acme/th-02']) {
+      await expect(connectClient(url, { clientId, username: 'alice', password: token }, 3_000)).rejects.toMatchObject({ code: 2 });
+    }
+    const refusals = lines.filter((l) => l['msg'] === 'mqtt client refused: its client id is that of a registered device');
+    expect(refusals.at(-1)).toMatchObject({ clientId: 'acme/th-02', user: 'alice', expected: expect.stringContaining('registered device') });
+    // A name no device has is free to use.
+    const dashboard = await connectClient(url, { clientId: 'th-99', username: 'alice', password: token });
+    await dashboard.endAsync();
+  });
+
   it('refuses a client id naming another device (CONNACK 2) and says which form is expected', async () => {
     await expect(connectClient(url, { clientId: 'th-02', username: 'th-01', password: secret }, 3_000)).rejects.toMatchObject({ code: 2 });
     await expect(connectClient(url, { clientId: 'acme/th-01', username: 'th-01', password: secret }, 3_000)).rejects.toMatchObject({ code: 2 });
