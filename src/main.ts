@@ -1,11 +1,13 @@
 // Process entry point: load config, build the broker, start it, and map SIGTERM/SIGINT to an
 // orderly shutdown (exit 0 once drained). What stops start-up is one log line and a distinct exit code.
+// A start after an unclean stop (kill -9, power cut) says so, and what the recovery resumes with.
 
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config/index.js';
-import { createLogger, resolveLogFormat, systemClock } from './lib/index.js';
+import { createLogger, resolveLogFormat, systemClock, type Logger } from './lib/index.js';
 import { createBroker, type Broker } from './server.js';
 import { MqttListenError } from './mqtt/index.js';
-import { StoreLockedError } from './store/index.js';
+import { StoreLockedError, describeRecovery, readRecovery, readRunState, type RunState } from './store/index.js';
 
 /** Exit codes besides 0 (stopped), 1 (unexpected failure) and 2 (bad configuration). */
 const EXIT_STORE_LOCKED = 3;
@@ -29,6 +31,27 @@ function listenProblem(err: unknown, at: { host: string; port: number; portOptio
   }
 }
 
+/** Logs that the last stop was unclean, and what recovery does, when it was; then marks this run as started. */
+function beginRun(runState: RunState, dbPath: string, log: Logger): void {
+  const { unclean } = runState;
+  if (unclean !== undefined) {
+    const last = { lastPid: unclean.pid ?? null, lastStartedAt: unclean.startedAt ?? null, walBytes: unclean.walBytes };
+    let recovery;
+    try {
+      recovery = readRecovery(dbPath);
+    } catch (err) {
+      log.warn('the last stop was unclean (killed or power lost); what recovery resumes with is unknown', { ...last, err });
+    }
+    if (recovery) {
+      log.warn('the last stop was unclean (killed or power lost); recovered', {
+        ...last, journalReaders: recovery.readers, notificationsQueued: recovery.notificationsQueued, federationParked: recovery.federationParked,
+        recovery: describeRecovery(unclean, recovery),
+      });
+    }
+  }
+  runState.begin(systemClock.now());
+}
+
 async function main(): Promise<void> {
   let config;
   try {
@@ -44,6 +67,9 @@ async function main(): Promise<void> {
   const log = createLogger(config.log.level, 'edgeld', undefined, resolveLogFormat(config.log.format));
   let broker: Broker;
   let port: number;
+  // NOTE: read before the database is opened (opening replays the WAL); acted on once it is ours.
+  const dbPath = join(config.storage.dir, 'edgeld.db');
+  const runState = readRunState(dbPath);
   try {
     broker = createBroker({ config, log, clock: systemClock });
   } catch (err) {
@@ -52,6 +78,7 @@ async function main(): Promise<void> {
     process.exitCode = EXIT_STORE_LOCKED;
     return;
   }
+  beginRun(runState, dbPath, log);
   try {
     port = await broker.listen();
   } catch (err) {
@@ -59,6 +86,7 @@ async function main(): Promise<void> {
       const problem = listenProblem(err.cause, { host: err.host, port: err.port, portOption: err.option, hostOption: 'mqtt.host' });
       log.error('cannot start: the MQTT port cannot be opened', { reason: problem ?? err.message });
       await broker.close();
+      runState.end();
       process.exitCode = EXIT_MQTT_LISTEN_FAILED;
       return;
     }
@@ -66,6 +94,7 @@ async function main(): Promise<void> {
     if (problem === undefined) throw err;
     log.error('cannot start: the HTTP port cannot be opened', { reason: problem });
     broker.store.close();
+    runState.end();
     process.exitCode = EXIT_LISTEN_FAILED;
     return;
   }
@@ -83,6 +112,7 @@ async function main(): Promise<void> {
     log.info('shutting down', { signal });
     broker.close().then(
       () => {
+        runState.end();
         log.info('stopped');
         process.exitCode = 0;
       },

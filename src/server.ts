@@ -234,6 +234,7 @@ export function createBroker(deps: BrokerDeps): Broker {
       auth: {
         principal: (token, tenant) => auth.authenticate(token, tenant),
         deviceSecret: (tenant, deviceId, secret) => devices.checkSecret(tenant, deviceId, secret),
+        isDevice: (tenant, deviceId) => devices.resolve(tenant, deviceId) !== undefined,
         maySubscribe,
         mayPublish,
       },

@@ -6,7 +6,7 @@ export { createAnonymousHooks, type MqttAccessHooks } from './hooks.js';
 export { createMqttAccess, deviceSubject, topicMatches, type MqttAccessDeps, type MqttAuthentication } from './access.js';
 export {
   createIngest, parseMeasurementTopic, type DeviceMapping, type DropReason, type Ingest, type IngestDeps, type IngestOutcome, type IngestStats,
-  type MeasurementTopic,
+  type MeasurementTopic, type Publisher,
 } from './ingest.js';
 export { MqttListenError } from './errors.js';
 export { isEmbeddedBrokerUrl } from './local-url.js';

@@ -6,14 +6,15 @@
 // ngsi/<tenant>/<deviceId>/attrs/<attr>   one value
 // ngsi/<tenant>/<deviceId>/status         "online" / "offline" → the connectionStatus Property
 
-import { z } from 'zod';
-import {
-  ENTITY_CORE_MEMBERS, InsufficientStorageError, NgsiError, formatDateTime, isDeletion, isOutputForm, isPlainObject, isTenantName, nameProblem,
-  parseAttributes, parseDateTime, type Attribute, type Iri, type ObservedInstance, type Principal, type TermMapper,
-} from '../ngsi/index.js';
+import { InsufficientStorageError, NgsiError, formatDateTime, isTenantName, type Iri, type ObservedInstance, type Principal, type TermMapper } from '../ngsi/index.js';
 import type { Measurement } from '../entities/index.js';
 import { isDeviceId } from '../devices/index.js';
 import { boundedMemo, type Clock, type Logger } from '../lib/index.js';
+import {
+  DROP_REASONS, Dropped, compactOf, instancesOf, payloadObjects, plainInstances, type DeviceMapping, type DropReason, type MeasurementTopic,
+} from './payload.js';
+
+export type { DeviceMapping, DropReason, MeasurementTopic };
 
 /** The topic prefix of measurements. */
 export const MEASUREMENT_PREFIX = 'ngsi/';
@@ -21,35 +22,16 @@ export const MEASUREMENT_PREFIX = 'ngsi/';
 export const DEFAULT_TENANT_SEGMENT = 'default';
 
 const ATTRIBUTE_NAME = /^[^\s/+#]{1,256}$/;
-const GEOMETRY_TYPES = new Set(['Point', 'MultiPoint', 'LineString', 'MultiLineString', 'Polygon', 'MultiPolygon', 'GeometryCollection']);
-const STATUS_VALUES = new Set(['online', 'offline']);
 /** Entity ids (and type lists) kept for this many devices at most. */
 const MAX_CACHED_DEVICES = 10_000;
 /** The empty list of instances, shared (never added to). */
 const NONE: ObservedInstance[] = [];
 
-export type MeasurementTopic =
-  | { readonly kind: 'attrs'; readonly tenant: string; readonly deviceId: string }
-  | { readonly kind: 'attr'; readonly tenant: string; readonly deviceId: string; readonly attr: string }
-  | { readonly kind: 'status'; readonly tenant: string; readonly deviceId: string };
-
-/** Why a message was dropped (the counters' keys). */
-export type DropReason =
-  | 'topic' | 'too-large' | 'not-json' | 'shape' | 'observed-at' | 'invalid' | 'unknown-device' | 'forbidden' | 'disk-full' | 'failed';
-
-/** What ingestion needs of the device registry: the mapping of a registered device. */
-export interface DeviceMapping {
-  entityId: string;
-  /** A type name or IRI, expanded with the device's context. */
-  entityType: string;
-  /** Measurement key → attribute name. */
-  renames: Record<string, string>;
-  /** Attribute name → unitCode, added to a Property that has none. */
-  unitCodes: Record<string, string>;
-  /** Attributes (compact, normalized) the entity starts with when a measurement creates it. */
-  staticAttributes: Record<string, unknown>;
-  /** The @context its names expand with (absent: the core context). */
-  context?: unknown;
+/** Who published a message, as authenticated: named in the log line of each message dropped. */
+export interface Publisher {
+  readonly clientId: string;
+  /** The device (`<tenant>/<deviceId>`), the token's subject, or null when anonymous. */
+  readonly user: string | null;
 }
 
 export interface IngestDeps {
@@ -81,7 +63,9 @@ export interface Ingest {
    * Stores one message as `actor` (resolves after commit) or drops it; never rejects. No actor: the
    * client may not publish for this device (dropped as forbidden).
    */
-  handle(actor: Principal | undefined, topic: MeasurementTopic, payload: Buffer): Promise<IngestOutcome>;
+  handle(actor: Principal | undefined, topic: MeasurementTopic, payload: Buffer, from: Publisher): Promise<IngestOutcome>;
+  /** Counts and logs a message dropped before ingestion: a topic under `ngsi/` that is no measurement topic. */
+  dropTopic(topic: string, from: Publisher): void;
   stats(): IngestStats;
 }
 
@@ -106,230 +90,103 @@ function parseTopic(topic: string): MeasurementTopic | undefined {
   return undefined;
 }
 
-/** Compact attributes whose observedAt the device gave, and those stamped with the receive time. */
-interface CompactSplit {
-  given: Record<string, unknown>;
-  received: Record<string, unknown>;
+
+/** What ingestion makes once and reuses for every message (read-only to the write path). */
+interface IngestCaches {
+  /** The entity id of an unregistered device. */
+  defaultEntityId(deviceId: string): string;
+  /** The one-type list of a type. */
+  typesOf(type: Iri): Iri[];
 }
 
-/** The last instance under each name (`names[i]` is the name of `list[i]`), in the order of those last ones. */
-function lastOfEach(list: ObservedInstance[], names: readonly string[]): ObservedInstance[] {
-  const byName = new Map<string, ObservedInstance>();
-  list.forEach((instance, i) => {
-    byName.delete(names[i]!);
-    byName.set(names[i]!, instance);
-  });
-  return byName.size === list.length ? list : [...byName.values()];
-}
-
-class Dropped extends Error {
-  constructor(readonly reason: DropReason, detail: string) {
-    super(detail);
-  }
-}
-
-const OBJECT = z.record(z.string(), z.unknown());
-const ATTRS_PAYLOAD = z.union([OBJECT, z.array(OBJECT).min(1).max(10_000)]);
-
-/** A measurement value as a compact NGSI-LD attribute (edge.md §2). */
-function attributeOf(raw: unknown, observedAt: string): Record<string, unknown> {
-  if (isPlainObject(raw)) {
-    if (typeof raw['type'] === 'string' && GEOMETRY_TYPES.has(raw['type']) && ('coordinates' in raw || 'geometries' in raw)) {
-      return { type: 'GeoProperty', value: raw, observedAt };
+/** Stores one message as `actor` (resolves after commit); throws `Dropped` for a message it drops. */
+async function measure(deps: IngestDeps, caches: IngestCaches, actor: Principal | undefined, topic: MeasurementTopic, payload: Buffer): Promise<IngestOutcome> {
+  if (payload.length > deps.maxPayload) throw new Dropped('too-large', `${payload.length} bytes is over mqtt.max-payload (${deps.maxPayload})`);
+  if (actor === undefined) throw new Dropped('forbidden', 'this client may not publish measurements of this device');
+  const device = deps.device(topic.tenant, topic.deviceId);
+  const nowMs = deps.clock.now();
+  // NOTE: formatted only when needed: the plain values of a payload carry the instant as a number.
+  let nowText: string | undefined;
+  const now = (): string => (nowText ??= formatDateTime(nowMs));
+  const objects = payloadObjects(topic, payload, now);
+  const found = deps.mapper(device?.context);
+  const mapper = found instanceof Promise ? await found : found;
+  let instances: ObservedInstance[] = NONE;
+  let received: ObservedInstance[] = NONE;
+  const add = (given: ObservedInstance[], stamped: ObservedInstance[]): void => {
+    if (given.length > 0) instances = instances === NONE ? given : [...instances, ...given];
+    if (stamped.length > 0) received = received === NONE ? stamped : [...received, ...stamped];
+  };
+  for (const o of objects) {
+    const plain = plainInstances(o, device, mapper, nowMs);
+    if (plain !== undefined) {
+      if (o['observedAt'] === undefined) add(NONE, plain);
+      else add(plain, NONE);
+      continue;
     }
-    if ('object' in raw) return { type: 'Relationship', observedAt, ...raw };
-    if ('value' in raw) return { type: 'Property', observedAt, ...raw };
+    const c = compactOf(o, device, now());
+    add(instancesOf(c.given, mapper, nowMs), instancesOf(c.received, mapper, nowMs));
   }
-  return { type: 'Property', value: raw as never, observedAt };
+  const m: Measurement = {
+    entityId: device?.entityId ?? caches.defaultEntityId(topic.deviceId), types: caches.typesOf(mapper.expandTerm(device?.entityType ?? deps.defaultEntityType)),
+    instances, received,
+  };
+  if (device !== undefined && Object.keys(device.staticAttributes).length > 0) m.initial = initialInstances(device, mapper, now(), nowMs);
+  try {
+    // A registered device's entity is created on first use; an unregistered one's only with autoprovisioning.
+    const { created } = await deps.record(actor, m, { create: device !== undefined || deps.autoprovision });
+    return { stored: true, created };
+  } catch (err) {
+    if (err instanceof InsufficientStorageError) throw new Dropped('disk-full', err.detail ?? err.message);
+    if (err instanceof NgsiError && err.status === 404) throw new Dropped('unknown-device', `device ${topic.deviceId} is not registered and has no entity`);
+    if (err instanceof NgsiError) throw new Dropped(err.status === 403 ? 'forbidden' : 'invalid', err.detail ?? err.message);
+    throw err;
+  }
+}
+
+/** The attributes a registered device's entity starts with, observed now. */
+function initialInstances(device: DeviceMapping, mapper: TermMapper, now: string, nowMs: number): ObservedInstance[] {
+  // NOTE: static attributes are checked as objects when the device is registered
+  const compact = Object.fromEntries(Object.entries(device.staticAttributes).map(([k, v]) => [k, { observedAt: now, ...(v as object) }]));
+  return instancesOf(compact, mapper, nowMs);
 }
 
 export function createIngest(deps: IngestDeps): Ingest {
-  const { clock, log } = deps;
-  const dropped = Object.fromEntries(
-    (['topic', 'too-large', 'not-json', 'shape', 'observed-at', 'invalid', 'unknown-device', 'forbidden', 'disk-full', 'failed'] as const).map((r) => [r, 0]),
-  ) as Record<DropReason, number>;
+  const { log } = deps;
+  const dropped = Object.fromEntries(DROP_REASONS.map((r) => [r, 0])) as Record<DropReason, number>; // NOTE: one key per reason, just made
   let received = 0;
   let stored = 0;
-  // NOTE: the entity id of an unregistered device and the one-type lists are made once, not per
-  // message; both are read-only to the write path.
-  const defaultEntityId = boundedMemo(MAX_CACHED_DEVICES, (deviceId: string) => `urn:ngsi-ld:${deps.defaultEntityType}:${deviceId}`);
-  const typesOf = boundedMemo(MAX_CACHED_DEVICES, (type: Iri): Iri[] => [type]);
-
-  const json = (payload: Buffer): unknown => {
-    try {
-      return JSON.parse(payload.toString('utf8'));
-    } catch {
-      throw new Dropped('not-json', 'the payload is not JSON');
-    }
-  };
-
-  /**
-   * The compact attributes of one payload object, each with its observedAt (the attribute's, else the
-   * payload's, else the receive time), split by whether the device gave the time.
-   */
-  const compactOf = (obj: Record<string, unknown>, device: DeviceMapping | undefined, now: string): CompactSplit => {
-    let observedAt: string | undefined;
-    if (obj['observedAt'] !== undefined) {
-      if (typeof obj['observedAt'] !== 'string' || parseDateTime(obj['observedAt']) === undefined) {
-        throw new Dropped('observed-at', 'observedAt must be an ISO 8601 date-time');
-      }
-      observedAt = obj['observedAt'];
-    }
-    const out: CompactSplit = { given: {}, received: {} };
-    let n = 0;
-    for (const [key, raw] of Object.entries(obj)) {
-      if (key === 'observedAt') continue;
-      const name = device?.renames[key] ?? key;
-      const attr = attributeOf(raw, observedAt ?? now);
-      const unitCode = device?.unitCodes[name];
-      if (unitCode !== undefined && attr['type'] === 'Property' && attr['unitCode'] === undefined) attr['unitCode'] = unitCode;
-      const given = observedAt !== undefined || (isPlainObject(raw) && raw['observedAt'] !== undefined);
-      (given ? out.given : out.received)[name] = attr;
-      n += 1;
-    }
-    if (n === 0) throw new Dropped('shape', 'the payload has no attribute');
-    return out;
-  };
-
-  /** Observed instances of compact attributes (names checked and expanded with the device's context). */
-  const instancesOf = (compact: Record<string, unknown>, mapper: TermMapper, now: number): ObservedInstance[] => {
-    if (Object.keys(compact).length === 0) return [];
-    let inputs;
-    try {
-      inputs = parseAttributes(compact, mapper, { now, allowNull: false });
-    } catch (err) {
-      if (err instanceof NgsiError) throw new Dropped('invalid', err.detail ?? err.message);
-      throw err;
-    }
-    const out: ObservedInstance[] = [];
-    for (const [attr, list] of Object.entries(inputs) as Array<[Iri, typeof inputs[string]]>) {
-      for (const a of list ?? []) {
-        if (isDeletion(a) || a.observedAt === undefined) throw new Dropped('invalid', `${mapper.compactIri(attr)}: no value`);
-        out.push({ attr, attribute: { ...a, observedAt: a.observedAt } });
-      }
-    }
-    return out;
-  };
-
-  /**
-   * The instances of a payload object whose every member is a plain number, string or boolean under a
-   * valid name, built directly: what the generic path (compactOf, then instancesOf) makes of it, without
-   * its JSON-LD-shaped detour. Undefined for any other object: the generic path takes it, and its errors.
-   * They were observed at the payload's observedAt when it has one, else at the receive time.
-   */
-  const plainInstances = (obj: Record<string, unknown>, device: DeviceMapping | undefined, mapper: TermMapper, nowMs: number):
-    ObservedInstance[] | undefined => {
-    const text = obj['observedAt'];
-    let observedAt = nowMs;
-    let observedAtText: string | undefined;
-    if (text !== undefined) {
-      if (typeof text !== 'string') return undefined;
-      const at = parseDateTime(text);
-      if (at === undefined) return undefined;
-      observedAt = at;
-      if (!isOutputForm(text)) observedAtText = text;
-    }
-    const renames = device === undefined || Object.keys(device.renames).length === 0 ? undefined : device.renames;
-    const list: ObservedInstance[] = [];
-    const names: string[] | undefined = renames === undefined ? undefined : [];
-    for (const key in obj) {
-      if (key === 'observedAt') continue;
-      const raw = obj[key];
-      if (typeof raw !== 'number' && typeof raw !== 'string' && typeof raw !== 'boolean') return undefined;
-      if (typeof raw === 'number' && !Number.isFinite(raw)) return undefined;
-      const name = renames?.[key] ?? key;
-      if (ENTITY_CORE_MEMBERS.has(name) || name.startsWith('@') || nameProblem(name) !== undefined) return undefined;
-      const attribute: Attribute & { observedAt: number } = { createdAt: nowMs, modifiedAt: nowMs, sub: {}, observedAt, kind: 'Property', value: raw };
-      if (observedAtText !== undefined) attribute.observedAtText = observedAtText;
-      const unitCode = device?.unitCodes[name];
-      if (unitCode !== undefined) attribute.unitCode = unitCode;
-      list.push({ attr: mapper.expandTerm(name), attribute });
-      names?.push(name);
-    }
-    if (list.length === 0) return undefined;
-    // NOTE: the keys of a JSON object are distinct, so only renames can give two members one name:
-    // the later one wins, as in the generic path.
-    return names === undefined ? list : lastOfEach(list, names);
-  };
-
-  const payloadObjects = (topic: MeasurementTopic, payload: Buffer, now: () => string): Array<Record<string, unknown>> => {
-    if (topic.kind === 'status') {
-      const text = payload.toString('utf8').trim();
-      const value = text.startsWith('"') ? json(payload) : text;
-      if (typeof value !== 'string' || !STATUS_VALUES.has(value)) throw new Dropped('shape', 'status must be online or offline');
-      return [{ connectionStatus: { value, observedAt: now() } }];
-    }
-    const body = json(payload);
-    if (topic.kind === 'attr') return [{ [topic.attr]: body }];
-    if (isPlainObject(body)) return [body];
-    const parsed = ATTRS_PAYLOAD.safeParse(body);
-    if (!parsed.success) throw new Dropped('shape', 'expected a JSON object of attributes, or a non-empty array of them');
-    return Array.isArray(parsed.data) ? parsed.data : [parsed.data];
-  };
-
-  const handle = async (actor: Principal | undefined, topic: MeasurementTopic, payload: Buffer): Promise<IngestOutcome> => {
-    if (payload.length > deps.maxPayload) throw new Dropped('too-large', `${payload.length} bytes is over mqtt.max-payload (${deps.maxPayload})`);
-    if (actor === undefined) throw new Dropped('forbidden', 'this client may not publish measurements of this device');
-    const device = deps.device(topic.tenant, topic.deviceId);
-    const nowMs = clock.now();
-    // NOTE: formatted only when needed: the plain values of a payload carry the instant as a number.
-    let nowText: string | undefined;
-    const now = (): string => (nowText ??= formatDateTime(nowMs));
-    const objects = payloadObjects(topic, payload, now);
-    const found = deps.mapper(device?.context);
-    const mapper = found instanceof Promise ? await found : found;
-    let instances: ObservedInstance[] = NONE;
-    let received: ObservedInstance[] = NONE;
-    const add = (given: ObservedInstance[], stamped: ObservedInstance[]): void => {
-      if (given.length > 0) instances = instances === NONE ? given : [...instances, ...given];
-      if (stamped.length > 0) received = received === NONE ? stamped : [...received, ...stamped];
-    };
-    for (const o of objects) {
-      const plain = plainInstances(o, device, mapper, nowMs);
-      if (plain !== undefined) {
-        if (o['observedAt'] === undefined) add(NONE, plain);
-        else add(plain, NONE);
-        continue;
-      }
-      const c = compactOf(o, device, now());
-      add(instancesOf(c.given, mapper, nowMs), instancesOf(c.received, mapper, nowMs));
-    }
-    const m: Measurement = {
-      entityId: device?.entityId ?? defaultEntityId(topic.deviceId), types: typesOf(mapper.expandTerm(device?.entityType ?? deps.defaultEntityType)),
-      instances, received,
-    };
-    if (device !== undefined && Object.keys(device.staticAttributes).length > 0) {
-      m.initial = instancesOf(Object.fromEntries(Object.entries(device.staticAttributes).map(([k, v]) => [k, { observedAt: now(), ...(v as object) }])), mapper, nowMs);
-    }
-    try {
-      // A registered device's entity is created on first use; an unregistered one's only with autoprovisioning.
-      const { created } = await deps.record(actor, m, { create: device !== undefined || deps.autoprovision });
-      return { stored: true, created };
-    } catch (err) {
-      if (err instanceof InsufficientStorageError) throw new Dropped('disk-full', err.detail ?? err.message);
-      if (err instanceof NgsiError && err.status === 404) throw new Dropped('unknown-device', `device ${topic.deviceId} is not registered and has no entity`);
-      if (err instanceof NgsiError) throw new Dropped(err.status === 403 ? 'forbidden' : 'invalid', err.detail ?? err.message);
-      throw err;
-    }
+  const caches: IngestCaches = {
+    defaultEntityId: boundedMemo(MAX_CACHED_DEVICES, (deviceId: string) => `urn:ngsi-ld:${deps.defaultEntityType}:${deviceId}`),
+    typesOf: boundedMemo(MAX_CACHED_DEVICES, (type: Iri): Iri[] => [type]),
   };
 
   return {
-    async handle(actor, topic, payload) {
+    async handle(actor, topic, payload, from) {
       received += 1;
       try {
-        const outcome = await handle(actor, topic, payload);
+        const outcome = await measure(deps, caches, actor, topic, payload);
         stored += 1;
         return outcome;
       } catch (err) {
         const reason: DropReason = err instanceof Dropped ? err.reason : 'failed';
         const detail = err instanceof Error ? err.message : String(err);
         dropped[reason] += 1;
-        if (reason === 'failed') log.error('mqtt measurement not stored', { tenant: topic.tenant, deviceId: topic.deviceId, err });
+        const who = { clientId: from.clientId, user: from.user, tenant: topic.tenant, deviceId: topic.deviceId, reason };
+        if (reason === 'failed') log.error('mqtt measurement not stored', { ...who, err });
         // NOTE: the store logs a full disk once; a line per measurement would only fill it faster.
-        else if (reason === 'disk-full') log.debug('mqtt measurement dropped', { tenant: topic.tenant, deviceId: topic.deviceId, reason });
-        else log.warn('mqtt measurement dropped', { tenant: topic.tenant, deviceId: topic.deviceId, reason, detail });
+        else if (reason === 'disk-full') log.debug('mqtt measurement dropped', who);
+        else log.warn('mqtt measurement dropped', { ...who, detail });
         return { stored: false, reason, detail };
       }
+    },
+    dropTopic(topic, from) {
+      received += 1;
+      dropped.topic += 1;
+      log.warn('mqtt measurement dropped', {
+        clientId: from.clientId, user: from.user, topic, reason: 'topic',
+        detail: 'expected ngsi/<tenant>/<deviceId>/attrs, ngsi/<tenant>/<deviceId>/attrs/<attr> or ngsi/<tenant>/<deviceId>/status',
+      });
     },
     stats: () => ({ received, stored, dropped: { ...dropped } }),
   };

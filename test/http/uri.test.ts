@@ -3,6 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { fuzzRuns } from '../helpers/fuzz-runs.js';
 import { iriToUri, pathSegment } from '../../src/http/uri.js';
 
 /** A URI reference of printable ASCII (RFC 3986 §2): no character outside the URI set, no stray %. */
@@ -28,7 +29,7 @@ describe('iriToUri', () => {
       const uri = iriToUri(s);
       expect(uri).toMatch(URI_REFERENCE);
       expect(iriToUri(uri)).toBe(uri);
-    }));
+    }), { numRuns: fuzzRuns(100) });
   });
 });
 
@@ -43,6 +44,6 @@ describe('pathSegment', () => {
       const segment = pathSegment(s);
       expect(segment).toMatch(/^(?:[A-Za-z0-9\-._~:@!$&'()*+,;=]|%[0-9A-F]{2})*$/);
       expect(decodeURIComponent(segment)).toBe(s);
-    }));
+    }), { numRuns: fuzzRuns(100) });
   });
 });

@@ -2,6 +2,7 @@
 // says, on random expressions of every field form and token it accepts, from random instants.
 
 import fc from 'fast-check';
+import { fuzzRuns } from '../helpers/fuzz-runs.js';
 import cron from 'node-cron';
 import { describe, expect, it } from 'vitest';
 import { parseCron } from '../../src/jobs/cron.js';
@@ -60,7 +61,7 @@ describe('cron schedule in UTC', () => {
         })();
         expect(actual).toBe(expected);
       }),
-      { numRuns: 400 },
+      { numRuns: fuzzRuns(400) },
     );
   });
 

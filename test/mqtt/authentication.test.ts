@@ -6,6 +6,7 @@ import { generateKeyPair } from 'jose';
 import { ADMIN_ROLE, mint, startAuthBroker, type AuthBroker } from '../helpers/auth.js';
 import { connectClient } from '../helpers/mqtt.js';
 import { within } from '../helpers/process.js';
+import { createLogger } from '../../src/lib/index.js';
 
 describe('embedded MQTT broker with authentication', () => {
   let b: AuthBroker;
@@ -141,5 +142,75 @@ describe('devices with their secret', () => {
   it('refuses a wrong secret (CONNACK 4) and a client id other than the user name (CONNACK 2)', async () => {
     await expect(connectClient(url, { clientId: 'default/meter-1', username: 'default/meter-1', password: 'wrong' }, 3_000)).rejects.toMatchObject({ code: 4 });
     await expect(connectClient(url, { clientId: 'someone', username: 'default/meter-1', password: secret }, 3_000)).rejects.toMatchObject({ code: 2 });
+  });
+});
+
+describe('devices named by their bare id in the default tenant', () => {
+  let b: AuthBroker;
+  let url: string;
+  let secret: string;
+  let foreignSecret: string;
+  const lines: Array<Record<string, unknown>> = [];
+  beforeAll(async () => {
+    b = await startAuthBroker({
+      config: { server: { port: 0, host: '127.0.0.1' } },
+      log: createLogger('info', 'edgeld', (l) => lines.push(JSON.parse(l) as Record<string, unknown>)),
+    });
+    await b.broker.listen();
+    url = `mqtt://127.0.0.1:${b.broker.mqttPort}`;
+    const reg = await b.as('root', 'POST', '/edgeld/v1/devices', { body: { deviceId: 'th-01' }, claims: { roles: [ADMIN_ROLE] } });
+    expect(reg.status, reg.text).toBe(201);
+    secret = reg.json.secret;
+    const foreign = await b.as('root', 'POST', '/edgeld/v1/devices', {
+      body: { deviceId: 'th-02' }, headers: { 'NGSILD-Tenant': 'acme' }, claims: { roles: [ADMIN_ROLE] },
+    });
+    expect(foreign.status, foreign.text).toBe(201);
+    foreignSecret = foreign.json.secret;
+  });
+  afterAll(() => b.close());
+
+  it('connects with client id and user name th-01 as default/th-01, and its measurement is stored', async () => {
+    for (const username of ['th-01', 'default/th-01']) {
+      const device = await connectClient(url, { clientId: 'th-01', username, password: secret });
+      try {
+        await device.publishAsync('ngsi/default/th-01/attrs', JSON.stringify({ temperature: username.length }), { qos: 1 });
+      } finally {
+        await device.endAsync();
+      }
+      const res = await b.as('root', 'GET', `/ngsi-ld/v1/entities/${encodeURIComponent('urn:ngsi-ld:Device:th-01')}`, { claims: { roles: [ADMIN_ROLE] } });
+      expect(res.status, res.text).toBe(200);
+      expect(res.json.temperature.value).toBe(username.length);
+    }
+  });
+
+  it('refuses the bare id with a wrong secret (CONNACK 4)', async () => {
+    await expect(connectClient(url, { clientId: 'th-01', username: 'th-01', password: 'wrong' }, 3_000)).rejects.toMatchObject({ code: 4 });
+  });
+
+  it('refuses a bare id naming a device of another tenant, even with that device\'s secret (CONNACK 4)', async () => {
+    await expect(connectClient(url, { clientId: 'th-02', username: 'th-02', password: foreignSecret }, 3_000)).rejects.toMatchObject({ code: 4 });
+    // Its own name connects it.
+    const device = await connectClient(url, { clientId: 'acme/th-02', username: 'acme/th-02', password: foreignSecret });
+    await device.endAsync();
+  });
+
+  it('keeps a registered device\'s client id, bare or not, from clients with a token (CONNACK 2)', async () => {
+    const token = await b.token('alice');
+    for (const clientId of ['th-01', 'default/th-01', 'acme/th-02']) {
+      await expect(connectClient(url, { clientId, username: 'alice', password: token }, 3_000)).rejects.toMatchObject({ code: 2 });
+    }
+    const refusals = lines.filter((l) => l['msg'] === 'mqtt client refused: its client id is that of a registered device');
+    expect(refusals.at(-1)).toMatchObject({ clientId: 'acme/th-02', user: 'alice', expected: expect.stringContaining('registered device') });
+    // A name no device has is free to use.
+    const dashboard = await connectClient(url, { clientId: 'th-99', username: 'alice', password: token });
+    await dashboard.endAsync();
+  });
+
+  it('refuses a client id naming another device (CONNACK 2) and says which form is expected', async () => {
+    await expect(connectClient(url, { clientId: 'th-02', username: 'th-01', password: secret }, 3_000)).rejects.toMatchObject({ code: 2 });
+    await expect(connectClient(url, { clientId: 'acme/th-01', username: 'th-01', password: secret }, 3_000)).rejects.toMatchObject({ code: 2 });
+    const refusals = lines.filter((l) => l['msg'] === 'mqtt device refused: its client id names another device, or none');
+    expect(refusals).toHaveLength(2);
+    expect(refusals[0]).toMatchObject({ clientId: 'th-02', user: 'default/th-01', expected: expect.stringContaining('<tenant>/<deviceId>') });
   });
 });

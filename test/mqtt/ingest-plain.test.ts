@@ -9,6 +9,7 @@ import { createFixedClock, silentLogger } from '../../src/lib/index.js';
 import { anonymousIn } from '../../src/ngsi/index.js';
 import { mapper } from '../ngsi/fake-mapper.js';
 
+const PUBLISHER = { clientId: 'd1', user: null };
 const NOW = Date.UTC(2026, 4, 1, 12, 0, 0, 250);
 const DEVICE: DeviceMapping = {
   entityId: 'urn:ngsi-ld:Sensor:d1', entityType: 'Sensor', renames: { t: 'temperature', temp: 'temperature', h: 'humidity' },
@@ -28,7 +29,7 @@ async function measured(payload: unknown, registered: boolean): Promise<Measurem
     },
   });
   const topic: MeasurementTopic = { kind: 'attrs', tenant: '', deviceId: 'd1' };
-  const outcome = await ingest.handle(anonymousIn(''), topic, Buffer.from(JSON.stringify(payload)));
+  const outcome = await ingest.handle(anonymousIn(''), topic, Buffer.from(JSON.stringify(payload)), PUBLISHER);
   expect(outcome).toMatchObject({ stored: true });
   if (seen === undefined) throw new Error('nothing recorded');
   return seen;
@@ -73,7 +74,7 @@ describe('plain measurement values', () => {
           return Promise.resolve({ created: false });
         },
       });
-      return i.handle(anonymousIn(''), { kind: 'attrs', tenant: '', deviceId: 'd1' }, Buffer.from(JSON.stringify(payload))).then((o) => ({ o, got }));
+      return i.handle(anonymousIn(''), { kind: 'attrs', tenant: '', deviceId: 'd1' }, Buffer.from(JSON.stringify(payload)), PUBLISHER).then((o) => ({ o, got }));
     };
     expect((await ingest({ observedAt: 'yesterday', temperature: 1 })).o).toMatchObject({ stored: false, reason: 'observed-at' });
     expect((await ingest({ observedAt: '2026-05-01T09:00:00Z', 'a<b': 1 })).o).toMatchObject({ stored: false, reason: 'invalid' });

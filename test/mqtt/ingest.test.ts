@@ -135,12 +135,16 @@ describe('bad payloads', () => {
     expect(client.connected).toBe(true);
   });
 
-  it('ignores messages on other topics and malformed measurement topics', async () => {
+  it('ignores messages on other topics, and drops those on malformed measurement topics (reason topic)', async () => {
     const before = b.broker.mqttIngest.stats();
     await publish('plant/room1/temp', '20');
+    expect(b.broker.mqttIngest.stats().received).toBe(before.received);
     await publish('ngsi/default/has space/attrs', '{"t":1}');
     await publish('ngsi/default/dev/other', '{"t":1}');
-    expect(b.broker.mqttIngest.stats().received).toBe(before.received);
+    const after = b.broker.mqttIngest.stats();
+    expect(after.received - before.received).toBe(2);
+    expect(after.dropped.topic - before.dropped.topic).toBe(2);
+    expect(after.stored).toBe(before.stored);
   });
 });
 

@@ -1,6 +1,7 @@
 // Instance ids that carry the instant their row is stored under (a version-7 UUID layout).
 
 import fc from 'fast-check';
+import { fuzzRuns } from '../helpers/fuzz-runs.js';
 import { describe, expect, it } from 'vitest';
 import { INSTANCE_PREFIX, instanceIdAt, instantOfInstanceId } from '../../src/ngsi/index.js';
 
@@ -38,7 +39,7 @@ describe('instanceIdAt, written into a buffer', () => {
     const at = fc.oneof(fc.integer({ min: 0, max: 2 ** 48 - 1 }), fc.integer({ min: -5, max: 5 }), fc.constant(2 ** 48), fc.double());
     fc.assert(fc.property(at, uuid, (t, u) => {
       expect(instanceIdAt(t, u)).toBe(reference(t, u));
-    }), { numRuns: 20_000 });
+    }), { numRuns: fuzzRuns(20_000) });
   });
 
   it('returns a string of its own each time, not a view of its buffer', () => {

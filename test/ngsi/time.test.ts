@@ -2,6 +2,7 @@
 // the way the broker writes it (so a measurement keeps its own text only when it differs).
 
 import fc from 'fast-check';
+import { fuzzRuns } from '../helpers/fuzz-runs.js';
 import { describe, expect, it } from 'vitest';
 import { formatDateTime, isOutputForm, parseDateTime } from '../../src/ngsi/index.js';
 import { parseDateTimeText } from '../../src/ngsi/time.js';
@@ -30,7 +31,7 @@ describe('isOutputForm', () => {
       // Only an instant pushed out of 0000-9999 by its zone is refused.
       fc.pre(at !== undefined);
       expect(isOutputForm(s)).toBe(formatDateTime(at as number) === s);
-    }), { numRuns: 2_000 });
+    }), { numRuns: fuzzRuns(2_000) });
   });
 
   it('reads the years 0000 to 0099 as themselves, with the leap day of year 0', () => {
@@ -70,7 +71,7 @@ describe('parseDateTime of the output form', () => {
     fc.assert(fc.property(fc.oneof(shaped, real), (s) => {
       expect(isOutputForm(s)).toBe(true);
       expect(parseDateTime(s)).toBe(parseDateTimeText(s));
-    }), { numRuns: 20_000 });
+    }), { numRuns: fuzzRuns(20_000) });
   });
 
   it('gives the instant of output forms at the edges of the years it takes', () => {

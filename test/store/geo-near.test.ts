@@ -2,6 +2,7 @@
 // answers what the exact test answers on the entities themselves, boundary points included.
 
 import fc from 'fast-check';
+import { fuzzRuns } from '../helpers/fuzz-runs.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileGeoQuery, haversineMetres, parseGeoQuery, type Entity } from '../../src/ngsi/index.js';
 import type { Store } from '../../src/store/index.js';
@@ -55,6 +56,6 @@ describe('near in SQL', () => {
         });
         expect(found.entities.map((e) => e.id)).toEqual(expected);
       },
-    ), { numRuns: 300 });
+    ), { numRuns: fuzzRuns(300) });
   });
 });

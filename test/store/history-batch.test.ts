@@ -2,6 +2,7 @@
 // time they go in row by row, the id encoded in JavaScript. Both must store the very same rows.
 
 import fc from 'fast-check';
+import { fuzzRuns } from '../helpers/fuzz-runs.js';
 import { describe, expect, it } from 'vitest';
 import type { HistoryInstance, Store } from '../../src/store/index.js';
 import { ROWS_PER_INSERT } from '../../src/store/buckets.js';
@@ -98,7 +99,7 @@ describe('bulk history rows', () => {
           for (const i of instances) write(s, [i]);
         });
         expect(bulk).toEqual(single);
-      }), { numRuns: 60, endOnFailure: true });
+      }), { numRuns: fuzzRuns(60), endOnFailure: true });
     });
   }
 

@@ -3,6 +3,7 @@
 // instance by instance, and a body the short way does not take must fail as the generic one does.
 
 import fc from 'fast-check';
+import { fuzzRuns } from '../helpers/fuzz-runs.js';
 import { describe, expect, it } from 'vitest';
 import { BadRequestDataError, ENTITY_CORE_MEMBERS, parseAttributes, type TermMapper } from '../../src/ngsi/index.js';
 import { parseTemporalAttributes, type TemporalInstanceInput } from '../../src/temporal/parse.js';
@@ -58,7 +59,7 @@ describe('temporal instances of plain values', () => {
   it('make exactly what the generic parser makes of the same body, and fail as it fails', () => {
     fc.assert(fc.property(fc.dictionary(name, fc.array(instance, { minLength: 1, maxLength: 6 }), { maxKeys: 3 }), (body) => {
       expect(outcome(() => parseTemporalAttributes(body, mapper, NOW))).toEqual(outcome(() => generic(body, mapper, NOW)));
-    }), { numRuns: 3_000 });
+    }), { numRuns: fuzzRuns(3_000) });
   });
 
   it('takes the short way for the usual ingest body', () => {

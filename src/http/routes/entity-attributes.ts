@@ -29,7 +29,8 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
       const options = new Set(csv(params, 'options') ?? []);
       for (const o of options) if (o !== 'noOverwrite') throw new BadRequestDataError(`Unknown option '${o}'`, 'Allowed: noOverwrite');
       const id = entityIdParam(c);
-      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
+      // NOTE: clients (ngsijs) send application/merge-patch+json here, a partial update like PATCH: read as JSON.
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth, allowMergePatch: true });
       const ctx = await contexts.resolve(body.context);
       const attrs = parseAttributes(body.body, ctx, { now: entities.now(), allowNull: false });
       const members = parseEntityMembers(body.body, ctx, { now: entities.now(), allowNull: false });

@@ -7,11 +7,12 @@
 // query parsers; scripts/faults.mjs --long runs 1,000,000); a failure prints fast-check's seed.
 
 import fc from 'fast-check';
+import { fuzzRuns } from '../../helpers/fuzz-runs.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
 import { fuzzQueryRequest, fuzzRequest, SEED_IDS, type FuzzRequest } from '../../helpers/fuzz-requests.js';
 
-const RUNS = Number(process.env['FUZZ_RUNS'] ?? 9_000);
+const RUNS = fuzzRuns(9_000);
 const QUERY_RUNS = Math.round(RUNS / 3);
 const ANY_RUNS = RUNS - QUERY_RUNS;
 const ERR = 'https://uri.etsi.org/ngsi-ld/errors/';

@@ -2,6 +2,7 @@
 // values that are not valid geometries.
 
 import fc from 'fast-check';
+import { fuzzRuns } from '../../helpers/fuzz-runs.js';
 import { describe, expect, it } from 'vitest';
 import { compileGeoQuery, LOCATION, matchesGeo, parseGeoQuery, type Attribute, type Entity } from '../../../src/ngsi/index.js';
 import { mapper } from '../fake-mapper.js';
@@ -78,7 +79,7 @@ describe('matchesPosition (a Point of the shape index, from its coordinates)', (
     fc.assert(fc.property(query, position, (q, [lon, lat]) => {
       const matcher = compileGeoQuery(q);
       expect(matcher.matchesPosition(lon, lat)).toBe(matcher.matchesInstances([{ kind: 'GeoProperty', value: { type: 'Point', coordinates: [lon, lat] } }]));
-    }), { numRuns: 5_000 });
+    }), { numRuns: fuzzRuns(5_000) });
   });
 
   it('tells a point just inside maxDistance from one just outside', () => {
