@@ -79,7 +79,7 @@ export function deviceSubject(tenant: string, deviceId: string): string {
  * The device a user name or client id names: `<tenant>/<deviceId>`, or a bare `<deviceId>` of the
  * default tenant (`th-01` is `default/th-01`); undefined for any other form.
  */
-export function deviceOfName(name: string | undefined): DeviceName | undefined {
+function deviceOfName(name: string | undefined): DeviceName | undefined {
   if (name === undefined) return undefined;
   if (!name.includes('/')) return isDeviceId(name) ? { tenant: '', deviceId: name } : undefined;
   const topic = parseMeasurementTopic(`${MEASUREMENT_PREFIX}${name}/status`);
