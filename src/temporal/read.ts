@@ -5,10 +5,11 @@ import {
   ResourceNotFoundError, entityFactsOf, isShown, type EntityId, type Principal, type TemporalEntity, type TermMapper,
 } from '../ngsi/index.js';
 import { requireRight } from '../auth/index.js';
-import { readScopeOf, type StoreReader } from '../store/index.js';
-import { collect } from './read-attributes.js';
+import { readScopeOf, type HistoryReader, type ReadScope, type StoreReader } from '../store/index.js';
+import { collect, seriesOf } from './read-attributes.js';
 import { selectEntities, type TemporalPage } from './read-select.js';
 import type { TemporalReadResult, TemporalRequest, TemporalSelection } from './types.js';
+import { windowOf } from './window.js';
 
 export type { TemporalPage };
 
@@ -33,6 +34,20 @@ export interface TemporalReader {
 const isEmpty = (e: TemporalEntity, view: TemporalRequest['view']): boolean =>
   e.attributes.length === 0 && !view.sysAttrs && !isShown(view, 'id') && !isShown(view, 'type');
 
+/** Whether an answer by observedAt holds no instance at all (`hasInstances`, one per entity, all false). */
+const isEmptyByObservedAt = (req: TemporalRequest, hasInstances: boolean[]): boolean =>
+  req.query.timeproperty === 'observedAt' && !hasInstances.includes(true);
+
+/**
+ * Whether instances of the series a request shows were modified in its window. Asked only when an
+ * answer by observedAt holds none (so an answer with instances pays nothing): then they were written
+ * without observedAt.
+ */
+function isModifiedInWindow(reader: HistoryReader, scope: ReadScope, ids: EntityId[], req: TemporalRequest): boolean {
+  const series = seriesOf(reader, scope, ids, req);
+  return series.length > 0 && reader.count(series, windowOf({ ...req.query, timeproperty: 'modifiedAt' })) > 0;
+}
+
 export function createTemporalReader({ store, limit }: TemporalReadDeps): TemporalReader {
   const reader = store.history;
   return {
@@ -52,6 +67,7 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
       if (result.entities.every((e) => isEmpty(e, req.view))) {
         throw new ResourceNotFoundError('pick and omit leave no member of the entity', id);
       }
+      if (isEmptyByObservedAt(req, hasInstances) && isModifiedInWindow(reader, scope, [id], req)) result.withoutObservedAt = true;
       return result;
     },
 
@@ -65,6 +81,9 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
       result.entities = result.entities.filter((_, i) => hasInstances[i]);
       const out: TemporalReadResult & { count?: number; hasMore: boolean } = { ...result, hasMore: found.entities.length > page.limit };
       if (found.count !== undefined) out.count = found.count;
+      if (entities.length > 0 && isEmptyByObservedAt(req, hasInstances) && isModifiedInWindow(reader, scope, entities.map((e) => e.id), req)) {
+        out.withoutObservedAt = true;
+      }
       return out;
     },
   };
