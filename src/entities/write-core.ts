@@ -73,8 +73,8 @@ interface Core {
 
 /**
  * One run of one write. NOTE: created per run: the store may run a write twice (see Store.write).
- * The helpers below take it as their first argument instead of closing over it, so a run allocates
- * this record and its write transaction's methods, nothing per operation.
+ * The functions below take it as their first argument instead of closing over it: a run allocates
+ * this record and its write transaction, and no helper closures (the write core's hot path).
  */
 interface Run {
   readonly core: Core;
