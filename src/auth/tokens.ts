@@ -76,6 +76,37 @@ function hasSubject(payload: JWTPayload): boolean {
   return typeof payload.sub === 'string' && payload.sub !== '';
 }
 
+/** The keys of a key file; a bad one is logged and verifies nothing. */
+function readKeyFile(path: string, log: Logger): Promise<JwkSet> {
+  return loadKeyFile(path).then(
+    (set) => {
+      log.info('loaded the public key file', { file: path, keys: set.keys.length });
+      return set;
+    },
+    (err: unknown) => {
+      log.error('the public key file verifies no token', { file: path, err });
+      return NO_KEYS;
+    },
+  );
+}
+
+/** The payload verified by the first candidate key whose signature matches. */
+async function verifyWithAny(token: string, keys: readonly CryptoKey[], options: () => JWTVerifyOptions): Promise<JWTPayload> {
+  let refusal: unknown;
+  for (const key of keys) {
+    try {
+      const { payload } = await jwtVerify(token, key, options());
+      if (!hasSubject(payload)) throw unauthorized(REASONS.noSubject);
+      return payload;
+    } catch (err) {
+      // jose checks the signature before any claim: another error means this key is the signer's.
+      if (!(err instanceof errors.JWSSignatureVerificationFailed)) throw err;
+      refusal = err;
+    }
+  }
+  throw refusal;
+}
+
 export function createTokenVerifier(opts: TokenVerifierOptions): TokenVerifier {
   const { clock, log } = opts;
   const jwks: JwksCache = createJwksCache({
@@ -90,20 +121,11 @@ export function createTokenVerifier(opts: TokenVerifierOptions): TokenVerifier {
   let keyFile: Promise<JwkSet> | undefined;
   let ring: KeyRing = createKeyRing([]);
 
-  /** The key file, read once; a bad one is logged and verifies nothing. */
+  /** The key file, read once. */
   const keyFileKeys = (): Promise<JwkSet> => {
     const path = opts.publicKeyFile ?? '';
     if (path === '') return Promise.resolve(NO_KEYS);
-    keyFile ??= loadKeyFile(path).then(
-      (set) => {
-        log.info('loaded the public key file', { file: path, keys: set.keys.length });
-        return set;
-      },
-      (err: unknown) => {
-        log.error('the public key file verifies no token', { file: path, err });
-        return NO_KEYS;
-      },
-    );
+    keyFile ??= readKeyFile(path, log);
     return keyFile;
   };
 
@@ -122,23 +144,6 @@ export function createTokenVerifier(opts: TokenVerifierOptions): TokenVerifier {
     ...(opts.issuer ? { issuer: opts.issuer } : {}),
     ...(opts.audience ? { audience: opts.audience } : {}),
   });
-
-  /** The payload verified by the first candidate key whose signature matches. */
-  const verifyWithAny = async (token: string, keys: readonly CryptoKey[]): Promise<JWTPayload> => {
-    let refusal: unknown;
-    for (const key of keys) {
-      try {
-        const { payload } = await jwtVerify(token, key, verifyOptions());
-        if (!hasSubject(payload)) throw unauthorized(REASONS.noSubject);
-        return payload;
-      } catch (err) {
-        // jose checks the signature before any claim: another error means this key is the signer's.
-        if (!(err instanceof errors.JWSSignatureVerificationFailed)) throw err;
-        refusal = err;
-      }
-    }
-    throw refusal;
-  };
 
   /**
    * The candidate keys for a token. NOTE: a kid no key has is first taken for a key the provider
@@ -161,7 +166,7 @@ export function createTokenVerifier(opts: TokenVerifierOptions): TokenVerifier {
     const keys = await findKeys(header);
     if (keys.length === 0) throw unauthorized(REASONS.unknownKey);
     try {
-      return await verifyWithAny(token, keys);
+      return await verifyWithAny(token, keys, verifyOptions);
     } catch (err) {
       if (err instanceof UnauthorizedError) throw err;
       const refusal = refusalOf(err);

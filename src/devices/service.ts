@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { hashSecret, verifySecret } from '../auth/index.js';
 import { AccessDeniedError, ResourceNotFoundError, type JsonObject, type Principal } from '../ngsi/index.js';
-import { createLru, type Clock } from '../lib/index.js';
+import { createLru, type Clock, type Lru } from '../lib/index.js';
 import type { ContextService } from '../jsonld/index.js';
 import type { DeviceContext, DeviceRecord, Store } from '../store/index.js';
 import { checkWithContext } from './check-context.js';
@@ -118,56 +118,103 @@ function checkRecord(d: Omit<DeviceRecord, 'createdAt' | 'modifiedAt'>): void {
   if (d.context !== undefined) checkContext(d.context);
 }
 
+/** What the registry's functions share. */
+interface Registry {
+  readonly store: DeviceServiceDeps['store'];
+  readonly clock: Clock;
+  readonly contexts: DeviceServiceDeps['contexts'];
+  readonly randomSecret: () => string;
+  /** null: known to be unregistered (a device publishing without a record is looked up once). */
+  readonly cache: Lru<string, DeviceMapping | null>;
+}
+
+const keyOf = (tenant: string, deviceId: string): string => `${tenant}\u0000${deviceId}`;
+
+const notFound = (deviceId: string): ResourceNotFoundError => new ResourceNotFoundError('Device not found', deviceId);
+
+/** Runs a write of one device and forgets its cached mapping, now and again when the write commits. */
+function writing<T>(r: Registry, tenant: string, deviceId: string, fn: () => T): T {
+  return r.store.transaction((tx) => {
+    const key = keyOf(tenant, deviceId);
+    const result = fn();
+    r.cache.delete(key);
+    tx.onCommit(() => r.cache.delete(key));
+    return result;
+  });
+}
+
+function existing(r: Registry, tenant: string, deviceId: string): DeviceRecord {
+  checkDeviceId(deviceId);
+  const d = r.store.devices.get(tenant, deviceId);
+  if (!d) throw notFound(deviceId);
+  return d;
+}
+
+async function checked(r: Registry, d: DeviceRecord): Promise<void> {
+  checkRecord(d);
+  await checkWithContext(r.contexts, d);
+}
+
+/** The record of a new device, defaults filled in. */
+function recordOf(input: DeviceInput, defaultEntityType: string, now: number): DeviceRecord {
+  const entityType = input.entityType ?? defaultEntityType;
+  return {
+    deviceId: input.deviceId, entityId: input.entityId ?? `urn:ngsi-ld:${entityType}:${input.deviceId}`, entityType,
+    renames: input.renames ?? {}, unitCodes: input.unitCodes ?? {}, staticAttributes: input.staticAttributes ?? {},
+    ...(input.context === undefined ? {} : { context: input.context }), createdAt: now, modifiedAt: now,
+  };
+}
+
+async function updateDevice(r: Registry, actor: Principal, deviceId: string, patch: DevicePatch): Promise<Device> {
+  const { context, ...members } = patch;
+  const { context: oldContext, ...old } = existing(r, actor.tenant, deviceId);
+  const kept = context === undefined ? oldContext : context ?? undefined;
+  const next: DeviceRecord = { ...old, ...members, ...(kept === undefined ? {} : { context: kept }), modifiedAt: r.clock.now() };
+  await checked(r, next);
+  writing(r, actor.tenant, deviceId, () => {
+    if (!r.store.devices.replace(actor.tenant, next)) throw notFound(deviceId);
+  });
+  return next;
+}
+
+/** What ingestion asks of the registry: a device's mapping (cached) and whether a secret is its. */
+function createDeviceLookup(r: Registry): Pick<DeviceService, 'resolve' | 'checkSecret'> {
+  const { cache } = r;
+  const { devices } = r.store;
+  /** Hashed once, on the first check of an unknown device, so that a miss costs what a hit costs. */
+  let decoyHash: string | undefined;
+  return {
+    resolve(tenant, deviceId) {
+      const key = keyOf(tenant, deviceId);
+      const hit = cache.get(key);
+      if (hit !== undefined) return hit ?? undefined;
+      if (!isDeviceId(deviceId)) return undefined;
+      const d = devices.get(tenant, deviceId);
+      const mapping = d ? mappingOf(d) : null;
+      cache.set(key, mapping);
+      return mapping ?? undefined;
+    },
+
+    async checkSecret(tenant, deviceId, secret) {
+      const hash = isDeviceId(deviceId) ? devices.secretHash(tenant, deviceId) : undefined;
+      if (hash !== undefined) return verifySecret(secret, hash);
+      decoyHash ??= hashSecret(r.randomSecret());
+      await verifySecret(secret, decoyHash);
+      return false;
+    },
+  };
+}
+
 /**
  * The device registry over the store. Management needs an administrator (authentication off, or the
  * admin role); `resolve` keeps recent answers in memory and forgets a device whenever it is written.
  */
 export function createDeviceService(deps: DeviceServiceDeps): DeviceService {
   const { store, clock, contexts, defaultEntityType } = deps;
-  const randomSecret = deps.randomSecret ?? drawSecret;
+  const r: Registry = { store, clock, contexts, randomSecret: deps.randomSecret ?? drawSecret, cache: createLru(CACHE_SIZE) };
   const { devices } = store;
-  // null: known to be unregistered (a device publishing without a record is looked up once).
-  const cache = createLru<string, DeviceMapping | null>(CACHE_SIZE);
-  const keyOf = (tenant: string, deviceId: string): string => `${tenant}\u0000${deviceId}`;
-  /** Hashed once, on the first check of an unknown device, so that a miss costs what a hit costs. */
-  let decoyHash: string | undefined;
   /** Updates one after the other: each reads, checks (awaiting the context) and writes undisturbed. */
   let updates: Promise<unknown> = Promise.resolve();
-
-  /** Runs a write of one device and forgets its cached mapping, now and again when the write commits. */
-  const writing = <T>(tenant: string, deviceId: string, fn: () => T): T => store.transaction((tx) => {
-    const key = keyOf(tenant, deviceId);
-    const result = fn();
-    cache.delete(key);
-    tx.onCommit(() => cache.delete(key));
-    return result;
-  });
-
-  const notFound = (deviceId: string): ResourceNotFoundError => new ResourceNotFoundError('Device not found', deviceId);
-
-  const existing = (tenant: string, deviceId: string): DeviceRecord => {
-    checkDeviceId(deviceId);
-    const d = devices.get(tenant, deviceId);
-    if (!d) throw notFound(deviceId);
-    return d;
-  };
-
-  const checked = async (d: DeviceRecord): Promise<void> => {
-    checkRecord(d);
-    await checkWithContext(contexts, d);
-  };
-
-  const update = async (actor: Principal, deviceId: string, patch: DevicePatch): Promise<Device> => {
-    const { context, ...members } = patch;
-    const { context: oldContext, ...old } = existing(actor.tenant, deviceId);
-    const kept = context === undefined ? oldContext : context ?? undefined;
-    const next: DeviceRecord = { ...old, ...members, ...(kept === undefined ? {} : { context: kept }), modifiedAt: clock.now() };
-    await checked(next);
-    writing(actor.tenant, deviceId, () => {
-      if (!devices.replace(actor.tenant, next)) throw notFound(deviceId);
-    });
-    return next;
-  };
 
   return {
     authorize: requireAdmin,
@@ -175,23 +222,17 @@ export function createDeviceService(deps: DeviceServiceDeps): DeviceService {
     async create(actor, input) {
       requireAdmin(actor);
       checkDeviceId(input.deviceId);
-      const entityType = input.entityType ?? defaultEntityType;
-      const now = clock.now();
-      const device: DeviceRecord = {
-        deviceId: input.deviceId, entityId: input.entityId ?? `urn:ngsi-ld:${entityType}:${input.deviceId}`, entityType,
-        renames: input.renames ?? {}, unitCodes: input.unitCodes ?? {}, staticAttributes: input.staticAttributes ?? {},
-        ...(input.context === undefined ? {} : { context: input.context }), createdAt: now, modifiedAt: now,
-      };
-      await checked(device);
-      const secret = randomSecret();
+      const device = recordOf(input, defaultEntityType, clock.now());
+      await checked(r, device);
+      const secret = r.randomSecret();
       const hash = hashSecret(secret);
-      writing(actor.tenant, device.deviceId, () => devices.insert(actor.tenant, device, hash));
+      writing(r, actor.tenant, device.deviceId, () => devices.insert(actor.tenant, device, hash));
       return { device, secret };
     },
 
     get(actor, deviceId) {
       requireAdmin(actor);
-      return existing(actor.tenant, deviceId);
+      return existing(r, actor.tenant, deviceId);
     },
 
     list(actor, page) {
@@ -208,7 +249,7 @@ export function createDeviceService(deps: DeviceServiceDeps): DeviceService {
       } catch (err) {
         return Promise.reject(err);
       }
-      const run = updates.then(() => update(actor, deviceId, patch));
+      const run = updates.then(() => updateDevice(r, actor, deviceId, patch));
       updates = run.catch(() => undefined);
       return run;
     },
@@ -216,39 +257,22 @@ export function createDeviceService(deps: DeviceServiceDeps): DeviceService {
     delete(actor, deviceId) {
       requireAdmin(actor);
       checkDeviceId(deviceId);
-      writing(actor.tenant, deviceId, () => {
+      writing(r, actor.tenant, deviceId, () => {
         if (!devices.delete(actor.tenant, deviceId)) throw notFound(deviceId);
       });
     },
 
     rotateSecret(actor, deviceId) {
       requireAdmin(actor);
-      existing(actor.tenant, deviceId);
-      const secret = randomSecret();
+      existing(r, actor.tenant, deviceId);
+      const secret = r.randomSecret();
       const hash = hashSecret(secret);
-      writing(actor.tenant, deviceId, () => {
+      writing(r, actor.tenant, deviceId, () => {
         if (!devices.setSecretHash(actor.tenant, deviceId, hash, clock.now())) throw notFound(deviceId);
       });
       return secret;
     },
 
-    resolve(tenant, deviceId) {
-      const key = keyOf(tenant, deviceId);
-      const hit = cache.get(key);
-      if (hit !== undefined) return hit ?? undefined;
-      if (!isDeviceId(deviceId)) return undefined;
-      const d = devices.get(tenant, deviceId);
-      const mapping = d ? mappingOf(d) : null;
-      cache.set(key, mapping);
-      return mapping ?? undefined;
-    },
-
-    async checkSecret(tenant, deviceId, secret) {
-      const hash = isDeviceId(deviceId) ? devices.secretHash(tenant, deviceId) : undefined;
-      if (hash !== undefined) return verifySecret(secret, hash);
-      decoyHash ??= hashSecret(randomSecret());
-      await verifySecret(secret, decoyHash);
-      return false;
-    },
+    ...createDeviceLookup(r),
   };
 }

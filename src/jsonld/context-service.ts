@@ -2,10 +2,10 @@
 // miss, shared between concurrent callers) and manages cached contexts (NGSI-LD §5.13).
 
 import { BadRequestDataError } from '../ngsi/index.js';
-import { loadBundledContexts, type BundledContext } from './bundled.js';
+import { loadBundledContexts, type BundledContext, type BundledContexts } from './bundled.js';
 import { compileContext, type CompiledContext } from './compile.js';
 import { CORE_REQUEST, toContextRequest, type ContextRequest } from './context-request.js';
-import { createContextStore, HOSTED_CONTEXT_PATH, hostedIdOf, type StoredContext } from './context-store.js';
+import { createContextStore, HOSTED_CONTEXT_PATH, hostedIdOf, type ContextStore, type StoredContext } from './context-store.js';
 import { processCoreContextSync } from './core-terms.js';
 import { createLru } from '../lib/index.js';
 import { createTermMapper } from './term-mapper.js';
@@ -33,6 +33,71 @@ function coreTermMaps(core: BundledContext): TermMaps {
   const draft = draftTermMaps(processCoreContextSync(core.processing));
   if (draft.ambiguous.length > 0) throw new Error('the core context maps several terms to one IRI');
   return draft.maps;
+}
+
+/**
+ * The management of contexts (NGSI-LD §5.13): list, info, add, get, delete and reload. `invalidate`
+ * forgets every resolved context, after a stored one went or changed.
+ */
+function createContextManagement(bundled: BundledContexts, store: ContextStore, invalidate: () => void):
+  Pick<ContextService, 'list' | 'info' | 'add' | 'get' | 'delete'> {
+  const findBundled = (idOrUrl: string): BundledContext | undefined =>
+    bundled.find(idOrUrl) ?? bundled.findById(hostedIdOf(idOrUrl) ?? idOrUrl);
+
+  const infoOf = (ctx: Omit<StoredContext, 'document'>): ContextEntryInfo => {
+    const stats = store.stats(ctx.url);
+    const info: ContextEntryInfo = { id: ctx.id, url: ctx.url, kind: ctx.kind, createdAt: ctx.createdAt, numberOfHits: stats?.numberOfHits ?? 0 };
+    if (stats) info.lastUsage = stats.lastUsage;
+    return info;
+  };
+
+  return {
+    list({ kind }) {
+      const hosted: ContextEntryInfo[] = bundled.all.map((b) => ({ id: b.id, url: b.url, kind: 'Hosted' }));
+      const all = [...hosted, ...store.list().map(infoOf)];
+      return kind === undefined ? all : all.filter((c) => c.kind === kind);
+    },
+    info(idOrUrl) {
+      const hosted = findBundled(idOrUrl);
+      if (hosted) return { id: hosted.id, url: hosted.url, kind: 'Hosted' };
+      const stored = store.find(idOrUrl);
+      return stored === undefined ? undefined : infoOf(stored);
+    },
+    async add(context) {
+      // Processed as a request context would be: invalid JSON-LD and unavailable remote contexts
+      // fail here, and the remote ones it names are cached on the way.
+      await compileContext([...toContextRequest(context).processed], store.load);
+      return store.addHosted(context);
+    },
+    get(idOrUrl) {
+      const document = findBundled(idOrUrl)?.body ?? store.find(idOrUrl)?.document;
+      return document === undefined ? undefined : structuredClone(document);
+    },
+    async delete(idOrUrl, deleteOpts) {
+      const hosted = findBundled(idOrUrl);
+      if (hosted) {
+        const what = hosted === bundled.core ? 'the core context' : 'a context bundled with the broker';
+        throw new BadRequestDataError('Cannot delete a hosted context', `${hosted.url} is ${what}`);
+      }
+      const stored = store.find(idOrUrl);
+      if (stored === undefined) {
+        // NGSI-LD §5.13.5: only a Cached context can be reloaded; naming none to reload is a bad request.
+        if (deleteOpts?.reload === true) throw new BadRequestDataError('Cannot reload the context', `no Cached context ${idOrUrl}`);
+        return false;
+      }
+      if (deleteOpts?.reload === true) {
+        if (stored.kind !== 'Cached') {
+          throw new BadRequestDataError('Cannot reload the context', 'only Cached contexts can be reloaded');
+        }
+        await store.refetch(stored.url);
+      } else {
+        store.remove(stored);
+      }
+      // Any resolved context may have been built from it.
+      invalidate();
+      return true;
+    },
+  };
 }
 
 /**
@@ -89,64 +154,12 @@ export function createContextService(opts: ContextServiceOptions): ContextServic
     return entry.resolved;
   };
 
-  const findBundled = (idOrUrl: string): BundledContext | undefined =>
-    bundled.find(idOrUrl) ?? bundled.findById(hostedIdOf(idOrUrl) ?? idOrUrl);
-
-  const infoOf = (ctx: Omit<StoredContext, 'document'>): ContextEntryInfo => {
-    const stats = store.stats(ctx.url);
-    const info: ContextEntryInfo = { id: ctx.id, url: ctx.url, kind: ctx.kind, createdAt: ctx.createdAt, numberOfHits: stats?.numberOfHits ?? 0 };
-    if (stats) info.lastUsage = stats.lastUsage;
-    return info;
-  };
-
   return {
     core,
     resolve,
-    list({ kind }) {
-      const hosted: ContextEntryInfo[] = bundled.all.map((b) => ({ id: b.id, url: b.url, kind: 'Hosted' }));
-      const all = [...hosted, ...store.list().map(infoOf)];
-      return kind === undefined ? all : all.filter((c) => c.kind === kind);
-    },
-    info(idOrUrl) {
-      const hosted = findBundled(idOrUrl);
-      if (hosted) return { id: hosted.id, url: hosted.url, kind: 'Hosted' };
-      const stored = store.find(idOrUrl);
-      return stored === undefined ? undefined : infoOf(stored);
-    },
-    async add(context) {
-      // Processed as a request context would be: invalid JSON-LD and unavailable remote contexts
-      // fail here, and the remote ones it names are cached on the way.
-      await compileContext([...toContextRequest(context).processed], store.load);
-      return store.addHosted(context);
-    },
-    get(idOrUrl) {
-      const document = findBundled(idOrUrl)?.body ?? store.find(idOrUrl)?.document;
-      return document === undefined ? undefined : structuredClone(document);
-    },
-    async delete(idOrUrl, deleteOpts) {
-      const hosted = findBundled(idOrUrl);
-      if (hosted) {
-        const what = hosted === bundled.core ? 'the core context' : 'a context bundled with the broker';
-        throw new BadRequestDataError('Cannot delete a hosted context', `${hosted.url} is ${what}`);
-      }
-      const stored = store.find(idOrUrl);
-      if (stored === undefined) {
-        // NGSI-LD §5.13.5: only a Cached context can be reloaded; naming none to reload is a bad request.
-        if (deleteOpts?.reload === true) throw new BadRequestDataError('Cannot reload the context', `no Cached context ${idOrUrl}`);
-        return false;
-      }
-      if (deleteOpts?.reload === true) {
-        if (stored.kind !== 'Cached') {
-          throw new BadRequestDataError('Cannot reload the context', 'only Cached contexts can be reloaded');
-        }
-        await store.refetch(stored.url);
-      } else {
-        store.remove(stored);
-      }
-      // Any resolved context may have been built from it.
+    ...createContextManagement(bundled, store, () => {
       cache.clear();
       generation += 1;
-      return true;
-    },
+    }),
   };
 }

@@ -68,6 +68,21 @@ export function hostedIdOf(url: string): string | undefined {
   }
 }
 
+/** A persisted row as a stored context; undefined (and a warning) when its body is not a JSON object. */
+function storedOf(row: PersistedContext, log: Logger): StoredContext | undefined {
+  let document: unknown;
+  try {
+    document = JSON.parse(row.body);
+  } catch {
+    document = undefined;
+  }
+  if (!isJsonObject(document)) {
+    log.warn('ignoring a persisted context that is not a JSON object', { id: row.id, url: row.url });
+    return undefined;
+  }
+  return { id: row.id, url: row.url, kind: row.kind, createdAt: row.createdAt, document };
+}
+
 export function createContextStore(opts: ContextStoreOptions): ContextStore {
   const { persistence, bundled, log, clock } = opts;
   const memory = createLru<string, StoredContext>(MEMORY_SIZE);
@@ -75,19 +90,8 @@ export function createContextStore(opts: ContextStoreOptions): ContextStore {
   const inFlight = new Map<string, Promise<StoredContext>>();
 
   const fromPersisted = (row: PersistedContext | undefined): StoredContext | undefined => {
-    if (row === undefined) return undefined;
-    let document: unknown;
-    try {
-      document = JSON.parse(row.body);
-    } catch {
-      document = undefined;
-    }
-    if (!isJsonObject(document)) {
-      log.warn('ignoring a persisted context that is not a JSON object', { id: row.id, url: row.url });
-      return undefined;
-    }
-    const stored: StoredContext = { id: row.id, url: row.url, kind: row.kind, createdAt: row.createdAt, document };
-    memory.set(stored.url, stored);
+    const stored = row === undefined ? undefined : storedOf(row, log);
+    if (stored !== undefined) memory.set(stored.url, stored);
     return stored;
   };
 

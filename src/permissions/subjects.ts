@@ -58,8 +58,83 @@ const groupName = (value: string): string => value.replace(/^\/+/, '');
 /** Most users remembered as unchanged since their last token. */
 const SEEN_CACHE = 10_000;
 
+type SubjectRepository = SubjectServiceDeps['store']['subjects'];
+
+function userOf(r: SubjectRecord): UserView {
+  const info = r.info;
+  const out: UserView = { id: subjectUri('User', r.id), username: typeof info['username'] === 'string' ? info['username'] : r.id };
+  if (typeof info['givenName'] === 'string') out.givenName = info['givenName'];
+  if (typeof info['familyName'] === 'string') out.familyName = info['familyName'];
+  const extra = info['subjectInfo'];
+  if (extra !== null && typeof extra === 'object' && Object.keys(extra).length > 0) out.subjectInfo = extra as Record<string, unknown>;
+  return out;
+}
+
+/**
+ * A subject of the kind by its id as stored (the claim value: `sub`, a group) or as the subject API
+ * shows it (its URI, see subjectUri): permissions name subjects either way.
+ */
+function findSubject(subjects: SubjectRepository, kind: SubjectRecord['kind'], id: string): SubjectRecord | undefined {
+  const direct = subjects.get(id);
+  if (direct?.kind === kind) return direct;
+  const prefix = subjectUri(kind, '');
+  if (!id.startsWith(prefix)) return undefined;
+  let stored: string;
+  try {
+    stored = decodeURIComponent(id.slice(prefix.length));
+  } catch {
+    return undefined;
+  }
+  const record = subjects.get(stored);
+  return record?.kind === kind && subjectUri(kind, record.id) === id ? record : undefined;
+}
+
+/** What the registry keeps of a user from the claims of its token (`sub` aside). */
+function userInfoOf(claims: Record<string, unknown>, sub: string, groups: string[]): Record<string, unknown> {
+  const subjectInfo = Object.fromEntries(Object.entries(claims).filter(([k]) => !TOKEN_CLAIMS.has(k)));
+  const info: Record<string, unknown> = { username: typeof claims['preferred_username'] === 'string' ? claims['preferred_username'] : sub, groups };
+  if (typeof claims['given_name'] === 'string') info['givenName'] = claims['given_name'];
+  if (typeof claims['family_name'] === 'string') info['familyName'] = claims['family_name'];
+  if (Object.keys(subjectInfo).length > 0) info['subjectInfo'] = subjectInfo;
+  return info;
+}
+
+function groupsFor(subjects: SubjectRepository, actor: Principal): GroupView[] {
+  if (!actor.admin) return actor.groups.map((g) => ({ id: subjectUri('Group', g), name: groupName(g) }));
+  const known = new Map(subjects.list('Group').map((g) => [g.id, g]));
+  for (const g of actor.groups) if (!known.has(g)) known.set(g, { id: g, kind: 'Group', info: { name: groupName(g) }, updatedAt: 0 });
+  return [...known.values()].map((g) => ({
+    id: subjectUri('Group', g.id), name: typeof g.info['name'] === 'string' ? g.info['name'] : groupName(g.id), isMemberOf: actor.groups.includes(g.id),
+  }));
+}
+
+/** Interface 6 item 4: every entity the user owns is deleted for good (its history and permissions too); how many went. */
+async function purgeOwned(deps: SubjectServiceDeps, userId: string): Promise<number> {
+  const owned = deps.store.permissions.ownedBy(userId);
+  const byTenant = new Map<string, string[]>();
+  for (const { tenant, id: entityId } of owned) byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), entityId]);
+  let entitiesDeleted = 0;
+  for (const [tenant, ids] of byTenant) {
+    entitiesDeleted += await deps.core.write(anonymousIn(tenant), (tx) => ids.filter((entityId) => tx.purge(entityId)).length);
+  }
+  return entitiesDeleted;
+}
+
+function describeSubject(subjects: SubjectRepository, id: string): ReturnType<SubjectService['describe']> {
+  const record = findSubject(subjects, 'User', id) ?? findSubject(subjects, 'Group', id);
+  if (record?.kind === 'User') {
+    const u = userOf(record);
+    const subjectInfo: Record<string, unknown> = { username: u.username };
+    if (u.givenName !== undefined) subjectInfo['givenName'] = u.givenName;
+    if (u.familyName !== undefined) subjectInfo['familyName'] = u.familyName;
+    return { subjectId: id, subjectType: 'USER', subjectInfo };
+  }
+  if (record?.kind === 'Group') return { subjectId: id, subjectType: 'GROUP', subjectInfo: { name: record.info['name'] } };
+  return { subjectId: id };
+}
+
 export function createSubjectService(deps: SubjectServiceDeps): SubjectService {
-  const { store, core, clock, log, cascade } = deps;
+  const { store, clock, log, cascade } = deps;
   const { subjects } = store;
   /** The last info written per subject, so a token seen again costs no write. */
   let seen = new Map<string, string>();
@@ -72,46 +147,13 @@ export function createSubjectService(deps: SubjectServiceDeps): SubjectService {
     seen.set(record.id, key);
   };
 
-  const userOf = (r: SubjectRecord): UserView => {
-    const info = r.info;
-    const out: UserView = { id: subjectUri('User', r.id), username: typeof info['username'] === 'string' ? info['username'] : r.id };
-    if (typeof info['givenName'] === 'string') out.givenName = info['givenName'];
-    if (typeof info['familyName'] === 'string') out.familyName = info['familyName'];
-    const extra = info['subjectInfo'];
-    if (extra !== null && typeof extra === 'object' && Object.keys(extra).length > 0) out.subjectInfo = extra as Record<string, unknown>;
-    return out;
-  };
-
-  /**
-   * A subject of the kind by its id as stored (the claim value: `sub`, a group) or as the subject API
-   * shows it (its URI, see subjectUri): permissions name subjects either way.
-   */
-  const findSubject = (kind: SubjectRecord['kind'], id: string): SubjectRecord | undefined => {
-    const direct = subjects.get(id);
-    if (direct?.kind === kind) return direct;
-    const prefix = subjectUri(kind, '');
-    if (!id.startsWith(prefix)) return undefined;
-    let stored: string;
-    try {
-      stored = decodeURIComponent(id.slice(prefix.length));
-    } catch {
-      return undefined;
-    }
-    const record = subjects.get(stored);
-    return record?.kind === kind && subjectUri(kind, record.id) === id ? record : undefined;
-  };
-
   return {
     observe(claims) {
       const sub = claims['sub'];
       if (typeof sub !== 'string') return;
       const now = clock.now();
       const groups = claimAt(claims, 'groups');
-      const subjectInfo = Object.fromEntries(Object.entries(claims).filter(([k]) => !TOKEN_CLAIMS.has(k)));
-      const info: Record<string, unknown> = { username: typeof claims['preferred_username'] === 'string' ? claims['preferred_username'] : sub, groups };
-      if (typeof claims['given_name'] === 'string') info['givenName'] = claims['given_name'];
-      if (typeof claims['family_name'] === 'string') info['familyName'] = claims['family_name'];
-      if (Object.keys(subjectInfo).length > 0) info['subjectInfo'] = subjectInfo;
+      const info = userInfoOf(claims, sub, groups);
       try {
         store.transaction(() => {
           put({ id: sub, kind: 'User', info, updatedAt: now });
@@ -123,14 +165,7 @@ export function createSubjectService(deps: SubjectServiceDeps): SubjectService {
       }
     },
 
-    groups(actor) {
-      if (!actor.admin) return actor.groups.map((g) => ({ id: subjectUri('Group', g), name: groupName(g) }));
-      const known = new Map(subjects.list('Group').map((g) => [g.id, g]));
-      for (const g of actor.groups) if (!known.has(g)) known.set(g, { id: g, kind: 'Group', info: { name: groupName(g) }, updatedAt: 0 });
-      return [...known.values()].map((g) => ({
-        id: subjectUri('Group', g.id), name: typeof g.info['name'] === 'string' ? g.info['name'] : groupName(g.id), isMemberOf: actor.groups.includes(g.id),
-      }));
-    },
+    groups: (actor) => groupsFor(subjects, actor),
 
     users(actor) {
       if (!actor.admin) throw new AccessDeniedError('Access denied', 'Listing users needs the admin role');
@@ -141,18 +176,9 @@ export function createSubjectService(deps: SubjectServiceDeps): SubjectService {
       // NOTE: the role is checked before existence: only administrators may list users, so nobody else
       // learns from a 404 which users exist.
       if (!actor.admin) throw new AccessDeniedError('Access denied', 'Deleting a user needs the admin role');
-      const user = findSubject('User', id);
+      const user = findSubject(subjects, 'User', id);
       if (!user) throw new ResourceNotFoundError('User not found', id);
-      let entitiesDeleted = 0;
-      if (cascade) {
-        // Interface 6 item 4: every entity the user owns is deleted for good (its history and permissions too).
-        const owned = store.permissions.ownedBy(user.id);
-        const byTenant = new Map<string, string[]>();
-        for (const { tenant, id: entityId } of owned) byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), entityId]);
-        for (const [tenant, ids] of byTenant) {
-          entitiesDeleted += await core.write(anonymousIn(tenant), (tx) => ids.filter((entityId) => tx.purge(entityId)).length);
-        }
-      }
+      const entitiesDeleted = cascade ? await purgeOwned(deps, user.id) : 0;
       store.transaction(() => {
         // Its permissions name it by claim value or by URI (principalOf gives the user both).
         store.permissions.removeAssignedTo(user.id);
@@ -164,17 +190,6 @@ export function createSubjectService(deps: SubjectServiceDeps): SubjectService {
       return { entitiesDeleted };
     },
 
-    describe(id) {
-      const record = findSubject('User', id) ?? findSubject('Group', id);
-      if (record?.kind === 'User') {
-        const u = userOf(record);
-        const subjectInfo: Record<string, unknown> = { username: u.username };
-        if (u.givenName !== undefined) subjectInfo['givenName'] = u.givenName;
-        if (u.familyName !== undefined) subjectInfo['familyName'] = u.familyName;
-        return { subjectId: id, subjectType: 'USER', subjectInfo };
-      }
-      if (record?.kind === 'Group') return { subjectId: id, subjectType: 'GROUP', subjectInfo: { name: record.info['name'] } };
-      return { subjectId: id };
-    },
+    describe: (id) => describeSubject(subjects, id),
   };
 }

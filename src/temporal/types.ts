@@ -64,5 +64,10 @@ export interface TemporalRange {
 export interface TemporalReadResult {
   entities: TemporalEntity[];
   range?: TemporalRange;
+  /**
+   * Set only when an answer by observedAt holds no instance while instances of the same entities and
+   * attributes were modified in the window: they carry no observedAt, and timeproperty=modifiedAt lists them.
+   */
+  withoutObservedAt?: true;
 }
 

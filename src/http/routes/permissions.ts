@@ -9,10 +9,11 @@ import {
 } from '../../ngsi/index.js';
 import { renderEntity } from '../../ngsi/index.js';
 import type { PermissionInput, PermissionPatch, PermissionQuery } from '../../permissions/index.js';
+import type { ResolvedContext } from '../../jsonld/index.js';
 import { resource, resourceBeside, type App, type AppContext, type AppDeps } from '../app-env.js';
 import { readJsonBody } from '../body.js';
 import { APP_JSON, APP_LD_JSON, negotiate } from '../media.js';
-import { bool, csv, oneOf, page, readParams } from '../params.js';
+import { bool, csv, oneOf, page, readParams, type Params } from '../params.js';
 import { BASE, idSegment, noContent, pageHeaders, sendPayload } from '../respond.js';
 import { actorOf, linkContext } from '../request-context.js';
 
@@ -60,7 +61,7 @@ function actionOf(value: string): Action {
 }
 
 /** details, detailsPick and sysAttrs (interface 4.7); detailsPick without details=true is refused, not ignored. */
-function viewOf(params: ReturnType<typeof readParams>): { details: boolean; pick?: string[]; sysAttrs: boolean } {
+function viewOf(params: Params): { details: boolean; pick?: string[]; sysAttrs: boolean } {
   const options = csv(params, 'options') ?? [];
   for (const o of options) if (o !== 'sysAttrs') throw new BadRequestDataError('Invalid options', `options: '${o}' is not supported here`);
   const details = bool(params, 'details');
@@ -75,130 +76,155 @@ function permissionIdParam(c: AppContext): string {
   return id;
 }
 
-export function registerPermissionRoutes(app: App, deps: AppDeps): void {
-  const { permissions, subjects, contexts, config } = deps;
+/** The view of a permission asked for (details, detailsPick, sysAttrs). */
+type PermissionView = ReturnType<typeof viewOf>;
 
-  const bodyOf = async (c: AppContext, allowMergePatch: boolean) => {
-    const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth, allowMergePatch });
-    return { raw: parseBody(body.body), ctx: await contexts.resolve(body.context) };
-  };
+async function bodyOf(deps: AppDeps, c: AppContext, allowMergePatch: boolean): Promise<{ raw: z.infer<typeof PERMISSION>; ctx: ResolvedContext }> {
+  const { config, contexts } = deps;
+  const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth, allowMergePatch });
+  return { raw: parseBody(body.body), ctx: await contexts.resolve(body.context) };
+}
 
-  const render = (c: AppContext, p: Permission, mapper: TermMapper, view: { details: boolean; pick?: string[]; sysAttrs: boolean }): JsonObject => {
-    const target: JsonObject = p.target.id !== undefined ? { id: p.target.id } : {};
-    if (p.target.types !== undefined) target.types = p.target.types.map((t) => mapper.compactIri(t));
-    if (p.target.scopes !== undefined) target.scopes = [...p.target.scopes];
-    const out: JsonObject = { id: p.id, type: 'Permission', target, assignee: p.assignee };
-    if (p.assigner !== undefined) out.assigner = p.assigner;
-    out.action = p.action;
-    if (view.details) {
-      out.assignee = subjects.describe(p.assignee) as unknown as Json;
-      if (p.assigner !== undefined) out.assigner = subjects.describe(p.assigner) as unknown as Json;
-      const entity = permissions.targetEntity(actorOf(c), p);
-      if (entity !== undefined) {
-        const picked = new Set((view.pick ?? []).map((a) => mapper.expandTerm(a)));
-        const shown = renderEntity({ ...entity, attrs: Object.fromEntries(Object.entries(entity.attrs).filter(([a]) => picked.has(a))) }, mapper,
-          { format: 'normalized', sysAttrs: false });
-        delete shown.scope;
-        out.target = shown;
-      }
-    }
-    if (view.sysAttrs) {
-      out.createdAt = formatDateTime(p.createdAt);
-      out.modifiedAt = formatDateTime(p.modifiedAt);
-    }
-    return out;
-  };
+/** The target entity of a permission (details=true), its attributes limited to detailsPick. */
+function targetEntityOf(deps: AppDeps, c: AppContext, p: Permission, mapper: TermMapper, view: PermissionView): JsonObject | undefined {
+  const entity = deps.permissions.targetEntity(actorOf(c), p);
+  if (entity === undefined) return undefined;
+  const picked = new Set((view.pick ?? []).map((a) => mapper.expandTerm(a)));
+  const shown = renderEntity({ ...entity, attrs: Object.fromEntries(Object.entries(entity.attrs).filter(([a]) => picked.has(a))) }, mapper,
+    { format: 'normalized', sysAttrs: false });
+  delete shown.scope;
+  return shown;
+}
 
-  const listing = (assigned: boolean) => async (c: AppContext) => {
-    const params = readParams(c.req.url, LIST_PARAMS);
-    const mediaType = negotiate(c.req.header('accept'), OFFERED);
-    const ctx = await linkContext(c, deps);
-    const p = page(params, config);
-    const action = oneOf(params, 'action', ['read', 'write', 'admin', 'own'] as const) ?? 'admin';
-    const scopeQ = params.get('targetScopeQ');
-    const view = viewOf(params);
-    const query: PermissionQuery = { action, limit: p.limit + 1, offset: p.offset, count: p.count };
-    const targetIds = csv(params, 'targetId');
-    if (targetIds) query.targetIds = targetIds;
-    const targetTypes = csv(params, 'targetType');
-    if (targetTypes) query.targetTypes = targetTypes.map((t) => ctx.expandTerm(t));
-    if (scopeQ !== undefined) query.targetScopeQ = parseScopeQ(scopeQ);
-    const assignee = params.get('assignee');
-    if (assignee !== undefined) query.assignee = assignee;
-    const assigner = params.get('assigner');
-    if (assigner !== undefined) query.assigner = assigner;
-    const found = permissions.list(actorOf(c), query, assigned);
-    const payload = found.items.slice(0, p.limit).map((perm) => render(c, perm, ctx, view));
-    return sendPayload(c, payload, ctx, mediaType, 200, pageHeaders(c.req.url, p, found.items.length > p.limit, found.count, mediaType));
-  };
-
-  for (const base of [`${BASE}/auth/permissions`, '/auth/permissions']) {
-    const location = (id: string): string => `${base}/${idSegment(id)}`;
-    const seeOther = (c: AppContext, existing: Permission): Response => {
-      const headers = { Location: location(existing.id), 'Content-Type': 'application/json' };
-      return c.body(JSON.stringify({
-        type: 'https://uri.etsi.org/ngsi-ld/errors/AlreadyExists', title: 'Redundant permission', status: 303,
-        detail: `Permission ${existing.id} already gives ${existing.action} to ${existing.assignee} on the same target`,
-      }), 303, headers);
-    };
-
-    resource(app, base, {
-      POST: async (c) => {
-        readParams(c.req.url, []);
-        const { raw, ctx } = await bodyOf(c, false);
-        if (raw.target === undefined || raw.assignee === undefined || raw.action === undefined) {
-          throw new BadRequestDataError('Invalid permission', 'target, assignee and action are required');
-        }
-        if (raw.id !== undefined && !isAbsoluteUri(raw.id)) throw new BadRequestDataError('Invalid permission', `id: '${raw.id}' is not an absolute URI`);
-        const input: PermissionInput = { target: targetOf(raw.target, ctx), assignee: raw.assignee, action: actionOf(raw.action) };
-        if (raw.id !== undefined) input.id = raw.id;
-        const outcome = permissions.create(actorOf(c), input);
-        if ('existing' in outcome) return seeOther(c, outcome.existing);
-        return c.body(null, 201, { Location: location(outcome.created.id) });
-      },
-      GET: listing(false),
-    });
-
-    resourceBeside(app, `${base}/:id`, { assigned: { GET: listing(true) } }, {
-      GET: async (c) => {
-        const params = readParams(c.req.url, ['details', 'detailsPick', 'sysAttrs', 'options']);
-        const mediaType = negotiate(c.req.header('accept'), OFFERED);
-        const ctx = await linkContext(c, deps);
-        const view = viewOf(params);
-        const perm = permissions.get(actorOf(c), permissionIdParam(c));
-        return sendPayload(c, render(c, perm, ctx, view), ctx, mediaType);
-      },
-      PATCH: async (c) => {
-        readParams(c.req.url, []);
-        const id = permissionIdParam(c);
-        const { raw, ctx } = await bodyOf(c, true);
-        if (raw.id !== undefined && raw.id !== id) throw new BadRequestDataError('Invalid permission', 'id cannot be changed');
-        if ('assigner' in raw) throw new BadRequestDataError('Invalid permission', 'assigner is set by the service');
-        const patch: PermissionPatch = {};
-        if (raw.target !== undefined) patch.target = targetOf(raw.target, ctx);
-        if (raw.assignee !== undefined) patch.assignee = raw.assignee;
-        if (raw.action !== undefined) patch.action = actionOf(raw.action);
-        if (Object.keys(patch).length === 0) throw new BadRequestDataError('Invalid permission', 'Nothing to change: give target, assignee or action');
-        const outcome = permissions.update(actorOf(c), id, patch);
-        if ('existing' in outcome) return seeOther(c, outcome.existing);
-        return noContent();
-      },
-      DELETE: (c) => {
-        readParams(c.req.url, []);
-        permissions.delete(actorOf(c), permissionIdParam(c));
-        return noContent();
-      },
-    });
+function render(deps: AppDeps, c: AppContext, p: Permission, mapper: TermMapper, view: PermissionView): JsonObject {
+  const { subjects } = deps;
+  const target: JsonObject = p.target.id !== undefined ? { id: p.target.id } : {};
+  if (p.target.types !== undefined) target.types = p.target.types.map((t) => mapper.compactIri(t));
+  if (p.target.scopes !== undefined) target.scopes = [...p.target.scopes];
+  const out: JsonObject = { id: p.id, type: 'Permission', target, assignee: p.assignee };
+  if (p.assigner !== undefined) out.assigner = p.assigner;
+  out.action = p.action;
+  if (view.details) {
+    out.assignee = subjects.describe(p.assignee) as unknown as Json;
+    if (p.assigner !== undefined) out.assigner = subjects.describe(p.assigner) as unknown as Json;
+    const shown = targetEntityOf(deps, c, p, mapper, view);
+    if (shown !== undefined) out.target = shown;
   }
+  if (view.sysAttrs) {
+    out.createdAt = formatDateTime(p.createdAt);
+    out.modifiedAt = formatDateTime(p.modifiedAt);
+  }
+  return out;
+}
 
-  // Interface 4.8: 204 when authentication is off.
-  const userView = (u: ReturnType<typeof subjects.users>[number]): JsonObject => {
-    const out: JsonObject = { id: u.id, type: 'User', username: { type: 'Property', value: u.username } };
-    if (u.givenName !== undefined) out.givenName = { type: 'Property', value: u.givenName };
-    if (u.familyName !== undefined) out.familyName = { type: 'Property', value: u.familyName };
-    if (u.subjectInfo !== undefined) out.subjectInfo = { type: 'Property', value: u.subjectInfo as Json };
-    return out;
-  };
+/** The query of a permission listing from its parameters, names expanded with the context. */
+function queryOf(params: Params, p: { limit: number; offset: number; count: boolean }, ctx: TermMapper): PermissionQuery {
+  const action = oneOf(params, 'action', ['read', 'write', 'admin', 'own'] as const) ?? 'admin';
+  const scopeQ = params.get('targetScopeQ');
+  const query: PermissionQuery = { action, limit: p.limit + 1, offset: p.offset, count: p.count };
+  const targetIds = csv(params, 'targetId');
+  if (targetIds) query.targetIds = targetIds;
+  const targetTypes = csv(params, 'targetType');
+  if (targetTypes) query.targetTypes = targetTypes.map((t) => ctx.expandTerm(t));
+  if (scopeQ !== undefined) query.targetScopeQ = parseScopeQ(scopeQ);
+  const assignee = params.get('assignee');
+  if (assignee !== undefined) query.assignee = assignee;
+  const assigner = params.get('assigner');
+  if (assigner !== undefined) query.assigner = assigner;
+  return query;
+}
+
+const listing = (deps: AppDeps, assigned: boolean) => async (c: AppContext): Promise<Response> => {
+  const params = readParams(c.req.url, LIST_PARAMS);
+  const mediaType = negotiate(c.req.header('accept'), OFFERED);
+  const ctx = await linkContext(c, deps);
+  const p = page(params, deps.config);
+  const view = viewOf(params);
+  const query = queryOf(params, p, ctx);
+  const found = deps.permissions.list(actorOf(c), query, assigned);
+  const payload = found.items.slice(0, p.limit).map((perm) => render(deps, c, perm, ctx, view));
+  return sendPayload(c, payload, ctx, mediaType, 200, pageHeaders(c.req.url, p, found.items.length > p.limit, found.count, mediaType));
+};
+
+/** 303 See Other to the permission that already gives the same right (behaviour §8). */
+function seeOther(c: AppContext, location: string, existing: Permission): Response {
+  const headers = { Location: location, 'Content-Type': 'application/json' };
+  return c.body(JSON.stringify({
+    type: 'https://uri.etsi.org/ngsi-ld/errors/AlreadyExists', title: 'Redundant permission', status: 303,
+    detail: `Permission ${existing.id} already gives ${existing.action} to ${existing.assignee} on the same target`,
+  }), 303, headers);
+}
+
+/** The changes of a PATCH of permission `id`: target, assignee or action. */
+function patchOf(raw: z.infer<typeof PERMISSION>, id: string, ctx: TermMapper): PermissionPatch {
+  if (raw.id !== undefined && raw.id !== id) throw new BadRequestDataError('Invalid permission', 'id cannot be changed');
+  if ('assigner' in raw) throw new BadRequestDataError('Invalid permission', 'assigner is set by the service');
+  const patch: PermissionPatch = {};
+  if (raw.target !== undefined) patch.target = targetOf(raw.target, ctx);
+  if (raw.assignee !== undefined) patch.assignee = raw.assignee;
+  if (raw.action !== undefined) patch.action = actionOf(raw.action);
+  if (Object.keys(patch).length === 0) throw new BadRequestDataError('Invalid permission', 'Nothing to change: give target, assignee or action');
+  return patch;
+}
+
+/** The permissions under `base`: create and list, and one permission (read, patch, delete) beside `assigned`. */
+function registerPermissionResource(app: App, deps: AppDeps, base: string): void {
+  const { permissions } = deps;
+  const location = (id: string): string => `${base}/${idSegment(id)}`;
+
+  resource(app, base, {
+    POST: async (c) => {
+      readParams(c.req.url, []);
+      const { raw, ctx } = await bodyOf(deps, c, false);
+      if (raw.target === undefined || raw.assignee === undefined || raw.action === undefined) {
+        throw new BadRequestDataError('Invalid permission', 'target, assignee and action are required');
+      }
+      if (raw.id !== undefined && !isAbsoluteUri(raw.id)) throw new BadRequestDataError('Invalid permission', `id: '${raw.id}' is not an absolute URI`);
+      const input: PermissionInput = { target: targetOf(raw.target, ctx), assignee: raw.assignee, action: actionOf(raw.action) };
+      if (raw.id !== undefined) input.id = raw.id;
+      const outcome = permissions.create(actorOf(c), input);
+      if ('existing' in outcome) return seeOther(c, location(outcome.existing.id), outcome.existing);
+      return c.body(null, 201, { Location: location(outcome.created.id) });
+    },
+    GET: listing(deps, false),
+  });
+
+  resourceBeside(app, `${base}/:id`, { assigned: { GET: listing(deps, true) } }, {
+    GET: async (c) => {
+      const params = readParams(c.req.url, ['details', 'detailsPick', 'sysAttrs', 'options']);
+      const mediaType = negotiate(c.req.header('accept'), OFFERED);
+      const ctx = await linkContext(c, deps);
+      const view = viewOf(params);
+      const perm = permissions.get(actorOf(c), permissionIdParam(c));
+      return sendPayload(c, render(deps, c, perm, ctx, view), ctx, mediaType);
+    },
+    PATCH: async (c) => {
+      readParams(c.req.url, []);
+      const id = permissionIdParam(c);
+      const { raw, ctx } = await bodyOf(deps, c, true);
+      const outcome = permissions.update(actorOf(c), id, patchOf(raw, id, ctx));
+      if ('existing' in outcome) return seeOther(c, location(outcome.existing.id), outcome.existing);
+      return noContent();
+    },
+    DELETE: (c) => {
+      readParams(c.req.url, []);
+      permissions.delete(actorOf(c), permissionIdParam(c));
+      return noContent();
+    },
+  });
+}
+
+function userView(u: ReturnType<AppDeps['subjects']['users']>[number]): JsonObject {
+  const out: JsonObject = { id: u.id, type: 'User', username: { type: 'Property', value: u.username } };
+  if (u.givenName !== undefined) out.givenName = { type: 'Property', value: u.givenName };
+  if (u.familyName !== undefined) out.familyName = { type: 'Property', value: u.familyName };
+  if (u.subjectInfo !== undefined) out.subjectInfo = { type: 'Property', value: u.subjectInfo as Json };
+  return out;
+}
+
+/** The subject endpoints (interface 4.8): 204 when authentication is off. */
+function registerSubjectRoutes(app: App, deps: AppDeps): void {
+  const { permissions, subjects } = deps;
   resource(app, `${BASE}/auth/subjects/groups`, {
     GET: async (c) => {
       readParams(c.req.url, []);
@@ -231,4 +257,9 @@ export function registerPermissionRoutes(app: App, deps: AppDeps): void {
       return noContent();
     },
   });
+}
+
+export function registerPermissionRoutes(app: App, deps: AppDeps): void {
+  for (const base of [`${BASE}/auth/permissions`, '/auth/permissions']) registerPermissionResource(app, deps, base);
+  registerSubjectRoutes(app, deps);
 }

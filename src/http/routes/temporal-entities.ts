@@ -120,35 +120,44 @@ const QUERY_BODY = z.strictObject({
   '@context': z.unknown().optional(),
 });
 
-export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
-  const { temporal, contexts, config } = deps;
+/**
+ * The NGSILD-Warning (warn-code 199, miscellaneous) of an answer by observedAt that holds no instance
+ * while instances of its entities were modified in the range: they were written without observedAt.
+ */
+const WITHOUT_OBSERVED_AT = '199 edgeld "no instance has observedAt in this range; instances without observedAt are listed with timeproperty=modifiedAt"';
 
-  /**
-   * Runs a temporal query; behaviour §6: it needs timerel with timeAt, and an entity filter (checked by
-   * buildEntityQuery). The entity filters (type selection, id, idPattern, q, geo, scopeQ) are those
-   * of Query Entities; they apply to the latest document of each entity, deleted ones included.
-   */
-  const runQuery = (c: AppContext, ctx: ResolvedContext, req: TemporalRequest, query: EntityQuery, params: Params) => {
-    if (req.query.timerel === undefined) throw new BadRequestDataError('A temporal query needs timerel and timeAt');
-    const selection: TemporalSelection = { filters: query.filters };
-    if (query.types) selection.types = query.types;
-    if (query.ids) selection.ids = query.ids;
-    const orderBy = params.get('orderBy');
-    if (orderBy !== undefined) {
-      // NGSI-LD v1.9 §5.7.4.4: a temporal query orders by id only.
-      const keys = parseOrderBy(orderBy, (n) => ctx.expandTerm(n));
-      if (!ordersByIdOnly(keys) || keys.length !== 1) {
-        throw new BadRequestDataError('A temporal query can be ordered by id only', `orderBy=${orderBy}`);
-      }
-      selection.orderById = keys[0]?.descending === true ? 'desc' : 'asc';
+/**
+ * Runs a temporal query; behaviour §6: it needs timerel with timeAt, and an entity filter (checked by
+ * buildEntityQuery). The entity filters (type selection, id, idPattern, q, geo, scopeQ) are those
+ * of Query Entities; they apply to the latest document of each entity, deleted ones included.
+ */
+function runQuery(deps: AppDeps, c: AppContext, ctx: ResolvedContext, req: TemporalRequest, query: EntityQuery, params: Params): Response {
+  if (req.query.timerel === undefined) throw new BadRequestDataError('A temporal query needs timerel and timeAt');
+  const selection: TemporalSelection = { filters: query.filters };
+  if (query.types) selection.types = query.types;
+  if (query.ids) selection.ids = query.ids;
+  const orderBy = params.get('orderBy');
+  if (orderBy !== undefined) {
+    // NGSI-LD v1.9 §5.7.4.4: a temporal query orders by id only.
+    const keys = parseOrderBy(orderBy, (n) => ctx.expandTerm(n));
+    if (!ordersByIdOnly(keys) || keys.length !== 1) {
+      throw new BadRequestDataError('A temporal query can be ordered by id only', `orderBy=${orderBy}`);
     }
-    const p = page(params, config);
-    const joinLevel = joinLevelOf(params, req);
-    const found = temporal.query(actorOf(c), selection, p, req, ctx);
-    const rendered = renderTemporalEntities(found.entities, { mapper: ctx, view: req.view, timeproperty: req.query.timeproperty });
-    if (joinLevel !== undefined) inlineTemporalLinks(rendered, joinLevel, ctx, (ids) => deps.entities.getMany(actorOf(c), ids));
-    return answer(c, rendered, ctx, found.range, pageHeaders(c.req.url, p, found.hasMore, found.count));
-  };
+    selection.orderById = keys[0]?.descending === true ? 'desc' : 'asc';
+  }
+  const p = page(params, deps.config);
+  const joinLevel = joinLevelOf(params, req);
+  const found = deps.temporal.query(actorOf(c), selection, p, req, ctx);
+  const rendered = renderTemporalEntities(found.entities, { mapper: ctx, view: req.view, timeproperty: req.query.timeproperty });
+  if (joinLevel !== undefined) inlineTemporalLinks(rendered, joinLevel, ctx, (ids) => deps.entities.getMany(actorOf(c), ids));
+  const headers = pageHeaders(c.req.url, p, found.hasMore, found.count);
+  if (found.withoutObservedAt) headers['NGSILD-Warning'] = WITHOUT_OBSERVED_AT;
+  return answer(c, rendered, ctx, found.range, headers);
+}
+
+/** The collection of temporal entities: query (GET, and POST of a Query) and create. */
+function registerTemporalCollectionRoutes(app: App, deps: AppDeps): void {
+  const { temporal, contexts, config } = deps;
 
   resource(app, `${BASE}/temporal/entities`, {
     // NGSI-LD §6.18.3.2 Query temporal evolution of entities
@@ -158,7 +167,7 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
       const ctx = await linkContext(c, deps);
       const req = fromParams(params, ctx);
       const query = entityQueryFromParams(params, ctx);
-      return runQuery(c, ctx, req, query, params);
+      return runQuery(deps, c, ctx, req, query, params);
     },
     // NGSI-LD §6.18.3.1 Create or update temporal representation of an entity
     POST: async (c) => {
@@ -192,9 +201,37 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
       const entityQuery = buildEntityQuery({
         selectors: query.entities ?? [], attrs: query.attrs, q: query.q, geo: query.geoQ, scopeQ: query.scopeQ, local: query.local,
       }, ctx);
-      return runQuery(c, ctx, req, entityQuery, params);
+      return runQuery(deps, c, ctx, req, entityQuery, params);
     },
   });
+
+  resource(app, `${BASE}/temporal/entityOperations/query`, {
+    // NGSI-LD §6.24.3.1 Query temporal evolution of entities via POST
+    POST: async (c) => {
+      const params = readParams(c.req.url, [...PAGE, 'options', 'format', 'orderBy'], UNIMPLEMENTED);
+      negotiate(c.req.header('accept'), OFFERED);
+      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
+      const parsed = QUERY_BODY.safeParse(body.body);
+      if (!parsed.success) throw new BadRequestDataError('Invalid Query body', parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+      const query = parsed.data;
+      if (query.lang !== undefined) throw new NotImplementedError('lang is not implemented for temporal queries');
+      const ctx = await contexts.resolve(body.context);
+      const input: ViewInput = { options: csv(params, 'options') ?? [] };
+      for (const name of ['attrs', 'pick', 'omit', 'datasetId'] as const) if (query[name]) input[name] = query[name];
+      const format = params.get('format');
+      if (format !== undefined) input.format = format;
+      const req = temporalRequest(query.temporalQ ?? {}, input, ctx);
+      const entityQuery = buildEntityQuery({
+        selectors: query.entities ?? [], attrs: query.attrs, q: query.q, geo: query.geoQ, scopeQ: query.scopeQ, local: query.local,
+      }, ctx);
+      return runQuery(deps, c, ctx, req, entityQuery, params);
+    },
+  });
+}
+
+/** One temporal entity: retrieve and delete. */
+function registerTemporalEntityResource(app: App, deps: AppDeps): void {
+  const { temporal } = deps;
 
   resource(app, `${BASE}/temporal/entities/:id`, {
     // NGSI-LD §6.19.3.1 Retrieve the temporal representation of an entity
@@ -208,7 +245,7 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
       const found = temporal.retrieve(actorOf(c), id, req, ctx);
       const rendered = renderTemporalEntities(found.entities, { mapper: ctx, view: req.view, timeproperty: req.query.timeproperty });
       if (joinLevel !== undefined) inlineTemporalLinks(rendered, joinLevel, ctx, (ids) => deps.entities.getMany(actorOf(c), ids));
-      return answer(c, rendered[0] ?? {}, ctx, found.range);
+      return answer(c, rendered[0] ?? {}, ctx, found.range, found.withoutObservedAt ? { 'NGSILD-Warning': WITHOUT_OBSERVED_AT } : {});
     },
     // NGSI-LD §6.19.3.2 Delete the temporal representation of an entity (entity and history, for good)
     DELETE: async (c) => {
@@ -217,6 +254,11 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
       return noContent();
     },
   });
+}
+
+/** The attributes and instances of a temporal entity: add, delete, modify. */
+function registerTemporalAttributeRoutes(app: App, deps: AppDeps): void {
+  const { temporal, contexts, config } = deps;
 
   resource(app, `${BASE}/temporal/entities/:id/attrs`, {
     // NGSI-LD §6.20.3.1 Add attributes to the temporal representation of an entity
@@ -268,4 +310,10 @@ export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
       return noContent();
     },
   });
+}
+
+export function registerTemporalEntityRoutes(app: App, deps: AppDeps): void {
+  registerTemporalCollectionRoutes(app, deps);
+  registerTemporalEntityResource(app, deps);
+  registerTemporalAttributeRoutes(app, deps);
 }
