@@ -20,21 +20,21 @@ export type {
   SubscriptionRepository,
   TxContext,
 } from './types.js';
-export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } from './discovery.js';
-export type { DeviceContext, DeviceRecord, DeviceRepository } from './devices.js';
-export type { FederationCounters, FederationProgress, FederationRepository, ParkedChanges } from './federation.js';
-export type { IdentityClient, IdentityRepository, IdentityUser, SigningKeyRecord } from './identity.js';
+export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } from './entities/discovery.js';
+export type { DeviceContext, DeviceRecord, DeviceRepository } from './devices/devices.js';
+export type { FederationCounters, FederationProgress, FederationRepository, ParkedChanges } from './federation/federation.js';
+export type { IdentityClient, IdentityRepository, IdentityUser, SigningKeyRecord } from './identity/identity.js';
 export type {
   MqttPacketRecord, MqttQueuedPacket, MqttSessionRepository, MqttStoredSubscription, MqttSubscriptionRecord, MqttWillRecord,
-} from './mqtt-sessions.js';
+} from './mqtt/mqtt-sessions.js';
 
 
-export type { ChangeJournal, JournalEntry, JournalSources, PruneReport, ReadOptions } from './journal.js';
-export type { NewNotification, NotificationQueue, QueuedNotification } from './notification-queue.js';
+export type { ChangeJournal, JournalEntry, JournalSources, PruneReport, ReadOptions } from './journal/journal.js';
+export type { NewNotification, NotificationQueue, QueuedNotification } from './subscriptions/notification-queue.js';
 export type {
   HistoryEditor, HistoryReadOptions, HistoryReader, HistoryRetention, HistorySeries, HistoryWindow, PeriodGrid, PeriodStats,
   TimedInstance, TimeOrder, TimeProperty,
-} from './history-types.js';
+} from './history/history-types.js';
 
 /** Opens (creating when needed) the database at opts.path, applies pragmas and pending migrations. */
 export { openStore } from './open.js';
@@ -42,6 +42,6 @@ export { StoreLockedError } from './lock.js';
 
 /** The read scope of a principal (every use case's reads go through it). */
 export { readScopeOf } from './read-scope.js';
-export { createJournalFollower, type JournalFollower, type JournalFollowerOptions } from './journal-follower.js';
-export type { PermissionFilter, PermissionRepository } from './permissions.js';
-export type { SubjectKind, SubjectRecord, SubjectRepository } from './subjects.js';
+export { createJournalFollower, type JournalFollower, type JournalFollowerOptions } from './journal/journal-follower.js';
+export type { PermissionFilter, PermissionRepository } from './identity/permissions.js';
+export type { SubjectKind, SubjectRecord, SubjectRepository } from './identity/subjects.js';

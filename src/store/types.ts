@@ -2,20 +2,20 @@
 // Row shapes and SQL stay private to this module; only domain types cross this boundary.
 
 import type { Clock, Logger } from '../lib/index.js';
-import type { HistoryEditor, HistoryReader, HistoryRetention } from './history-types.js';
+import type { HistoryEditor, HistoryReader, HistoryRetention } from './history/history-types.js';
 import type { Entity, EntityFilter, EntityId, HistoryInstance, Iri } from '../ngsi/index.js';
 
 export type { HistoryInstance };
-import type { DiscoveryRepository } from './discovery.js';
-import type { DeviceRepository } from './devices.js';
-import type { FederationRepository } from './federation.js';
-import type { IdentityRepository } from './identity.js';
-import type { MqttSessionRepository } from './mqtt-sessions.js';
-import type { ChangeJournal } from './journal.js';
-import type { NotificationQueue } from './notification-queue.js';
+import type { DiscoveryRepository } from './entities/discovery.js';
+import type { DeviceRepository } from './devices/devices.js';
+import type { FederationRepository } from './federation/federation.js';
+import type { IdentityRepository } from './identity/identity.js';
+import type { MqttSessionRepository } from './mqtt/mqtt-sessions.js';
+import type { ChangeJournal } from './journal/journal.js';
+import type { NotificationQueue } from './subscriptions/notification-queue.js';
 import type { ReadScope } from './read-scope.js';
-import type { PermissionRepository } from './permissions.js';
-import type { SubjectRepository } from './subjects.js';
+import type { PermissionRepository } from './identity/permissions.js';
+import type { SubjectRepository } from './identity/subjects.js';
 import type { TxContext } from './tx-context.js';
 
 export type { TxContext };

@@ -1,0 +1,214 @@
+// The embedded MQTT broker's durable state: retained messages, persistent sessions (subscriptions and
+// the packets queued for a client), QoS 2 packets awaiting PUBREL, and wills. Packets are opaque here.
+
+import type BetterSqlite3 from 'better-sqlite3';
+import type { RunInTx } from '../transactions.js';
+
+/** A packet as the mqtt module encodes it: its payload, and its other fields (`meta`). */
+export interface MqttPacketRecord {
+  meta: Buffer;
+  payload: Buffer;
+}
+
+/** A packet on its way to a client; its ids are kept beside it to find it again. */
+export interface MqttQueuedPacket extends MqttPacketRecord {
+  brokerId: string | undefined;
+  brokerCounter: number | undefined;
+  /** Assigned when a delivery starts; undefined while the packet waits. */
+  messageId: number | undefined;
+}
+
+/** One subscription of a persistent session; `options` are its other SUBSCRIBE fields (JSON text). */
+export interface MqttSubscriptionRecord {
+  topic: string;
+  qos: number;
+  options: string;
+}
+
+export interface MqttStoredSubscription extends MqttSubscriptionRecord {
+  clientId: string;
+}
+
+export interface MqttWillRecord extends MqttPacketRecord {
+  clientId: string;
+  /** The broker instance the client was connected to. */
+  brokerId: string;
+}
+
+export interface MqttSessionRepository {
+  /** Retained messages in topic order, after `afterTopic` ('' for the first page). */
+  retainedPage(afterTopic: string, limit: number): Array<{ topic: string; packet: MqttPacketRecord }>;
+  /** Replaces the retained message of the topic. */
+  putRetained(topic: string, packet: MqttPacketRecord): void;
+  deleteRetained(topic: string): void;
+
+  /** Subscriptions in (client, topic) order, after the given one (undefined for the first page). */
+  subscriptionsPage(after: { clientId: string; topic: string } | undefined, limit: number): MqttStoredSubscription[];
+  /** Adds or replaces subscriptions of a client, in one transaction. */
+  addSubscriptions(clientId: string, subs: readonly MqttSubscriptionRecord[]): void;
+  removeSubscriptions(clientId: string, topics: readonly string[]): void;
+  clearSubscriptions(clientId: string): void;
+
+  /** Appends the packet to the queue of each client, in one transaction. */
+  enqueue(clientIds: readonly string[], packet: MqttQueuedPacket): void;
+  /** The position of the newest packet queued for the client; 0 when none. */
+  lastQueued(clientId: string): number;
+  /** Queued packets of a client in queue order, with positions in (afterSeq, upToSeq]. */
+  queuedPage(clientId: string, afterSeq: number, upToSeq: number, limit: number): Array<MqttQueuedPacket & { seq: number }>;
+  /** Sets the message id of the first queued packet with that origin; false when there is none. */
+  assignMessageId(clientId: string, brokerId: string, brokerCounter: number, messageId: number): boolean;
+  /**
+   * Replaces the first queued packet with that message id (not one of `exceptBrokerId`'s, when
+   * given) by `packet` (a PUBREL after PUBREC, or a redelivery); false when there is none.
+   */
+  replaceQueued(clientId: string, messageId: number, exceptBrokerId: string | undefined, packet: MqttQueuedPacket): boolean;
+  /** Removes and returns the first queued packet with that message id (acknowledged). */
+  takeQueued(clientId: string, messageId: number | undefined): MqttQueuedPacket | undefined;
+
+  /** Stores a QoS 2 packet received from a client, replacing one with the same message id. */
+  putIncoming(clientId: string, messageId: number, packet: MqttPacketRecord): void;
+  incoming(clientId: string, messageId: number): MqttPacketRecord | undefined;
+  deleteIncoming(clientId: string, messageId: number): boolean;
+  clearIncoming(clientId: string): void;
+
+  /** Replaces the will of the client. */
+  putWill(will: MqttWillRecord): void;
+  will(clientId: string): MqttWillRecord | undefined;
+  /** Removes and returns the will of the client. */
+  takeWill(clientId: string): MqttWillRecord | undefined;
+  /** Wills in client order, after `afterClientId` ('' for the first page). */
+  willsPage(afterClientId: string, limit: number): MqttWillRecord[];
+}
+
+interface QueuedRow {
+  seq: number;
+  broker_id: string | null;
+  broker_counter: number | null;
+  message_id: number | null;
+  meta: Buffer;
+  payload: Buffer;
+}
+
+interface WillRow {
+  client_id: string;
+  broker_id: string;
+  meta: Buffer;
+  payload: Buffer;
+}
+
+const toQueued = (r: QueuedRow): MqttQueuedPacket & { seq: number } => ({
+  seq: r.seq, brokerId: r.broker_id ?? undefined, brokerCounter: r.broker_counter ?? undefined, messageId: r.message_id ?? undefined,
+  meta: r.meta, payload: r.payload,
+});
+
+const toWill = (r: WillRow): MqttWillRecord => ({ clientId: r.client_id, brokerId: r.broker_id, meta: r.meta, payload: r.payload });
+
+export function createMqttSessionRepository(db: BetterSqlite3.Database, atomic: RunInTx): MqttSessionRepository {
+  const retainedPage = db.prepare<[string, number], { topic: string; meta: Buffer; payload: Buffer }>(
+    'SELECT topic, meta, payload FROM mqtt_retained WHERE topic > ? ORDER BY topic LIMIT CAST(? AS INTEGER)',
+  );
+  const putRetained = db.prepare<[string, Buffer, Buffer]>('INSERT OR REPLACE INTO mqtt_retained (topic, meta, payload) VALUES (?, ?, ?)');
+  const deleteRetained = db.prepare<[string]>('DELETE FROM mqtt_retained WHERE topic = ?');
+
+  const subsFirst = db.prepare<[number], { client_id: string; topic: string; qos: number; options: string }>(
+    'SELECT client_id, topic, qos, options FROM mqtt_subscriptions ORDER BY client_id, topic LIMIT CAST(? AS INTEGER)',
+  );
+  const subsAfter = db.prepare<[string, string, number], { client_id: string; topic: string; qos: number; options: string }>(
+    'SELECT client_id, topic, qos, options FROM mqtt_subscriptions WHERE (client_id, topic) > (?, ?) ORDER BY client_id, topic LIMIT CAST(? AS INTEGER)',
+  );
+  const putSub = db.prepare<[string, string, number, string]>(
+    'INSERT OR REPLACE INTO mqtt_subscriptions (client_id, topic, qos, options) VALUES (?, ?, ?, ?)',
+  );
+  const deleteSub = db.prepare<[string, string]>('DELETE FROM mqtt_subscriptions WHERE client_id = ? AND topic = ?');
+  const clearSubs = db.prepare<[string]>('DELETE FROM mqtt_subscriptions WHERE client_id = ?');
+
+  const insertQueued = db.prepare<[string, string | null, number | null, number | null, Buffer, Buffer]>(
+    'INSERT INTO mqtt_outgoing (client_id, broker_id, broker_counter, message_id, meta, payload) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  const lastQueued = db.prepare<[string], { seq: number | null }>('SELECT max(seq) AS seq FROM mqtt_outgoing WHERE client_id = ?');
+  const queuedPage = db.prepare<[string, number, number, number], QueuedRow>(
+    `SELECT seq, broker_id, broker_counter, message_id, meta, payload FROM mqtt_outgoing
+     WHERE client_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT CAST(? AS INTEGER)`,
+  );
+  const assignMessageId = db.prepare<[number, string, string, number]>(
+    `UPDATE mqtt_outgoing SET message_id = ? WHERE seq = (
+       SELECT seq FROM mqtt_outgoing WHERE client_id = ? AND broker_id = ? AND broker_counter = ? ORDER BY seq LIMIT 1)`,
+  );
+  const replaceQueued = db.prepare<[string | null, number | null, number, Buffer, Buffer, string, number, string | null, string | null]>(
+    `UPDATE mqtt_outgoing SET broker_id = ?, broker_counter = ?, message_id = ?, meta = ?, payload = ? WHERE seq = (
+       SELECT seq FROM mqtt_outgoing WHERE client_id = ? AND message_id = ? AND (? IS NULL OR broker_id IS NOT ?) ORDER BY seq LIMIT 1)`,
+  );
+  const firstByMessageId = db.prepare<[string, number | null], QueuedRow>(
+    `SELECT seq, broker_id, broker_counter, message_id, meta, payload FROM mqtt_outgoing
+     WHERE client_id = ? AND message_id IS ? ORDER BY seq LIMIT 1`,
+  );
+  const deleteQueued = db.prepare<[number]>('DELETE FROM mqtt_outgoing WHERE seq = ?');
+
+  const putIncoming = db.prepare<[string, number, Buffer, Buffer]>(
+    'INSERT OR REPLACE INTO mqtt_incoming (client_id, message_id, meta, payload) VALUES (?, ?, ?, ?)',
+  );
+  const getIncoming = db.prepare<[string, number], MqttPacketRecord>('SELECT meta, payload FROM mqtt_incoming WHERE client_id = ? AND message_id = ?');
+  const deleteIncoming = db.prepare<[string, number]>('DELETE FROM mqtt_incoming WHERE client_id = ? AND message_id = ?');
+  const clearIncoming = db.prepare<[string]>('DELETE FROM mqtt_incoming WHERE client_id = ?');
+
+  const putWill = db.prepare<[string, string, Buffer, Buffer]>('INSERT OR REPLACE INTO mqtt_wills (client_id, broker_id, meta, payload) VALUES (?, ?, ?, ?)');
+  const getWill = db.prepare<[string], WillRow>('SELECT client_id, broker_id, meta, payload FROM mqtt_wills WHERE client_id = ?');
+  const deleteWill = db.prepare<[string]>('DELETE FROM mqtt_wills WHERE client_id = ?');
+  const willsPage = db.prepare<[string, number], WillRow>(
+    'SELECT client_id, broker_id, meta, payload FROM mqtt_wills WHERE client_id > ? ORDER BY client_id LIMIT CAST(? AS INTEGER)',
+  );
+
+  return {
+    retainedPage: (afterTopic, limit) => retainedPage.all(afterTopic, limit).map((r) => ({ topic: r.topic, packet: { meta: r.meta, payload: r.payload } })),
+    putRetained: (topic, packet) => void putRetained.run(topic, packet.meta, packet.payload),
+    deleteRetained: (topic) => void deleteRetained.run(topic),
+
+    subscriptionsPage(after, limit) {
+      const rows = after ? subsAfter.all(after.clientId, after.topic, limit) : subsFirst.all(limit);
+      return rows.map((r) => ({ clientId: r.client_id, topic: r.topic, qos: r.qos, options: r.options }));
+    },
+    addSubscriptions: (clientId, subs) => atomic(() => {
+      for (const s of subs) putSub.run(clientId, s.topic, s.qos, s.options);
+    }),
+    removeSubscriptions: (clientId, topics) => atomic(() => {
+      for (const t of topics) deleteSub.run(clientId, t);
+    }),
+    clearSubscriptions: (clientId) => void clearSubs.run(clientId),
+
+    enqueue: (clientIds, p) => atomic(() => {
+      for (const id of clientIds) insertQueued.run(id, p.brokerId ?? null, p.brokerCounter ?? null, p.messageId ?? null, p.meta, p.payload);
+    }),
+    lastQueued: (clientId) => lastQueued.get(clientId)?.seq ?? 0,
+    queuedPage: (clientId, afterSeq, upToSeq, limit) => queuedPage.all(clientId, afterSeq, upToSeq, limit).map(toQueued),
+    assignMessageId: (clientId, brokerId, brokerCounter, messageId) =>
+      assignMessageId.run(messageId, clientId, brokerId, brokerCounter).changes > 0,
+    replaceQueued: (clientId, messageId, exceptBrokerId, p) => replaceQueued.run(
+      p.brokerId ?? null, p.brokerCounter ?? null, messageId, p.meta, p.payload, clientId, messageId, exceptBrokerId ?? null, exceptBrokerId ?? null,
+    ).changes > 0,
+    takeQueued: (clientId, messageId) => atomic(() => {
+      const row = firstByMessageId.get(clientId, messageId ?? null);
+      if (!row) return undefined;
+      deleteQueued.run(row.seq);
+      const { seq: _seq, ...packet } = toQueued(row);
+      return packet;
+    }),
+
+    putIncoming: (clientId, messageId, p) => void putIncoming.run(clientId, messageId, p.meta, p.payload),
+    incoming: (clientId, messageId) => getIncoming.get(clientId, messageId),
+    deleteIncoming: (clientId, messageId) => deleteIncoming.run(clientId, messageId).changes > 0,
+    clearIncoming: (clientId) => void clearIncoming.run(clientId),
+
+    putWill: (w) => void putWill.run(w.clientId, w.brokerId, w.meta, w.payload),
+    will(clientId) {
+      const row = getWill.get(clientId);
+      return row && toWill(row);
+    },
+    takeWill: (clientId) => atomic(() => {
+      const row = getWill.get(clientId);
+      if (!row) return undefined;
+      deleteWill.run(clientId);
+      return toWill(row);
+    }),
+    willsPage: (afterClientId, limit) => willsPage.all(afterClientId, limit).map(toWill),
+  };
+}
