@@ -4,7 +4,21 @@
 import { ATTRIBUTE_KINDS, type AttributeKind, type Entity } from '../../ngsi/index.js';
 import type { EntityIndexerFactory } from './entity-indexer.js';
 import { changedAttributes, withAttributes } from './entity-diff.js';
-import { KIND_CODES } from '../migrations/migration-004-attribute-kinds.js';
+
+/**
+ * The on-disk code of each attribute kind (table entity_attr_kinds, migration 4). Part of the schema:
+ * a code is never changed or reused; a new kind gets the next number.
+ */
+export const KIND_CODES: Readonly<Record<AttributeKind, number>> = {
+  Property: 1,
+  Relationship: 2,
+  GeoProperty: 3,
+  LanguageProperty: 4,
+  VocabProperty: 5,
+  JsonProperty: 6,
+  ListProperty: 7,
+  ListRelationship: 8,
+};
 
 interface KindRow {
   attr: number;

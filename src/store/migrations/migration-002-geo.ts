@@ -2,8 +2,12 @@
 // boxes of entities that already exist.
 
 import type BetterSqlite3 from 'better-sqlite3';
-import { decodeEntity, type EntityRow } from '../entities/entity-doc.js';
-import { geoShapeRows } from '../entities/geo-index.js';
+import { geoBoundsOf } from './migration-002-geo-bounds.js';
+
+/** What this migration reads of an entity's document: its attribute instances. */
+interface StoredDoc {
+  attrs: Record<string, Array<{ kind: string; value?: unknown }>>;
+}
 
 export function up(db: BetterSqlite3.Database): void {
   db.exec(`
@@ -33,7 +37,7 @@ export function up(db: BetterSqlite3.Database): void {
     END;
   `);
 
-  const rows = db.prepare<[], EntityRow & { rowid: number }>(
+  const rows = db.prepare<[], { rowid: number; doc: string }>(
     'SELECT rowid, id, doc, created_at, modified_at, deleted_at FROM entities WHERE deleted_at IS NULL',
   );
   const internIri = db.prepare<[string]>('INSERT OR IGNORE INTO iris (iri) VALUES (?)');
@@ -42,10 +46,16 @@ export function up(db: BetterSqlite3.Database): void {
     'INSERT INTO geo_shapes (entity, attr, min_lon, max_lon, min_lat, max_lat) VALUES (?, ?, ?, ?, ?, ?)',
   );
   for (const row of rows.all()) {
-    for (const { attr, bounds: b } of geoShapeRows(decodeEntity(row))) {
-      internIri.run(attr);
-      const attrId = iriId.get(attr);
-      if (attrId !== undefined) insert.run(row.rowid, attrId, b.minLon, b.maxLon, b.minLat, b.maxLat);
+    // The document was written by the store's entity encoder; nothing else writes it.
+    const { attrs } = JSON.parse(row.doc) as StoredDoc;
+    for (const [attr, instances] of Object.entries(attrs)) {
+      for (const instance of instances) {
+        const b = instance.kind === 'GeoProperty' ? geoBoundsOf(instance.value) : undefined;
+        if (!b) continue;
+        internIri.run(attr);
+        const attrId = iriId.get(attr);
+        if (attrId !== undefined) insert.run(row.rowid, attrId, b.minLon, b.maxLon, b.minLat, b.maxLat);
+      }
     }
   }
 }

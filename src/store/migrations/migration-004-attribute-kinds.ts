@@ -2,13 +2,12 @@
 // attribute has in each entity and how many instances of each, kept by the attribute-kinds indexer.
 
 import type BetterSqlite3 from 'better-sqlite3';
-import type { AttributeKind } from '../../ngsi/index.js';
 
 /**
- * The on-disk code of each attribute kind. Part of the schema: a code is never changed or reused;
- * a new kind gets the next number.
+ * The on-disk code of each attribute kind when this migration shipped. NOTE: a frozen copy; the live
+ * codes are in entities/attribute-kinds.ts, and a test checks they keep these.
  */
-export const KIND_CODES: Readonly<Record<AttributeKind, number>> = {
+export const KIND_CODES: Readonly<Record<string, number>> = {
   Property: 1,
   Relationship: 2,
   GeoProperty: 3,

@@ -2,7 +2,22 @@
 // per bucket, an index per time property in existing buckets, and an index on every entity row by id.
 
 import type BetterSqlite3 from 'better-sqlite3';
-import { bucketIndexSql, checkBucketName } from '../history/buckets.js';
+
+// NOTE: frozen copies of the bucket name check and the bucket indexes this migration creates; the
+// live ones (history/buckets.ts) may change, what this migration did may not.
+const BUCKET_NAME = /^history_\d{6}(\d{2})?$/;
+
+function checkBucketName(name: string): string {
+  if (!BUCKET_NAME.test(name)) throw new Error(`invalid history bucket name: ${name}`);
+  return name;
+}
+
+function bucketIndexSql(name: string): string {
+  const n = checkBucketName(name);
+  return `
+    CREATE INDEX IF NOT EXISTS ${n}_series_t ON ${n} (series, t);
+    CREATE INDEX IF NOT EXISTS ${n}_series_deleted ON ${n} (series, deleted_at) WHERE deleted_at IS NOT NULL;`;
+}
 
 const BOUND_COLUMNS = ['created_min', 'created_max', 'modified_min', 'modified_max', 'deleted_min', 'deleted_max'];
 

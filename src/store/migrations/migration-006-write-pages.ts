@@ -6,7 +6,14 @@
 // only their type-leading one.
 
 import type BetterSqlite3 from 'better-sqlite3';
-import { checkBucketName } from '../history/buckets.js';
+
+// NOTE: a frozen copy of the bucket name check; the live one (history/buckets.ts) may change.
+const BUCKET_NAME = /^history_\d{6}(\d{2})?$/;
+
+function checkBucketName(name: string): string {
+  if (!BUCKET_NAME.test(name)) throw new Error(`invalid history bucket name: ${name}`);
+  return name;
+}
 
 export function up(db: BetterSqlite3.Database): void {
   db.exec(`

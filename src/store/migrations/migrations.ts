@@ -2,7 +2,6 @@
 // shipped: add the next number. Bucketed history tables are created at runtime (see buckets.ts).
 
 import type BetterSqlite3 from 'better-sqlite3';
-import type { Logger } from '../../lib/index.js';
 import { up as geo } from './migration-002-geo.js';
 import { up as queryValues } from './migration-003-query-values.js';
 import { up as attributeKinds } from './migration-004-attribute-kinds.js';
@@ -19,6 +18,11 @@ import { up as mqtt } from './migration-014-mqtt.js';
 import { up as federation } from './migration-015-federation.js';
 import { up as entityOwner } from './migration-016-entity-owner.js';
 import { up as entityVersion } from './migration-017-entity-version.js';
+
+/** Where applied migrations are reported (the store's logger fits). */
+export interface MigrationLog {
+  info(msg: string, fields?: Record<string, unknown>): void;
+}
 
 export interface Migration {
   version: number;
@@ -116,7 +120,7 @@ function userVersion(db: BetterSqlite3.Database): number {
  * migration is never applied below the database's version, so a reserved number must land before
  * any database is migrated past it.
  */
-export function runMigrations(db: BetterSqlite3.Database, migrations: readonly Migration[], log: Logger): number {
+export function runMigrations(db: BetterSqlite3.Database, migrations: readonly Migration[], log: MigrationLog): number {
   migrations.forEach((m, i) => {
     const before = i === 0 ? 0 : migrations[i - 1]!.version;
     if (!Number.isInteger(m.version) || m.version <= before) {

@@ -5,6 +5,10 @@ import { silentLogger } from '../../../src/lib/index.js';
 import { MIGRATIONS, runMigrations, type Migration } from '../../../src/store/migrations/migrations.js';
 import { fileStore, memoryStore, rawRead, tempDir } from '../helpers.js';
 import Database from 'better-sqlite3';
+import { shapeBounds, toShape, type AttributeKind } from '../../../src/ngsi/index.js';
+import { KIND_CODES } from '../../../src/store/entities/attribute-kinds.js';
+import { geoBoundsOf } from '../../../src/store/migrations/migration-002-geo-bounds.js';
+import { KIND_CODES as MIGRATION_4_CODES } from '../../../src/store/migrations/migration-004-attribute-kinds.js';
 
 describe('store migrations', () => {
   let tmp: ReturnType<typeof tempDir>;
@@ -83,5 +87,36 @@ describe('store migrations', () => {
     const store = memoryStore();
     expect(store.isOpen()).toBe(true);
     store.close();
+  });
+});
+
+describe('frozen copies inside migrations', () => {
+  it('the live attribute-kind codes keep every code migration 4 wrote', () => {
+    for (const [kind, code] of Object.entries(MIGRATION_4_CODES)) expect(KIND_CODES[kind as AttributeKind]).toBe(code);
+  });
+
+  it("migration 2's geometry boxes are the live geo index's boxes", () => {
+    const values: unknown[] = [
+      { type: 'Point', coordinates: [1.5, 2.5] },
+      { type: 'Point', coordinates: [1, 2, 30], bbox: [0, 0, 1, 1] },
+      { type: 'Polygon', coordinates: [[[0, 0], [4, 0], [4, 3], [0, 0]]] },
+      '{"type":"LineString","coordinates":[[-10,-5],[20,7,100]]}',
+      { type: 'GeometryCollection', geometries: [{ type: 'Point', coordinates: [-1, 0] }, { type: 'MultiPoint', coordinates: [[3, 4]] }] },
+      { type: 'MultiPolygon', coordinates: [[[[1, 1], [2, 1], [2, 2], [1, 1]]]] },
+      { type: 'MultiLineString', coordinates: [[[5, 6], [7, 8]], [[9, 10], [11, -12]]] },
+      { type: 'Point', coordinates: [200, 0] },
+      { type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 1]]] },
+      { type: 'LineString', coordinates: [[0, 0]] },
+      { type: 'GeometryCollection', geometries: [] },
+      { type: 'Circle', coordinates: [0, 0] },
+      '[1, 2]',
+      'not json',
+      42,
+      null,
+    ];
+    for (const value of values) {
+      const shape = toShape(value);
+      expect(geoBoundsOf(value), JSON.stringify(value)).toEqual(shape && shapeBounds(shape));
+    }
   });
 });
