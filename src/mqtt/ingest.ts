@@ -12,7 +12,7 @@ import {
   parseAttributes, parseDateTime, type Attribute, type Iri, type ObservedInstance, type Principal, type TermMapper,
 } from '../ngsi/index.js';
 import type { Measurement } from '../entities/index.js';
-import { isDeviceId } from '../devices/index.js';
+import { isDeviceId, type DeviceMapping } from '../devices/index.js';
 import { boundedMemo, type Clock, type Logger } from '../lib/index.js';
 
 /** The topic prefix of measurements. */
@@ -36,21 +36,6 @@ export type MeasurementTopic =
 /** Why a message was dropped (the counters' keys). */
 export type DropReason =
   | 'topic' | 'too-large' | 'not-json' | 'shape' | 'observed-at' | 'invalid' | 'unknown-device' | 'forbidden' | 'disk-full' | 'failed';
-
-/** What ingestion needs of the device registry: the mapping of a registered device. */
-export interface DeviceMapping {
-  entityId: string;
-  /** A type name or IRI, expanded with the device's context. */
-  entityType: string;
-  /** Measurement key → attribute name. */
-  renames: Record<string, string>;
-  /** Attribute name → unitCode, added to a Property that has none. */
-  unitCodes: Record<string, string>;
-  /** Attributes (compact, normalized) the entity starts with when a measurement creates it. */
-  staticAttributes: Record<string, unknown>;
-  /** The @context its names expand with (absent: the core context). */
-  context?: unknown;
-}
 
 export interface IngestDeps {
   clock: Clock;

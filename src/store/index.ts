@@ -2,7 +2,6 @@
 // Other modules get domain types back; SQL and row shapes never leave this folder.
 
 export type {
-  ContextPersistence,
   DeliveryOutcome,
   DeliveryState,
   DiskStats,
@@ -11,7 +10,6 @@ export type {
   EntityRepository,
   HistoryInstance,
   HistoryRepository,
-  PersistedContext,
   ReadScope,
   Store,
   StoreReader,
@@ -23,10 +21,7 @@ export type {
 export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } from './entities/discovery.js';
 export type { DeviceContext, DeviceRecord, DeviceRepository } from './devices/devices.js';
 export type { FederationCounters, FederationProgress, FederationRepository, ParkedChanges } from './federation/federation.js';
-export type { IdentityClient, IdentityRepository, IdentityUser, SigningKeyRecord } from './identity/identity.js';
-export type {
-  MqttPacketRecord, MqttQueuedPacket, MqttSessionRepository, MqttStoredSubscription, MqttSubscriptionRecord, MqttWillRecord,
-} from './mqtt/mqtt-sessions.js';
+export type { IdentityRepository } from './identity/identity.js';
 
 
 export type { ChangeJournal, JournalEntry, JournalSources, PruneReport, ReadOptions } from './journal/journal.js';

@@ -1,7 +1,7 @@
 // Persistence of JSON-LD contexts the broker cached or created, so they survive a restart.
 
 import type BetterSqlite3 from 'better-sqlite3';
-import type { ContextPersistence, PersistedContext } from '../types.js';
+import type { ContextPersistence, PersistedContext } from '../../lib/index.js';
 
 interface ContextRow {
   id: string;

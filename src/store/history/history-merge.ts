@@ -9,7 +9,7 @@ export interface MergeKey<T> {
   rid(row: T): number;
 }
 
-export interface Cursor<T> {
+export interface MergeCursor<T> {
   /** The rank of the cursor's bucket. */
   readonly rank: number;
   /** The current row, undefined when exhausted. */
@@ -21,19 +21,19 @@ export interface MergeSource<T> {
   /** Inclusive bounds of the times the source can hold. */
   lo: number;
   hi: number;
-  open(): Cursor<T>;
+  open(): MergeCursor<T>;
 }
 
 /** A binary min-heap of cursors, ordered by their current row. */
 class CursorHeap<T> {
-  private readonly items: Cursor<T>[] = [];
-  constructor(private readonly before: (a: Cursor<T>, b: Cursor<T>) => number) {}
+  private readonly items: MergeCursor<T>[] = [];
+  constructor(private readonly before: (a: MergeCursor<T>, b: MergeCursor<T>) => number) {}
 
   get size(): number {
     return this.items.length;
   }
 
-  top(): Cursor<T> | undefined {
+  top(): MergeCursor<T> | undefined {
     return this.items[0];
   }
 
@@ -47,7 +47,7 @@ class CursorHeap<T> {
     this.items[j] = a;
   }
 
-  push(c: Cursor<T>): void {
+  push(c: MergeCursor<T>): void {
     if (c.peek() === undefined) return;
     this.items.push(c);
     let i = this.items.length - 1;
@@ -91,12 +91,12 @@ export function mergeOrdered<T>(
 ): T[] {
   const asc = order === 'asc';
   // Only cursors that have a current row are kept in the heap.
-  const compareAsc = (a: Cursor<T>, b: Cursor<T>): number => {
+  const compareAsc = (a: MergeCursor<T>, b: MergeCursor<T>): number => {
     const x = a.peek()!;
     const y = b.peek()!;
     return key.time(x) - key.time(y) || a.rank - b.rank || key.rid(x) - key.rid(y);
   };
-  const before = asc ? compareAsc : (a: Cursor<T>, b: Cursor<T>) => compareAsc(b, a);
+  const before = asc ? compareAsc : (a: MergeCursor<T>, b: MergeCursor<T>) => compareAsc(b, a);
   const pending = [...sources].sort(asc ? (a, b) => a.lo - b.lo : (a, b) => b.hi - a.hi);
   const heap = new CursorHeap<T>(before);
   const out: T[] = [];

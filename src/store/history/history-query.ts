@@ -6,7 +6,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { EntityId, Iri } from '../../ngsi/index.js';
 import type { BucketCatalogue, BucketInfo } from './buckets.js';
 import { decodeReadRow, readColumns, type ReadRow } from './history-codec.js';
-import { mergeOrdered, type Cursor, type MergeKey, type MergeSource } from './history-merge.js';
+import { mergeOrdered, type MergeCursor, type MergeKey, type MergeSource } from './history-merge.js';
 import type {
   HistoryReader, HistorySeries, HistoryWindow, PeriodGrid, PeriodStats, TimedInstance, TimeOrder, TimeProperty,
 } from './history-types.js';
@@ -90,7 +90,7 @@ export function createHistoryReader(db: BetterSqlite3.Database, iris: IriDiction
    * Keyset pages of one series in one bucket: pages grow, but never beyond what the read still
    * needs; every row the merge takes is reported to the budget.
    */
-  const cursorOf = (c: Candidate, series: number, window: HistoryWindow, order: TimeOrder, budget: ReadBudget): Cursor<ReadRow> => {
+  const cursorOf = (c: Candidate, series: number, window: HistoryWindow, order: TimeOrder, budget: ReadBudget): MergeCursor<ReadRow> => {
     const stmt = statements.raw<ReadRow>(pageSql(c.bucket.name, window.timeproperty, order));
     let rows: ReadRow[] = [];
     let at = 0;

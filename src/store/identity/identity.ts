@@ -2,40 +2,8 @@
 // Roles and groups are stored as JSON lists; secrets arrive already hashed (auth owns the format).
 
 import type BetterSqlite3 from 'better-sqlite3';
+import type { IdentityClient, IdentityUser, SigningKeyRecord } from '../../lib/index.js';
 import { AlreadyExistsError } from '../../ngsi/index.js';
-
-/** A user who gets tokens with the password grant. */
-export interface IdentityUser {
-  username: string;
-  /** The token's `sub`. */
-  sub: string;
-  /** The password's hash, in the format of auth's hashSecret. */
-  passwordHash: string;
-  givenName?: string;
-  familyName?: string;
-  roles: string[];
-  groups: string[];
-  createdAt: number;
-}
-
-/** A client that gets tokens with the client credentials grant. */
-export interface IdentityClient {
-  clientId: string;
-  sub: string;
-  secretHash: string;
-  roles: string[];
-  groups: string[];
-  createdAt: number;
-}
-
-/** A token signing key pair, its halves as JWK JSON texts. */
-export interface SigningKeyRecord {
-  kid: string;
-  alg: string;
-  privateJwk: string;
-  publicJwk: string;
-  createdAt: number;
-}
 
 export interface IdentityRepository {
   findUser(username: string): IdentityUser | undefined;

@@ -1,7 +1,7 @@
 // Persistence of cached and implicitly created JSON-LD contexts.
 
 import { describe, expect, it } from 'vitest';
-import type { PersistedContext } from '../../../src/store/index.js';
+import type { PersistedContext } from '../../../src/lib/index.js';
 import { memoryStore, T0 } from '../helpers.js';
 
 const ctx = (id: string, url: string, at = T0): PersistedContext => ({ id, url, body: `{"@context":{"a":"${id}"}}`, kind: 'Cached', createdAt: at });
