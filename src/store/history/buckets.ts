@@ -2,7 +2,7 @@
 // bounds of the other time columns, to skip buckets on reads); retention drops whole tables.
 
 import type BetterSqlite3 from 'better-sqlite3';
-import type { CacheGroup } from '../tx-cache.js';
+import type { CacheGroup, TxCache } from '../tx-cache.js';
 import { INSTANCE_PREFIX } from '../../ngsi/index.js';
 import { ROW_COLUMNS, encodeInstanceId, isCanonicalInstanceId, type HistoryRow } from './history-codec.js';
 
@@ -165,6 +165,49 @@ const CHUNK_ROW_PARAMS = ROW_COLUMNS + 1;
 
 type RowValues = [number, number, number | null, number, number, number | null, Buffer | string, string | null, number | null, string | null];
 
+/**
+ * Reports the rows of a bulk insert: the bounds widened once for all of them (a bulk write's rows
+ * share their times mostly), and each series' latest instant raised once per run of its rows.
+ */
+function coverRows(
+  values: readonly unknown[], count: number, raiseLatest: (series: number, t: number) => void,
+  onInsert: (created: number, modified: number, deleted: number | null) => void,
+): void {
+  let lowCreated = Infinity;
+  let highCreated = -Infinity;
+  let lowModified = Infinity;
+  let highModified = -Infinity;
+  let lowDeleted: number | null = null;
+  let highDeleted: number | null = null;
+  let series = -1;
+  let last = -Infinity;
+  for (let v = 0; v < count * ROW_COLUMNS; v += ROW_COLUMNS) {
+    const rowSeries = values[v] as number;
+    const t = values[v + 1] as number;
+    if (rowSeries !== series) {
+      if (series !== -1) raiseLatest(series, last);
+      series = rowSeries;
+      last = t;
+    } else if (t > last) last = t;
+    const created = values[v + 3] as number;
+    const modified = values[v + 4] as number;
+    const deleted = values[v + 5] as number | null;
+    if (created < lowCreated) lowCreated = created;
+    if (created > highCreated) highCreated = created;
+    if (modified < lowModified) lowModified = modified;
+    if (modified > highModified) highModified = modified;
+    if (deleted !== null) {
+      if (lowDeleted === null || deleted < lowDeleted) lowDeleted = deleted;
+      if (highDeleted === null || deleted > highDeleted) highDeleted = deleted;
+    }
+  }
+  if (count > 0) {
+    raiseLatest(series, last);
+    onInsert(lowCreated, lowModified, lowDeleted);
+    onInsert(highCreated, highModified, highDeleted);
+  }
+}
+
 function prepareTable(db: BetterSqlite3.Database, name: string, onInsert: (created: number, modified: number, deleted: number | null) => void): BucketTable {
   checkBucketName(name);
   // NOTE: positional parameters: binding by name costs a property look-up per column and row.
@@ -221,41 +264,7 @@ function prepareTable(db: BetterSqlite3.Database, name: string, onInsert: (creat
           values[v + 5] as number | null, encodedId(values[v + 6] as Buffer | string), values[v + 7] as string | null,
           values[v + 8] as number | null, values[v + 9] as string | null);
       }
-      // The bounds widened once for all the rows (a bulk write's rows share their times mostly), and
-      // each series' latest instant raised once per run of its rows.
-      let lowCreated = Infinity;
-      let highCreated = -Infinity;
-      let lowModified = Infinity;
-      let highModified = -Infinity;
-      let lowDeleted: number | null = null;
-      let highDeleted: number | null = null;
-      let series = -1;
-      let last = -Infinity;
-      for (let v = 0; v < count * ROW_COLUMNS; v += ROW_COLUMNS) {
-        const rowSeries = values[v] as number;
-        const t = values[v + 1] as number;
-        if (rowSeries !== series) {
-          if (series !== -1) raiseLatest(series, last);
-          series = rowSeries;
-          last = t;
-        } else if (t > last) last = t;
-        const created = values[v + 3] as number;
-        const modified = values[v + 4] as number;
-        const deleted = values[v + 5] as number | null;
-        if (created < lowCreated) lowCreated = created;
-        if (created > highCreated) highCreated = created;
-        if (modified < lowModified) lowModified = modified;
-        if (modified > highModified) highModified = modified;
-        if (deleted !== null) {
-          if (lowDeleted === null || deleted < lowDeleted) lowDeleted = deleted;
-          if (highDeleted === null || deleted > highDeleted) highDeleted = deleted;
-        }
-      }
-      if (count > 0) {
-        raiseLatest(series, last);
-        onInsert(lowCreated, lowModified, lowDeleted);
-        onInsert(highCreated, highModified, highDeleted);
-      }
+      coverRows(values, count, raiseLatest, onInsert);
     },
     rowsOfSeries: (ids) => (ids.length === 0 ? [] : select.all(JSON.stringify(ids))),
     mayHold(series, t) {
@@ -296,33 +305,51 @@ function widen(b: TimeBounds | undefined, at: number | null): TimeBounds | undef
   return { min: Math.min(b?.min ?? at, floorGrain(at)), max: Math.max(b?.max ?? at, ceilGrain(at)) };
 }
 
-export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSize, caches: CacheGroup): BucketCatalogue {
-  // Prepared statements of buckets whose table is known to exist; DROPPED once dropped (look again).
-  // NOTE: a marker, not null: a pending entry must hide the committed one until COMMIT.
-  const tables = caches.create<string, BucketTable | typeof DROPPED>();
-  const bounds = caches.create<string, Bounds>();
-  let dropped = 0;
-  /** The range bucketOf gave last (a pure function of t and size: no invalidation needed). */
-  let lastRange: BucketRange | undefined;
-  // The catalogue as last read outside a transaction, and the change count it reflects: reads of
-  // many attributes list it once. Any change (even one later rolled back) makes it read again.
-  let changes = 0;
-  let listed: { changes: number; list: readonly BucketInfo[] } | undefined;
-  const COLUMNS = 'name, start_ms, end_ms, created_min, created_max, modified_min, modified_max, deleted_min, deleted_max';
-  const exists = db.prepare<[string], number>('SELECT 1 FROM history_buckets WHERE name = ?').pluck();
-  const register = db.prepare<[string, number, number]>('INSERT INTO history_buckets (name, start_ms, end_ms) VALUES (?, ?, ?)');
-  const unregister = db.prepare<[string]>('DELETE FROM history_buckets WHERE name = ?');
-  const getOne = db.prepare<[string], CatalogueRow>(`SELECT ${COLUMNS} FROM history_buckets WHERE name = ?`);
-  const listAll = db.prepare<[], CatalogueRow>(`SELECT ${COLUMNS} FROM history_buckets ORDER BY start_ms, name`);
-  const saveBounds = db.prepare<[number | null, number | null, number | null, number | null, number | null, number | null, string]>(
-    `UPDATE history_buckets SET created_min = ?, created_max = ?, modified_min = ?, modified_max = ?,
-       deleted_min = ?, deleted_max = ? WHERE name = ?`,
-  );
+const CATALOGUE_COLUMNS = 'name, start_ms, end_ms, created_min, created_max, modified_min, modified_max, deleted_min, deleted_max';
 
+type CatalogueStatements = ReturnType<typeof prepareCatalogueStatements>;
+
+function prepareCatalogueStatements(db: BetterSqlite3.Database) {
+  return {
+    exists: db.prepare<[string], number>('SELECT 1 FROM history_buckets WHERE name = ?').pluck(),
+    register: db.prepare<[string, number, number]>('INSERT INTO history_buckets (name, start_ms, end_ms) VALUES (?, ?, ?)'),
+    unregister: db.prepare<[string]>('DELETE FROM history_buckets WHERE name = ?'),
+    getOne: db.prepare<[string], CatalogueRow>(`SELECT ${CATALOGUE_COLUMNS} FROM history_buckets WHERE name = ?`),
+    listAll: db.prepare<[], CatalogueRow>(`SELECT ${CATALOGUE_COLUMNS} FROM history_buckets ORDER BY start_ms, name`),
+    saveBounds: db.prepare<[number | null, number | null, number | null, number | null, number | null, number | null, string]>(
+      `UPDATE history_buckets SET created_min = ?, created_max = ?, modified_min = ?, modified_max = ?,
+         deleted_min = ?, deleted_max = ? WHERE name = ?`,
+    ),
+  };
+}
+
+function readCatalogue(st: CatalogueStatements): BucketInfo[] {
+  return st.listAll.all().map((r) => {
+    const info: BucketInfo = { name: r.name, startMs: r.start_ms, endMs: r.end_ms };
+    const created = boundsOf(r.created_min, r.created_max);
+    const modified = boundsOf(r.modified_min, r.modified_max);
+    const deleted = boundsOf(r.deleted_min, r.deleted_max);
+    if (created) info.created = created;
+    if (modified) info.modified = modified;
+    if (deleted) info.deleted = deleted;
+    return info;
+  });
+}
+
+/** The catalogue's change count: any change (even one later rolled back) makes list() read again. */
+interface CatalogueState {
+  changes: number;
+}
+
+/**
+ * The catalogued time bounds of each bucket, widened (to the grain) as rows arrive; `bounds` is the
+ * transaction-aware cache of them.
+ */
+function createBoundsKeeper(st: CatalogueStatements, bounds: TxCache<string, Bounds>, state: CatalogueState): (name: string, createdAt: number, modifiedAt: number, deletedAt: number | null) => void {
   const boundsFor = (name: string): Bounds => {
     const cached = bounds.get(name);
     if (cached) return cached;
-    const row = getOne.get(name);
+    const row = st.getOne.get(name);
     const b: Bounds = {};
     const created = boundsOf(row?.created_min ?? null, row?.created_max ?? null);
     const modified = boundsOf(row?.modified_min ?? null, row?.modified_max ?? null);
@@ -344,28 +371,35 @@ export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSi
     if (created) next.created = created;
     if (modified) next.modified = modified;
     if (deleted) next.deleted = deleted;
-    changes += 1;
-    saveBounds.run(created?.min ?? null, created?.max ?? null, modified?.min ?? null, modified?.max ?? null,
+    state.changes += 1;
+    st.saveBounds.run(created?.min ?? null, created?.max ?? null, modified?.min ?? null, modified?.max ?? null,
       deleted?.min ?? null, deleted?.max ?? null, name);
     bounds.set(name, next);
   };
+
+  return coverTimes;
+}
+
+export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSize, caches: CacheGroup): BucketCatalogue {
+  // Prepared statements of buckets whose table is known to exist; DROPPED once dropped (look again).
+  // NOTE: a marker, not null: a pending entry must hide the committed one until COMMIT.
+  const tables = caches.create<string, BucketTable | typeof DROPPED>();
+  const bounds = caches.create<string, Bounds>();
+  let dropped = 0;
+  /** The range bucketOf gave last (a pure function of t and size: no invalidation needed). */
+  let lastRange: BucketRange | undefined;
+  // The catalogue as last read outside a transaction, and the change count it reflects: reads of
+  // many attributes list it once.
+  const state: CatalogueState = { changes: 0 };
+  let listed: { changes: number; list: readonly BucketInfo[] } | undefined;
+  const st = prepareCatalogueStatements(db);
+  const coverTimes = createBoundsKeeper(st, bounds, state);
   const cover = (name: string, row: HistoryRow): void => coverTimes(name, row.created_at, row.modified_at, row.deleted_at);
 
   const known = (name: string): BucketTable | undefined => {
     const t = tables.get(name);
     return t === DROPPED ? undefined : t;
   };
-
-  const readList = (): BucketInfo[] => listAll.all().map((r) => {
-    const info: BucketInfo = { name: r.name, startMs: r.start_ms, endMs: r.end_ms };
-    const created = boundsOf(r.created_min, r.created_max);
-    const modified = boundsOf(r.modified_min, r.modified_max);
-    const deleted = boundsOf(r.deleted_min, r.deleted_max);
-    if (created) info.created = created;
-    if (modified) info.modified = modified;
-    if (deleted) info.deleted = deleted;
-    return info;
-  });
 
   /** The bucket of instant t. NOTE: writes come in time order mostly: the bucket of the last one is asked again. */
   const rangeOf = (t: number): BucketRange =>
@@ -385,31 +419,31 @@ export function createBucketCatalogue(db: BetterSqlite3.Database, size: BucketSi
       const range = rangeOf(t);
       const cached = known(range.name);
       if (cached) return cached;
-      if (exists.get(range.name) === undefined) {
+      if (st.exists.get(range.name) === undefined) {
         if (!db.inTransaction) throw new Error('history buckets are created inside a transaction');
-        changes += 1;
+        state.changes += 1;
         db.exec(createTableSql(range.name));
-        register.run(range.name, range.startMs, range.endMs);
+        st.register.run(range.name, range.startMs, range.endMs);
       }
       return table(range.name);
     },
     existingFor(t) {
       const name = rangeOf(t).name;
-      return known(name) ?? (exists.get(name) === undefined ? undefined : table(name));
+      return known(name) ?? (st.exists.get(name) === undefined ? undefined : table(name));
     },
     list() {
-      if (listed && listed.changes === changes) return listed.list;
-      const list = readList();
-      if (!db.inTransaction) listed = { changes, list };
+      if (listed && listed.changes === state.changes) return listed.list;
+      const list = readCatalogue(st);
+      if (!db.inTransaction) listed = { changes: state.changes, list };
       return list;
     },
     table,
     cover,
     drop(name) {
       if (!db.inTransaction) throw new Error('history buckets are dropped inside a transaction');
-      changes += 1;
+      state.changes += 1;
       db.exec(`DROP TABLE IF EXISTS ${checkBucketName(name)}`);
-      unregister.run(name);
+      st.unregister.run(name);
       tables.set(name, DROPPED);
       bounds.set(name, {});
       dropped += 1;

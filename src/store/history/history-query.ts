@@ -8,11 +8,12 @@ import type { BucketCatalogue, BucketInfo } from './buckets.js';
 import { decodeReadRow, readColumns, type ReadRow } from './history-codec.js';
 import { mergeOrdered, type MergeCursor, type MergeKey, type MergeSource } from './history-merge.js';
 import type {
-  HistoryReader, HistorySeries, HistoryWindow, PeriodGrid, PeriodStats, TimedInstance, TimeOrder, TimeProperty,
+  HistoryAggregateOptions, HistoryReader, HistoryReadOptions, HistorySeries, HistoryWindow, PeriodGrid, PeriodStats, TimedInstance,
+  TimeOrder, TimeProperty,
 } from './history-types.js';
 import type { IriDictionary } from '../iris.js';
 import {
-  aggregateSql, createStatementCache, registerPeriodFunction, unionOfBuckets, type AggregateRow,
+  aggregateSql, createStatementCache, registerPeriodFunction, unionOfBuckets, type AggregateRow, type StatementCache,
 } from './history-sql.js';
 
 /** The column a time property is read from, and what a row needs to have one. */
@@ -73,67 +74,112 @@ function candidates(buckets: readonly BucketInfo[], window: HistoryWindow): Cand
 
 const seriesIds = (series: readonly HistorySeries[]): string => JSON.stringify(series.map((s) => s.id));
 
+function pageSql(table: string, tp: TimeProperty, order: TimeOrder): string {
+  const { col, where } = TIME_COLUMN[tp];
+  const desc = order === 'desc';
+  return `SELECT ${readColumns(col)} FROM ${table}
+    WHERE series = @series AND ${where} AND ${col} >= @lo AND ${col} < @hi
+      AND NOT (${col} = @kt AND rowid ${desc ? '>=' : '<='} @krid)
+    ORDER BY ${col} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'} LIMIT CAST(@limit AS INTEGER)`;
+}
+
+const windowParams = (series: readonly HistorySeries[], window: HistoryWindow): Record<string, unknown> =>
+  ({ ids: seriesIds(series), lo: window.from ?? MIN_TIME, hi: window.to ?? MAX_TIME });
+
+function filterSql(table: string, tp: TimeProperty): string {
+  const { col, where } = TIME_COLUMN[tp];
+  return `FROM ${table} WHERE series IN (SELECT value FROM json_each(@ids)) AND ${where} AND ${col} >= @lo AND ${col} < @hi`;
+}
+
+/**
+ * Keyset pages of one series in one bucket: pages grow, but never beyond what the read still
+ * needs; every row the merge takes is reported to the budget.
+ */
+function openCursor(
+  statements: StatementCache, c: Candidate, series: number, window: HistoryWindow, order: TimeOrder, budget: ReadBudget,
+): MergeCursor<ReadRow> {
+  const stmt = statements.raw<ReadRow>(pageSql(c.bucket.name, window.timeproperty, order));
+  let rows: ReadRow[] = [];
+  let at = 0;
+  let done = false;
+  let size = FIRST_PAGE;
+  let kt = order === 'asc' ? MIN_TIME : MAX_TIME;
+  let krid = 0;
+  const fill = (): void => {
+    const limit = Math.max(1, Math.min(size, budget.remaining));
+    const lo = Math.max(window.from ?? MIN_TIME, order === 'asc' ? kt : MIN_TIME);
+    const hi = Math.min(window.to ?? MAX_TIME, order === 'desc' ? kt + 1 : MAX_TIME);
+    rows = stmt.all({ series, lo, hi, kt, krid, limit });
+    at = 0;
+    done = rows.length < limit;
+    size = Math.min(size * 4, MAX_PAGE);
+    const last = rows[rows.length - 1];
+    if (last) {
+      kt = READ_KEY.time(last);
+      krid = READ_KEY.rid(last);
+    }
+  };
+  fill();
+  return {
+    rank: c.rank,
+    peek: () => rows[at],
+    advance: () => {
+      budget.remaining -= 1;
+      at += 1;
+      if (at >= rows.length && !done) fill();
+    },
+  };
+}
+
+function readInstances(
+  statements: StatementCache, buckets: BucketCatalogue, series: readonly HistorySeries[], window: HistoryWindow, opts: HistoryReadOptions,
+): TimedInstance[] {
+  if (series.length === 0 || opts.limit <= 0) return [];
+  const budget: ReadBudget = { remaining: opts.skip + opts.limit };
+  const sources: MergeSource<ReadRow>[] = [];
+  for (const c of candidates(buckets.list(), window)) {
+    for (const s of series) sources.push({ lo: c.lo, hi: c.hi, open: () => openCursor(statements, c, s.id, window, opts.order, budget) });
+  }
+  const rows = mergeOrdered(sources, READ_KEY, opts.order, opts.skip, opts.limit);
+  const keys = new Map(series.map((s) => [s.id, s.datasetId === undefined
+    ? { entityId: s.entityId, attr: s.attr } : { entityId: s.entityId, attr: s.attr, datasetId: s.datasetId }]));
+  return rows.map((row): TimedInstance => {
+    const key = keys.get(row[2]);
+    if (!key) throw new Error(`history row of unknown series ${row[2]}`);
+    return { time: row[1], instance: decodeReadRow(row, key) };
+  });
+}
+
+function aggregatePeriods(
+  statements: StatementCache, buckets: BucketCatalogue, series: readonly HistorySeries[], window: HistoryWindow, grid: PeriodGrid,
+  opts: HistoryAggregateOptions,
+): PeriodStats[] {
+  if (series.length === 0 || opts.limit <= 0) return [];
+  const { col, where } = TIME_COLUMN[window.timeproperty];
+  const tables = candidates(buckets.list(), window).map((c) => c.bucket.name);
+  if (tables.length === 0) return [];
+  const source = unionOfBuckets(tables, (table) => `SELECT series, ${col} AS time, value, num FROM ${table}
+    WHERE series IN (SELECT value FROM json_each(@ids)) AND ${where} AND ${col} >= @lo AND ${col} < @hi
+      AND (value IS NOT NULL OR num IS NOT NULL)`);
+  // Ranking periods per series costs a window function: only when some may be left out.
+  const ranked = opts.skip > 0 || periodsAtMost(grid, window) > opts.limit ? opts.order : undefined;
+  const params: Record<string, unknown> = windowParams(series, window);
+  if (ranked) Object.assign(params, { skip: opts.skip, end: opts.skip + Math.min(opts.limit, Number.MAX_SAFE_INTEGER) });
+  if (grid.kind === 'fixed') Object.assign(params, { origin: grid.origin, ms: grid.ms });
+  if (grid.kind === 'calendar') params['starts'] = JSON.stringify(grid.starts);
+  const run = (strings: boolean): PeriodStats[] =>
+    statements.raw<AggregateRow>(aggregateSql({ source, grid, stats: opts.stats, strings, ranked })).all(params).map(statsOf);
+  const rows = run(false);
+  // Strings can only be among values that are not numbers: counted in a second pass, when there are such.
+  return rows.some((r) => r.count > r.numbers) ? run(true) : rows;
+}
+
 export function createHistoryReader(db: BetterSqlite3.Database, iris: IriDictionary, buckets: BucketCatalogue): HistoryReader {
   const statements = createStatementCache(db, buckets);
   registerPeriodFunction(db);
 
-  const pageSql = (table: string, tp: TimeProperty, order: TimeOrder): string => {
-    const { col, where } = TIME_COLUMN[tp];
-    const desc = order === 'desc';
-    return `SELECT ${readColumns(col)} FROM ${table}
-      WHERE series = @series AND ${where} AND ${col} >= @lo AND ${col} < @hi
-        AND NOT (${col} = @kt AND rowid ${desc ? '>=' : '<='} @krid)
-      ORDER BY ${col} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'} LIMIT CAST(@limit AS INTEGER)`;
-  };
-
-  /**
-   * Keyset pages of one series in one bucket: pages grow, but never beyond what the read still
-   * needs; every row the merge takes is reported to the budget.
-   */
-  const cursorOf = (c: Candidate, series: number, window: HistoryWindow, order: TimeOrder, budget: ReadBudget): MergeCursor<ReadRow> => {
-    const stmt = statements.raw<ReadRow>(pageSql(c.bucket.name, window.timeproperty, order));
-    let rows: ReadRow[] = [];
-    let at = 0;
-    let done = false;
-    let size = FIRST_PAGE;
-    let kt = order === 'asc' ? MIN_TIME : MAX_TIME;
-    let krid = 0;
-    const fill = (): void => {
-      const limit = Math.max(1, Math.min(size, budget.remaining));
-      const lo = Math.max(window.from ?? MIN_TIME, order === 'asc' ? kt : MIN_TIME);
-      const hi = Math.min(window.to ?? MAX_TIME, order === 'desc' ? kt + 1 : MAX_TIME);
-      rows = stmt.all({ series, lo, hi, kt, krid, limit });
-      at = 0;
-      done = rows.length < limit;
-      size = Math.min(size * 4, MAX_PAGE);
-      const last = rows[rows.length - 1];
-      if (last) {
-        kt = READ_KEY.time(last);
-        krid = READ_KEY.rid(last);
-      }
-    };
-    fill();
-    return {
-      rank: c.rank,
-      peek: () => rows[at],
-      advance: () => {
-        budget.remaining -= 1;
-        at += 1;
-        if (at >= rows.length && !done) fill();
-      },
-    };
-  };
-
   const forEachCandidate = <T>(window: HistoryWindow, fn: (c: Candidate) => T): T[] =>
     candidates(buckets.list(), window).map(fn);
-
-  const windowParams = (series: readonly HistorySeries[], window: HistoryWindow): Record<string, unknown> =>
-    ({ ids: seriesIds(series), lo: window.from ?? MIN_TIME, hi: window.to ?? MAX_TIME });
-
-  const filterSql = (table: string, tp: TimeProperty): string => {
-    const { col, where } = TIME_COLUMN[tp];
-    return `FROM ${table} WHERE series IN (SELECT value FROM json_each(@ids)) AND ${where} AND ${col} >= @lo AND ${col} < @hi`;
-  };
 
   const reader: HistoryReader = {
     series({ tenant }, entityIds, attrs) {
@@ -154,22 +200,7 @@ export function createHistoryReader(db: BetterSqlite3.Database, iris: IriDiction
       });
     },
 
-    read(series, window, opts) {
-      if (series.length === 0 || opts.limit <= 0) return [];
-      const budget: ReadBudget = { remaining: opts.skip + opts.limit };
-      const sources: MergeSource<ReadRow>[] = [];
-      for (const c of candidates(buckets.list(), window)) {
-        for (const s of series) sources.push({ lo: c.lo, hi: c.hi, open: () => cursorOf(c, s.id, window, opts.order, budget) });
-      }
-      const rows = mergeOrdered(sources, READ_KEY, opts.order, opts.skip, opts.limit);
-      const keys = new Map(series.map((s) => [s.id, s.datasetId === undefined
-        ? { entityId: s.entityId, attr: s.attr } : { entityId: s.entityId, attr: s.attr, datasetId: s.datasetId }]));
-      return rows.map((row): TimedInstance => {
-        const key = keys.get(row[2]);
-        if (!key) throw new Error(`history row of unknown series ${row[2]}`);
-        return { time: row[1], instance: decodeReadRow(row, key) };
-      });
-    },
+    read: (series, window, opts) => readInstances(statements, buckets, series, window, opts),
 
     nextTime(series, window, time, order) {
       if (series.length === 0) return undefined;
@@ -204,26 +235,7 @@ export function createHistoryReader(db: BetterSqlite3.Database, iris: IriDiction
       return min === undefined || max === undefined ? undefined : { min, max };
     },
 
-    aggregate(series, window, grid, opts) {
-      if (series.length === 0 || opts.limit <= 0) return [];
-      const { col, where } = TIME_COLUMN[window.timeproperty];
-      const tables = candidates(buckets.list(), window).map((c) => c.bucket.name);
-      if (tables.length === 0) return [];
-      const source = unionOfBuckets(tables, (table) => `SELECT series, ${col} AS time, value, num FROM ${table}
-        WHERE series IN (SELECT value FROM json_each(@ids)) AND ${where} AND ${col} >= @lo AND ${col} < @hi
-          AND (value IS NOT NULL OR num IS NOT NULL)`);
-      // Ranking periods per series costs a window function: only when some may be left out.
-      const ranked = opts.skip > 0 || periodsAtMost(grid, window) > opts.limit ? opts.order : undefined;
-      const params: Record<string, unknown> = windowParams(series, window);
-      if (ranked) Object.assign(params, { skip: opts.skip, end: opts.skip + Math.min(opts.limit, Number.MAX_SAFE_INTEGER) });
-      if (grid.kind === 'fixed') Object.assign(params, { origin: grid.origin, ms: grid.ms });
-      if (grid.kind === 'calendar') params['starts'] = JSON.stringify(grid.starts);
-      const run = (strings: boolean): PeriodStats[] =>
-        statements.raw<AggregateRow>(aggregateSql({ source, grid, stats: opts.stats, strings, ranked })).all(params).map(statsOf);
-      const rows = run(false);
-      // Strings can only be among values that are not numbers: counted in a second pass, when there are such.
-      return rows.some((r) => r.count > r.numbers) ? run(true) : rows;
-    },
+    aggregate: (series, window, grid, opts) => aggregatePeriods(statements, buckets, series, window, grid, opts),
   };
   return reader;
 }
