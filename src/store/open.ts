@@ -85,11 +85,10 @@ function pragmaNumber(db: Database.Database, name: string): number {
   return typeof v === 'number' ? v : 0;
 }
 
-export function openStore(opts: StoreOptions): Store {
-  const { path, log } = opts;
-  if (!isMemory(path)) mkdirSync(dirname(path), { recursive: true });
-  const busyTimeoutMs = opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-  const walLimitBytes = opts.walLimitBytes ?? DEFAULT_WAL_LIMIT_BYTES;
+/** Takes the store lock, opens the database, applies the pragmas and the pending migrations. */
+function openDatabase(
+  path: string, log: StoreOptions['log'], busyTimeoutMs: number, walLimitBytes: number,
+): { db: Database.Database; lock: ReturnType<typeof lockStore> | undefined } {
   // Taken before the database is opened: a second broker must not even run migrations.
   const lock = isMemory(path) ? undefined : lockStore(path);
   let db: Database.Database;
@@ -109,6 +108,15 @@ export function openStore(opts: StoreOptions): Store {
     lock?.release();
     throw err;
   }
+  return { db, lock };
+}
+
+export function openStore(opts: StoreOptions): Store {
+  const { path, log } = opts;
+  if (!isMemory(path)) mkdirSync(dirname(path), { recursive: true });
+  const busyTimeoutMs = opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  const walLimitBytes = opts.walLimitBytes ?? DEFAULT_WAL_LIMIT_BYTES;
+  const { db, lock } = openDatabase(path, log, busyTimeoutMs, walLimitBytes);
 
   const caches = createCacheGroup(db);
   const runner = createTxRunner(db, caches, log);

@@ -30,112 +30,118 @@ const toQueued = (r: QueuedRow): MqttQueuedPacket & { seq: number } => ({
 
 const toWill = (r: WillRow): MqttWillRecord => ({ clientId: r.client_id, brokerId: r.broker_id, meta: r.meta, payload: r.payload });
 
+function prepareMqttSessionStatements(db: BetterSqlite3.Database) {
+  return {
+    retainedPage: db.prepare<[string, number], { topic: string; meta: Buffer; payload: Buffer }>(
+      'SELECT topic, meta, payload FROM mqtt_retained WHERE topic > ? ORDER BY topic LIMIT CAST(? AS INTEGER)',
+    ),
+    putRetained: db.prepare<[string, Buffer, Buffer]>('INSERT OR REPLACE INTO mqtt_retained (topic, meta, payload) VALUES (?, ?, ?)'),
+    deleteRetained: db.prepare<[string]>('DELETE FROM mqtt_retained WHERE topic = ?'),
+
+    subsFirst: db.prepare<[number], { client_id: string; topic: string; qos: number; options: string }>(
+      'SELECT client_id, topic, qos, options FROM mqtt_subscriptions ORDER BY client_id, topic LIMIT CAST(? AS INTEGER)',
+    ),
+    subsAfter: db.prepare<[string, string, number], { client_id: string; topic: string; qos: number; options: string }>(
+      'SELECT client_id, topic, qos, options FROM mqtt_subscriptions WHERE (client_id, topic) > (?, ?) ORDER BY client_id, topic LIMIT CAST(? AS INTEGER)',
+    ),
+    putSub: db.prepare<[string, string, number, string]>(
+      'INSERT OR REPLACE INTO mqtt_subscriptions (client_id, topic, qos, options) VALUES (?, ?, ?, ?)',
+    ),
+    deleteSub: db.prepare<[string, string]>('DELETE FROM mqtt_subscriptions WHERE client_id = ? AND topic = ?'),
+    clearSubs: db.prepare<[string]>('DELETE FROM mqtt_subscriptions WHERE client_id = ?'),
+
+    insertQueued: db.prepare<[string, string | null, number | null, number | null, Buffer, Buffer]>(
+      'INSERT INTO mqtt_outgoing (client_id, broker_id, broker_counter, message_id, meta, payload) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    lastQueued: db.prepare<[string], { seq: number | null }>('SELECT max(seq) AS seq FROM mqtt_outgoing WHERE client_id = ?'),
+    queuedPage: db.prepare<[string, number, number, number], QueuedRow>(
+      `SELECT seq, broker_id, broker_counter, message_id, meta, payload FROM mqtt_outgoing
+       WHERE client_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT CAST(? AS INTEGER)`,
+    ),
+    assignMessageId: db.prepare<[number, string, string, number]>(
+      `UPDATE mqtt_outgoing SET message_id = ? WHERE seq = (
+         SELECT seq FROM mqtt_outgoing WHERE client_id = ? AND broker_id = ? AND broker_counter = ? ORDER BY seq LIMIT 1)`,
+    ),
+    replaceQueued: db.prepare<[string | null, number | null, number, Buffer, Buffer, string, number, string | null, string | null]>(
+      `UPDATE mqtt_outgoing SET broker_id = ?, broker_counter = ?, message_id = ?, meta = ?, payload = ? WHERE seq = (
+         SELECT seq FROM mqtt_outgoing WHERE client_id = ? AND message_id = ? AND (? IS NULL OR broker_id IS NOT ?) ORDER BY seq LIMIT 1)`,
+    ),
+    firstByMessageId: db.prepare<[string, number | null], QueuedRow>(
+      `SELECT seq, broker_id, broker_counter, message_id, meta, payload FROM mqtt_outgoing
+       WHERE client_id = ? AND message_id IS ? ORDER BY seq LIMIT 1`,
+    ),
+    deleteQueued: db.prepare<[number]>('DELETE FROM mqtt_outgoing WHERE seq = ?'),
+
+    putIncoming: db.prepare<[string, number, Buffer, Buffer]>(
+      'INSERT OR REPLACE INTO mqtt_incoming (client_id, message_id, meta, payload) VALUES (?, ?, ?, ?)',
+    ),
+    getIncoming: db.prepare<[string, number], MqttPacketRecord>('SELECT meta, payload FROM mqtt_incoming WHERE client_id = ? AND message_id = ?'),
+    deleteIncoming: db.prepare<[string, number]>('DELETE FROM mqtt_incoming WHERE client_id = ? AND message_id = ?'),
+    clearIncoming: db.prepare<[string]>('DELETE FROM mqtt_incoming WHERE client_id = ?'),
+
+    putWill: db.prepare<[string, string, Buffer, Buffer]>('INSERT OR REPLACE INTO mqtt_wills (client_id, broker_id, meta, payload) VALUES (?, ?, ?, ?)'),
+    getWill: db.prepare<[string], WillRow>('SELECT client_id, broker_id, meta, payload FROM mqtt_wills WHERE client_id = ?'),
+    deleteWill: db.prepare<[string]>('DELETE FROM mqtt_wills WHERE client_id = ?'),
+    willsPage: db.prepare<[string, number], WillRow>(
+      'SELECT client_id, broker_id, meta, payload FROM mqtt_wills WHERE client_id > ? ORDER BY client_id LIMIT CAST(? AS INTEGER)',
+    ),
+  };
+}
+
 export function createMqttSessionRepository(db: BetterSqlite3.Database, atomic: RunInTx): MqttSessionStore {
-  const retainedPage = db.prepare<[string, number], { topic: string; meta: Buffer; payload: Buffer }>(
-    'SELECT topic, meta, payload FROM mqtt_retained WHERE topic > ? ORDER BY topic LIMIT CAST(? AS INTEGER)',
-  );
-  const putRetained = db.prepare<[string, Buffer, Buffer]>('INSERT OR REPLACE INTO mqtt_retained (topic, meta, payload) VALUES (?, ?, ?)');
-  const deleteRetained = db.prepare<[string]>('DELETE FROM mqtt_retained WHERE topic = ?');
-
-  const subsFirst = db.prepare<[number], { client_id: string; topic: string; qos: number; options: string }>(
-    'SELECT client_id, topic, qos, options FROM mqtt_subscriptions ORDER BY client_id, topic LIMIT CAST(? AS INTEGER)',
-  );
-  const subsAfter = db.prepare<[string, string, number], { client_id: string; topic: string; qos: number; options: string }>(
-    'SELECT client_id, topic, qos, options FROM mqtt_subscriptions WHERE (client_id, topic) > (?, ?) ORDER BY client_id, topic LIMIT CAST(? AS INTEGER)',
-  );
-  const putSub = db.prepare<[string, string, number, string]>(
-    'INSERT OR REPLACE INTO mqtt_subscriptions (client_id, topic, qos, options) VALUES (?, ?, ?, ?)',
-  );
-  const deleteSub = db.prepare<[string, string]>('DELETE FROM mqtt_subscriptions WHERE client_id = ? AND topic = ?');
-  const clearSubs = db.prepare<[string]>('DELETE FROM mqtt_subscriptions WHERE client_id = ?');
-
-  const insertQueued = db.prepare<[string, string | null, number | null, number | null, Buffer, Buffer]>(
-    'INSERT INTO mqtt_outgoing (client_id, broker_id, broker_counter, message_id, meta, payload) VALUES (?, ?, ?, ?, ?, ?)',
-  );
-  const lastQueued = db.prepare<[string], { seq: number | null }>('SELECT max(seq) AS seq FROM mqtt_outgoing WHERE client_id = ?');
-  const queuedPage = db.prepare<[string, number, number, number], QueuedRow>(
-    `SELECT seq, broker_id, broker_counter, message_id, meta, payload FROM mqtt_outgoing
-     WHERE client_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT CAST(? AS INTEGER)`,
-  );
-  const assignMessageId = db.prepare<[number, string, string, number]>(
-    `UPDATE mqtt_outgoing SET message_id = ? WHERE seq = (
-       SELECT seq FROM mqtt_outgoing WHERE client_id = ? AND broker_id = ? AND broker_counter = ? ORDER BY seq LIMIT 1)`,
-  );
-  const replaceQueued = db.prepare<[string | null, number | null, number, Buffer, Buffer, string, number, string | null, string | null]>(
-    `UPDATE mqtt_outgoing SET broker_id = ?, broker_counter = ?, message_id = ?, meta = ?, payload = ? WHERE seq = (
-       SELECT seq FROM mqtt_outgoing WHERE client_id = ? AND message_id = ? AND (? IS NULL OR broker_id IS NOT ?) ORDER BY seq LIMIT 1)`,
-  );
-  const firstByMessageId = db.prepare<[string, number | null], QueuedRow>(
-    `SELECT seq, broker_id, broker_counter, message_id, meta, payload FROM mqtt_outgoing
-     WHERE client_id = ? AND message_id IS ? ORDER BY seq LIMIT 1`,
-  );
-  const deleteQueued = db.prepare<[number]>('DELETE FROM mqtt_outgoing WHERE seq = ?');
-
-  const putIncoming = db.prepare<[string, number, Buffer, Buffer]>(
-    'INSERT OR REPLACE INTO mqtt_incoming (client_id, message_id, meta, payload) VALUES (?, ?, ?, ?)',
-  );
-  const getIncoming = db.prepare<[string, number], MqttPacketRecord>('SELECT meta, payload FROM mqtt_incoming WHERE client_id = ? AND message_id = ?');
-  const deleteIncoming = db.prepare<[string, number]>('DELETE FROM mqtt_incoming WHERE client_id = ? AND message_id = ?');
-  const clearIncoming = db.prepare<[string]>('DELETE FROM mqtt_incoming WHERE client_id = ?');
-
-  const putWill = db.prepare<[string, string, Buffer, Buffer]>('INSERT OR REPLACE INTO mqtt_wills (client_id, broker_id, meta, payload) VALUES (?, ?, ?, ?)');
-  const getWill = db.prepare<[string], WillRow>('SELECT client_id, broker_id, meta, payload FROM mqtt_wills WHERE client_id = ?');
-  const deleteWill = db.prepare<[string]>('DELETE FROM mqtt_wills WHERE client_id = ?');
-  const willsPage = db.prepare<[string, number], WillRow>(
-    'SELECT client_id, broker_id, meta, payload FROM mqtt_wills WHERE client_id > ? ORDER BY client_id LIMIT CAST(? AS INTEGER)',
-  );
+  const st = prepareMqttSessionStatements(db);
 
   return {
-    retainedPage: (afterTopic, limit) => retainedPage.all(afterTopic, limit).map((r) => ({ topic: r.topic, packet: { meta: r.meta, payload: r.payload } })),
-    putRetained: (topic, packet) => void putRetained.run(topic, packet.meta, packet.payload),
-    deleteRetained: (topic) => void deleteRetained.run(topic),
+    retainedPage: (afterTopic, limit) => st.retainedPage.all(afterTopic, limit).map((r) => ({ topic: r.topic, packet: { meta: r.meta, payload: r.payload } })),
+    putRetained: (topic, packet) => void st.putRetained.run(topic, packet.meta, packet.payload),
+    deleteRetained: (topic) => void st.deleteRetained.run(topic),
 
     subscriptionsPage(after, limit) {
-      const rows = after ? subsAfter.all(after.clientId, after.topic, limit) : subsFirst.all(limit);
+      const rows = after ? st.subsAfter.all(after.clientId, after.topic, limit) : st.subsFirst.all(limit);
       return rows.map((r) => ({ clientId: r.client_id, topic: r.topic, qos: r.qos, options: r.options }));
     },
     addSubscriptions: (clientId, subs) => atomic(() => {
-      for (const s of subs) putSub.run(clientId, s.topic, s.qos, s.options);
+      for (const s of subs) st.putSub.run(clientId, s.topic, s.qos, s.options);
     }),
     removeSubscriptions: (clientId, topics) => atomic(() => {
-      for (const t of topics) deleteSub.run(clientId, t);
+      for (const t of topics) st.deleteSub.run(clientId, t);
     }),
-    clearSubscriptions: (clientId) => void clearSubs.run(clientId),
+    clearSubscriptions: (clientId) => void st.clearSubs.run(clientId),
 
     enqueue: (clientIds, p) => atomic(() => {
-      for (const id of clientIds) insertQueued.run(id, p.brokerId ?? null, p.brokerCounter ?? null, p.messageId ?? null, p.meta, p.payload);
+      for (const id of clientIds) st.insertQueued.run(id, p.brokerId ?? null, p.brokerCounter ?? null, p.messageId ?? null, p.meta, p.payload);
     }),
-    lastQueued: (clientId) => lastQueued.get(clientId)?.seq ?? 0,
-    queuedPage: (clientId, afterSeq, upToSeq, limit) => queuedPage.all(clientId, afterSeq, upToSeq, limit).map(toQueued),
+    lastQueued: (clientId) => st.lastQueued.get(clientId)?.seq ?? 0,
+    queuedPage: (clientId, afterSeq, upToSeq, limit) => st.queuedPage.all(clientId, afterSeq, upToSeq, limit).map(toQueued),
     assignMessageId: (clientId, brokerId, brokerCounter, messageId) =>
-      assignMessageId.run(messageId, clientId, brokerId, brokerCounter).changes > 0,
-    replaceQueued: (clientId, messageId, exceptBrokerId, p) => replaceQueued.run(
+      st.assignMessageId.run(messageId, clientId, brokerId, brokerCounter).changes > 0,
+    replaceQueued: (clientId, messageId, exceptBrokerId, p) => st.replaceQueued.run(
       p.brokerId ?? null, p.brokerCounter ?? null, messageId, p.meta, p.payload, clientId, messageId, exceptBrokerId ?? null, exceptBrokerId ?? null,
     ).changes > 0,
     takeQueued: (clientId, messageId) => atomic(() => {
-      const row = firstByMessageId.get(clientId, messageId ?? null);
+      const row = st.firstByMessageId.get(clientId, messageId ?? null);
       if (!row) return undefined;
-      deleteQueued.run(row.seq);
+      st.deleteQueued.run(row.seq);
       const { seq: _seq, ...packet } = toQueued(row);
       return packet;
     }),
 
-    putIncoming: (clientId, messageId, p) => void putIncoming.run(clientId, messageId, p.meta, p.payload),
-    incoming: (clientId, messageId) => getIncoming.get(clientId, messageId),
-    deleteIncoming: (clientId, messageId) => deleteIncoming.run(clientId, messageId).changes > 0,
-    clearIncoming: (clientId) => void clearIncoming.run(clientId),
+    putIncoming: (clientId, messageId, p) => void st.putIncoming.run(clientId, messageId, p.meta, p.payload),
+    incoming: (clientId, messageId) => st.getIncoming.get(clientId, messageId),
+    deleteIncoming: (clientId, messageId) => st.deleteIncoming.run(clientId, messageId).changes > 0,
+    clearIncoming: (clientId) => void st.clearIncoming.run(clientId),
 
-    putWill: (w) => void putWill.run(w.clientId, w.brokerId, w.meta, w.payload),
+    putWill: (w) => void st.putWill.run(w.clientId, w.brokerId, w.meta, w.payload),
     will(clientId) {
-      const row = getWill.get(clientId);
+      const row = st.getWill.get(clientId);
       return row && toWill(row);
     },
     takeWill: (clientId) => atomic(() => {
-      const row = getWill.get(clientId);
+      const row = st.getWill.get(clientId);
       if (!row) return undefined;
-      deleteWill.run(clientId);
+      st.deleteWill.run(clientId);
       return toWill(row);
     }),
-    willsPage: (afterClientId, limit) => willsPage.all(afterClientId, limit).map(toWill),
+    willsPage: (afterClientId, limit) => st.willsPage.all(afterClientId, limit).map(toWill),
   };
 }
