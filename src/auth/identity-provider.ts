@@ -4,32 +4,13 @@
 
 import { randomBytes } from 'node:crypto';
 import { SignJWT, type JWK } from 'jose';
-import type { Clock, IdGenerator, Logger } from '../lib/index.js';
+import type { Clock, IdentityClient, IdentityUser, IdGenerator, Logger } from '../lib/index.js';
 import { hashSecret, verifySecret } from './secret-hash.js';
 import { loadSigningKeys, type SigningAlgorithm, type SigningKeyPersistence } from './signing-keys.js';
 
-/** A user as the provider reads it (structurally the store's IdentityUser). */
-export interface IdpUser {
-  sub: string;
-  passwordHash: string;
-  givenName?: string;
-  familyName?: string;
-  roles: string[];
-  groups: string[];
-}
-
-/** A client as the provider reads it (structurally the store's IdentityClient). */
-export interface IdpClient {
-  clientId: string;
-  sub: string;
-  secretHash: string;
-  roles: string[];
-  groups: string[];
-}
-
 export interface IdentityPersistence extends SigningKeyPersistence {
-  findUser(username: string): IdpUser | undefined;
-  findClient(clientId: string): IdpClient | undefined;
+  findUser(username: string): IdentityUser | undefined;
+  findClient(clientId: string): IdentityClient | undefined;
 }
 
 export interface IdentityProviderDeps {
@@ -96,7 +77,7 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
   // whether or not the name exists.
   const dummy = (): string => (dummyHash ??= hashSecret(randomBytes(16).toString('base64url')));
 
-  async function authenticateClient(credentials: ClientCredentials): Promise<IdpClient> {
+  async function authenticateClient(credentials: ClientCredentials): Promise<IdentityClient> {
     const client = persistence.findClient(credentials.clientId);
     const isValid = await verifySecret(credentials.clientSecret, client?.secretHash ?? dummy());
     if (!client || !isValid) {

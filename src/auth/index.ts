@@ -5,11 +5,11 @@
 /** Builds the identity provider over its persistence; makes and stores a signing key on first start. */
 export {
   createIdentityProvider, TokenRequestError, type ClientCredentials, type IdentityPersistence, type IdentityProvider,
-  type IdentityProviderDeps, type IdpClient, type IdpUser, type TokenErrorCode, type TokenGrant, type TokenResponse,
+  type IdentityProviderDeps, type TokenErrorCode, type TokenGrant, type TokenResponse,
 } from './identity-provider.js';
 /** Password and client secret hashes (`scrypt$N$r$p$salt$hash`), shared with scripts/idp.mjs. */
 export { hashSecret, isSecretHash, verifySecret } from './secret-hash.js';
-export type { SigningAlgorithm, SigningKeyPersistence, StoredSigningKey } from './signing-keys.js';
+export type { SigningAlgorithm, SigningKeyPersistence } from './signing-keys.js';
 /**
  * Verifies bearer JWTs against the identity provider's JWKS (cached on disk), a local key file and
  * in-process keys; refusals are UnauthorizedErrors that say why.

@@ -4,23 +4,14 @@
 
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKeyInput, type KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
-import type { Logger } from '../lib/index.js';
+import type { Logger, SigningKeyRecord } from '../lib/index.js';
 
 export type SigningAlgorithm = 'RS256' | 'ES256';
 
-/** A stored key pair: JWK JSON texts (structurally the store's SigningKeyRecord). */
-export interface StoredSigningKey {
-  kid: string;
-  alg: string;
-  privateJwk: string;
-  publicJwk: string;
-  createdAt: number;
-}
-
 export interface SigningKeyPersistence {
   /** Every key, newest first. */
-  signingKeys(): StoredSigningKey[];
-  addSigningKey(key: StoredSigningKey): void;
+  signingKeys(): SigningKeyRecord[];
+  addSigningKey(key: SigningKeyRecord): void;
 }
 
 export interface SigningKeys {
@@ -55,7 +46,7 @@ function jwkThumbprint(jwk: Record<string, unknown>): string {
  * NOTE: generated with node:crypto, synchronously, because the broker is built synchronously and its
  * JWKS must be complete before the first request; jose signs with the key as it is.
  */
-function generateKey(alg: SigningAlgorithm, now: number): StoredSigningKey {
+function generateKey(alg: SigningAlgorithm, now: number): SigningKeyRecord {
   const { privateKey, publicKey } = alg === 'ES256'
     ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
     : generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -66,7 +57,7 @@ function generateKey(alg: SigningAlgorithm, now: number): StoredSigningKey {
 }
 
 /** The served form of a stored key: its public members only, whatever the stored text holds. */
-function toPublicJwk(key: StoredSigningKey): JWK {
+function toPublicJwk(key: SigningKeyRecord): JWK {
   const parsed: unknown = JSON.parse(key.publicJwk);
   if (typeof parsed !== 'object' || parsed === null) throw new Error(`signing key ${key.kid} is not a JWK`);
   // A parsed JSON object; publicMembers reads only the named string members.

@@ -6,7 +6,7 @@ import type { ChangeEvent } from '../events.js';
 import type { Attribute, Entity, EntityId, HistoryInstance, Iri } from '../ngsi/index.js';
 
 /** One attribute deletion to forward. */
-export interface AttributeDeletion {
+export interface PlannedDeletion {
   attr: Iri;
   datasetId?: string;
 }
@@ -22,7 +22,7 @@ export interface EntityPlan {
   latest: Map<string, HistoryInstance>;
   /** Older instances, sent through the temporal API, in journal order. */
   history: HistoryInstance[];
-  deletions: AttributeDeletion[];
+  deletions: PlannedDeletion[];
   /** The entity stopped being live: deleted upstream after the rest. */
   deleteEntity: boolean;
   firstSeq: number;

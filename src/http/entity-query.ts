@@ -10,14 +10,14 @@ import {
 } from '../ngsi/index.js';
 
 /** One entry of `entities` in a POST query, or the type/id/idPattern parameters of a GET. */
-export interface EntitySelectorInput {
+export interface QuerySelectorInput {
   type?: string | undefined;
   id?: string | string[] | undefined;
   idPattern?: string | undefined;
 }
 
 export interface EntityQueryInput {
-  selectors: EntitySelectorInput[];
+  selectors: QuerySelectorInput[];
   attrs?: string[] | undefined;
   q?: string | undefined;
   geo?: GeoQueryInput | undefined;
@@ -48,7 +48,7 @@ function checkPattern(pattern: string): string {
 }
 
 /** The filters of one selector (AND); types as plain IRIs when the selection is a simple list. */
-function selectorFilters(sel: EntitySelectorInput, mapper: TermMapper): { types?: Iri[]; ids?: string[]; filters: EntityFilter[] } {
+function selectorFilters(sel: QuerySelectorInput, mapper: TermMapper): { types?: Iri[]; ids?: string[]; filters: EntityFilter[] } {
   const out: { types?: Iri[]; ids?: string[]; filters: EntityFilter[] } = { filters: [] };
   if (sel.type !== undefined && sel.type.trim() !== '*') {
     const expr = parseTypeSelection(sel.type, mapper);
@@ -99,7 +99,7 @@ export function buildEntityQuery(input: EntityQueryInput, mapper: TermMapper): E
 }
 
 /** Reads the `entities` member of a POST query body (§5.2.23): an array of EntitySelector. */
-export function selectorsFromBody(value: unknown): EntitySelectorInput[] {
+export function selectorsFromBody(value: unknown): QuerySelectorInput[] {
   if (value === undefined) return [];
   if (!Array.isArray(value) || value.length === 0) throw new BadRequestDataError('entities must be a non-empty array of EntitySelector');
   return value.map((v, i) => {
@@ -108,7 +108,7 @@ export function selectorsFromBody(value: unknown): EntitySelectorInput[] {
     for (const k of Object.keys(sel)) {
       if (!['type', 'id', 'idPattern'].includes(k)) throw new BadRequestDataError(`entities[${i}] has an unknown member '${k}'`);
     }
-    const out: EntitySelectorInput = {};
+    const out: QuerySelectorInput = {};
     if (typeof sel['type'] !== 'string') throw new BadRequestDataError(`entities[${i}].type must be a string`);
     out.type = sel['type'];
     if (sel['id'] !== undefined) {

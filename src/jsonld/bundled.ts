@@ -6,15 +6,15 @@ import {
   AUTHORIZATION_COMPOUND_CONTEXT_URL, AUTHORIZATION_CONTEXT_URL, CORE_CONTEXT_URL, CORE_CONTEXT_URL_PATTERN,
 } from '../ngsi/index.js';
 import { shortHash } from './canonical-json.js';
-import { isJsonObject, type JsonObject } from './jsonld-api.js';
+import { isJsonObject, type JsonLdObject } from './jsonld-api.js';
 
 export interface BundledContext {
   id: string;
   url: string;
   /** The document as bundled, for `GET /jsonldContexts/{id}`. */
-  body: JsonObject;
+  body: JsonLdObject;
   /** The document given to JSON-LD processing (see `withoutRemoteScopedContexts`). */
-  processing: JsonObject;
+  processing: JsonLdObject;
 }
 
 export interface BundledContexts {
@@ -60,7 +60,7 @@ export function loadBundledContexts(dir: URL = DEFAULT_DIR): BundledContexts {
  * validates scoped contexts eagerly, so using the core context would fetch that URL over the network;
  * its terms only matter inside `ngsildproof` values, which then expand through @vocab instead.
  */
-function withoutRemoteScopedContexts(doc: JsonObject, isBundledUrl: (url: string) => boolean): JsonObject {
+function withoutRemoteScopedContexts(doc: JsonLdObject, isBundledUrl: (url: string) => boolean): JsonLdObject {
   const copy = structuredClone(doc);
   const ctx = copy['@context'];
   if (!isJsonObject(ctx)) return copy;

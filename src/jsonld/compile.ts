@@ -3,13 +3,13 @@
 
 import { BadRequestDataError, NgsiError } from '../ngsi/index.js';
 import {
-  compactDocument, processContext, type DocumentLoader, type JsonObject,
+  compactDocument, processContext, type DocumentLoader, type JsonLdObject,
 } from './jsonld-api.js';
 import { expandTermWith } from './term-mapper.js';
 import { draftTermMaps, settleTermMaps, type TermMaps } from './term-maps.js';
 
 /** Loads a context document by URL; throws an NgsiError when it cannot. */
-export type LoadContext = (url: string) => Promise<JsonObject>;
+export type LoadContext = (url: string) => Promise<JsonLdObject>;
 
 export interface CompiledContext {
   maps: TermMaps;
@@ -105,7 +105,7 @@ async function probeCompaction(
 ): Promise<Map<string, string>> {
   const wanted = new Set(iris);
   const chosen = new Map<string, string>();
-  const read = (compacted: JsonObject): void => {
+  const read = (compacted: JsonLdObject): void => {
     for (const key of Object.keys(compacted)) {
       const iri = expandKey(key);
       if (key !== '@context' && wanted.has(iri)) chosen.set(iri, key);

@@ -4,9 +4,9 @@
 import { BadRequestDataError, CORE_CONTEXT_URL } from '../ngsi/index.js';
 import { isCoreContextUrl } from './bundled.js';
 import { canonicalJson } from './canonical-json.js';
-import { isJsonObject, type JsonObject } from './jsonld-api.js';
+import { isJsonObject, type JsonLdObject } from './jsonld-api.js';
 
-export type ContextEntry = string | JsonObject;
+export type ContextEntry = string | JsonLdObject;
 
 export interface ContextRequest {
   readonly key: string;

@@ -8,7 +8,7 @@ import { LdContextNotAvailableError } from '../ngsi/index.js';
 import type { BundledContexts } from './bundled.js';
 import { canonicalJson, shortHash } from './canonical-json.js';
 import { fetchContextDocument, type FetchLimits } from './fetch-context.js';
-import { isJsonObject, type JsonObject } from './jsonld-api.js';
+import { isJsonObject, type JsonLdObject } from './jsonld-api.js';
 import { createLru } from '../lib/index.js';
 import type { ContextPersistence, PersistedContext } from './types.js';
 
@@ -23,7 +23,7 @@ export interface StoredContext {
   url: string;
   kind: 'Hosted' | 'Cached' | 'ImplicitlyCreated';
   createdAt: number;
-  document: JsonObject;
+  document: JsonLdObject;
 }
 
 export interface UsageStats {
@@ -41,7 +41,7 @@ export interface ContextStoreOptions extends FetchLimits {
 
 export interface ContextStore {
   /** The document at a URL; throws LdContextNotAvailableError when it cannot be had. */
-  load(url: string): Promise<JsonObject>;
+  load(url: string): Promise<JsonLdObject>;
   /** A stored (not bundled) context by id, URL or hosted URL. */
   find(idOrUrl: string): StoredContext | undefined;
   /** What persistence holds, without the documents. */
@@ -128,7 +128,7 @@ export function createContextStore(opts: ContextStoreOptions): ContextStore {
     }
   };
 
-  const load = async (url: string): Promise<JsonObject> => {
+  const load = async (url: string): Promise<JsonLdObject> => {
     const hostedId = hostedIdOf(url);
     const known = bundled.find(url) ?? (hostedId === undefined ? undefined : bundled.findById(hostedId));
     if (known) return known.processing;

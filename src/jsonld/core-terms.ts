@@ -1,7 +1,7 @@
 // Synchronous processing of the bundled core context into the active-context shape jsonld builds,
 // so the core term maps exist before any await. A test checks the result against jsonld's own.
 
-import type { ActiveContext, JsonObject, TermDefinition } from './jsonld-api.js';
+import type { ActiveContext, JsonLdObject, TermDefinition } from './jsonld-api.js';
 import { isJsonObject } from './jsonld-api.js';
 
 /** JSON-LD 1.1: a simple term whose IRI ends in a gen-delim may prefix compact IRIs. */
@@ -14,7 +14,7 @@ const DEFINITION_KEYS = new Set(['@id', '@type', '@container', '@context']);
  * compact IRIs, @id/@type/@container definitions, term-scoped contexts, @vocab) and throws on
  * anything else, so a new core version that needs more fails loudly at start-up.
  */
-export function processCoreContextSync(doc: JsonObject): ActiveContext {
+export function processCoreContextSync(doc: JsonLdObject): ActiveContext {
   const ctx = doc['@context'];
   if (!isJsonObject(ctx)) throw new Error('the core context document has no @context object');
   const vocab = ctx['@vocab'];

@@ -3,7 +3,7 @@
 
 import { LdContextNotAvailableError, isNestedDeeper } from '../ngsi/index.js';
 import { readLimited } from '../lib/index.js';
-import { isJsonObject, type JsonObject } from './jsonld-api.js';
+import { isJsonObject, type JsonLdObject } from './jsonld-api.js';
 
 export interface FetchLimits {
   fetch: typeof fetch;
@@ -14,7 +14,7 @@ export interface FetchLimits {
 export interface FetchedContext {
   /** The JSON text as received. */
   body: string;
-  document: JsonObject;
+  document: JsonLdObject;
 }
 
 const TITLE = 'Unable to load the JSON-LD context';

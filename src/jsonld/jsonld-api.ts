@@ -3,12 +3,12 @@
 
 import { createRequire } from 'node:module';
 
-export type JsonObject = Record<string, unknown>;
+export type JsonLdObject = Record<string, unknown>;
 
 export interface RemoteDocument {
   contextUrl: null;
   documentUrl: string;
-  document: JsonObject;
+  document: JsonLdObject;
 }
 
 export type DocumentLoader = (url: string) => Promise<RemoteDocument>;
@@ -41,7 +41,7 @@ interface Options {
 interface JsonLdApi {
   processContext(active: ActiveContext | null, local: unknown, options: Options): Promise<ActiveContext>;
   expand(input: unknown, options: Options): Promise<unknown[]>;
-  compact(input: unknown, ctx: unknown, options: Options): Promise<JsonObject>;
+  compact(input: unknown, ctx: unknown, options: Options): Promise<JsonLdObject>;
 }
 
 type ContextResolverClass = new (opts: { sharedCache: Map<string, unknown> }) => unknown;
@@ -91,11 +91,11 @@ export async function expandDocument(input: unknown, documentLoader: DocumentLoa
 }
 
 /** JSON-LD compaction of a document with a context. */
-export async function compactDocument(input: unknown, ctx: unknown, documentLoader: DocumentLoader): Promise<JsonObject> {
+export async function compactDocument(input: unknown, ctx: unknown, documentLoader: DocumentLoader): Promise<JsonLdObject> {
   const loaded = await load();
   return loaded.api.compact(input, ctx, optionsFor(loaded, documentLoader));
 }
 
-export function isJsonObject(value: unknown): value is JsonObject {
+export function isJsonObject(value: unknown): value is JsonLdObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,30 +1,13 @@
 // The public types of the jsonld module: context inputs, the persistence port the store implements,
 // resolved contexts (term maps) and the context service (ETSI NGSI-LD §5.13 context management).
 
-import type { Clock, Logger } from '../lib/index.js';
+import type { Clock, ContextPersistence, Logger } from '../lib/index.js';
+
+export type { ContextPersistence, PersistedContext } from '../lib/index.js';
 import type { TermMapper } from '../ngsi/index.js';
 
 /** The value of a request's `@context`: one URL, one inline context, or a list of both. */
 export type ContextInput = string | Record<string, unknown> | Array<string | Record<string, unknown>>;
-
-export interface PersistedContext {
-  id: string;
-  url: string;
-  /** JSON text of the context document. */
-  body: string;
-  kind: 'Hosted' | 'Cached' | 'ImplicitlyCreated';
-  createdAt: number;
-}
-
-/** Implemented by the store (SQLite); jsonld/ never imports store/. */
-export interface ContextPersistence {
-  get(url: string): PersistedContext | undefined;
-  getById(id: string): PersistedContext | undefined;
-  /** Upsert by url. */
-  put(ctx: PersistedContext): void;
-  delete(id: string): boolean;
-  list(): PersistedContext[];
-}
 
 export interface ResolvedContext extends TermMapper {
   /** Stable key of this context list (cache key). */

@@ -6,3 +6,6 @@ export * from './lru.js';
 export * from './generations.js';
 export * from './deadline.js';
 export * from './memo.js';
+export type * from './context-records.js';
+export type * from './identity-records.js';
+export type * from './mqtt-session-records.js';

@@ -6,14 +6,13 @@ import type { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Aedes, type Client } from 'aedes';
-import type { Logger } from '../lib/index.js';
+import type { Logger, MqttSessionStore } from '../lib/index.js';
+import type { MqttQos } from '../subscriptions/index.js';
 import { createAnonymousHooks, type MqttAccessHooks } from './hooks.js';
 import { acceptWebSocketUpgrades, listenTcp, listenTls, listenWebSocket, type Listener, type UpgradeAcceptor } from './listeners.js';
 import { SqlitePersistence } from './persistence.js';
-import type { MqttSessionStore } from './session-store.js';
 import { publishStaleWills } from './wills.js';
 
-export type MqttQos = 0 | 1 | 2;
 
 export interface MqttBrokerOptions {
   /** TCP port; 0 picks a free one. */

@@ -1,13 +1,14 @@
 // The embedded MQTT broker (Aedes): listeners, in-process publish, the access hooks, and the test
 // that tells whether an mqtt:// endpoint names this broker.
 
-export { startMqttBroker, isPublishTopic, type MqttBroker, type MqttBrokerOptions, type MqttQos } from './broker.js';
+export { startMqttBroker, isPublishTopic, type MqttBroker, type MqttBrokerOptions } from './broker.js';
+export type { MqttQos } from '../subscriptions/index.js';
 export { createAnonymousHooks, type MqttAccessHooks } from './hooks.js';
 export { createMqttAccess, deviceSubject, topicMatches, type MqttAccessDeps, type MqttAuthentication } from './access.js';
 export {
-  createIngest, parseMeasurementTopic, type DeviceMapping, type DropReason, type Ingest, type IngestDeps, type IngestOutcome, type IngestStats,
+  createIngest, parseMeasurementTopic, type DropReason, type Ingest, type IngestDeps, type IngestOutcome, type IngestStats,
   type MeasurementTopic, type Publisher,
 } from './ingest.js';
 export { MqttListenError } from './errors.js';
 export { isEmbeddedBrokerUrl } from './local-url.js';
-export type { MqttSessionStore } from './session-store.js';
+export type { MqttSessionStore } from '../lib/index.js';

@@ -8,13 +8,13 @@
 
 import { InsufficientStorageError, NgsiError, formatDateTime, isTenantName, type Iri, type ObservedInstance, type Principal, type TermMapper } from '../ngsi/index.js';
 import type { Measurement } from '../entities/index.js';
-import { isDeviceId } from '../devices/index.js';
+import { isDeviceId, type DeviceMapping } from '../devices/index.js';
 import { boundedMemo, type Clock, type Logger } from '../lib/index.js';
 import {
-  DROP_REASONS, Dropped, compactOf, instancesOf, payloadObjects, plainInstances, type DeviceMapping, type DropReason, type MeasurementTopic,
+  DROP_REASONS, Dropped, compactOf, instancesOf, payloadObjects, plainInstances, type DropReason, type MeasurementTopic,
 } from './payload.js';
 
-export type { DeviceMapping, DropReason, MeasurementTopic };
+export type { DropReason, MeasurementTopic };
 
 /** The topic prefix of measurements. */
 export const MEASUREMENT_PREFIX = 'ngsi/';

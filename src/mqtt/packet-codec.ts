@@ -3,7 +3,7 @@
 // set to undefined and is documented as safe to store (readers accept older formats).
 
 import { deserialize, serialize } from 'node:v8';
-import type { StoredPacket } from './session-store.js';
+import type { MqttPacketRecord } from '../lib/index.js';
 
 /** How the payload was held: a Buffer, a string (stored as UTF-8), or absent (PUBREL). */
 type PayloadKind = 'buffer' | 'string' | 'none';
@@ -16,7 +16,7 @@ function fieldsOf(packet: object): Record<string, unknown> {
   return fields;
 }
 
-export function encodePacket(packet: object): StoredPacket {
+export function encodePacket(packet: object): MqttPacketRecord {
   const payload: unknown = Reflect.get(packet, 'payload');
   let kind: PayloadKind = 'none';
   let bytes: Buffer = Buffer.alloc(0);
@@ -35,7 +35,7 @@ function isRecord(x: unknown): x is Record<string, unknown> {
 }
 
 /** The fields encodePacket kept, as a plain object; throws on a record it did not write. */
-export function decodePacket(stored: StoredPacket): Record<string, unknown> {
+export function decodePacket(stored: MqttPacketRecord): Record<string, unknown> {
   const meta: unknown = deserialize(stored.meta);
   if (!isRecord(meta) || !isRecord(meta['fields'])) throw new Error('not a stored MQTT packet');
   const packet = { ...meta['fields'] };

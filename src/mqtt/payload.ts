@@ -2,6 +2,7 @@
 // observed NGSI-LD attribute instances, each with its observedAt. Pure apart from the term mapper;
 // a bad payload throws `Dropped` with the reason it is counted under.
 
+import type { DeviceMapping } from '../devices/index.js';
 import { z } from 'zod';
 import {
   ENTITY_CORE_MEMBERS, NgsiError, isDeletion, isOutputForm, isPlainObject, nameProblem, parseAttributes, parseDateTime,
@@ -16,21 +17,6 @@ export type MeasurementTopic =
 /** Why a message was dropped (the counters' keys). */
 export type DropReason = typeof DROP_REASONS[number];
 export const DROP_REASONS = ['topic', 'too-large', 'not-json', 'shape', 'observed-at', 'invalid', 'unknown-device', 'forbidden', 'disk-full', 'failed'] as const;
-
-/** What ingestion needs of the device registry: the mapping of a registered device. */
-export interface DeviceMapping {
-  entityId: string;
-  /** A type name or IRI, expanded with the device's context. */
-  entityType: string;
-  /** Measurement key → attribute name. */
-  renames: Record<string, string>;
-  /** Attribute name → unitCode, added to a Property that has none. */
-  unitCodes: Record<string, string>;
-  /** Attributes (compact, normalized) the entity starts with when a measurement creates it. */
-  staticAttributes: Record<string, unknown>;
-  /** The @context its names expand with (absent: the core context). */
-  context?: unknown;
-}
 
 const GEOMETRY_TYPES = new Set(['Point', 'MultiPoint', 'LineString', 'MultiLineString', 'Polygon', 'MultiPolygon', 'GeometryCollection']);
 const STATUS_VALUES = new Set(['online', 'offline']);

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import type { Client } from 'aedes';
 import MemoryPersistence from 'aedes-persistence/asyncPersistence.js';
 import { copyPacket, decodePacket, encodePacket } from './packet-codec.js';
-import type { MqttSessionStore, QueuedPacket, StoredWill } from './session-store.js';
+import type { MqttQueuedPacket, MqttSessionStore, MqttWillRecord } from '../lib/index.js';
 
 type Packet = Parameters<MemoryPersistence['storeRetained']>[0];
 type Subscription = Parameters<MemoryPersistence['addSubscriptions']>[1][number];
@@ -23,7 +23,7 @@ function numberOr(x: unknown): number | undefined {
   return typeof x === 'number' ? x : undefined;
 }
 
-function toQueued(packet: Record<string, unknown>): QueuedPacket {
+function toQueued(packet: Record<string, unknown>): MqttQueuedPacket {
   const brokerId = packet['brokerId'];
   return {
     ...encodePacket(packet),
@@ -34,7 +34,7 @@ function toQueued(packet: Record<string, unknown>): QueuedPacket {
 }
 
 /** A queued packet as Aedes stored it, with the message id assigned since. */
-function fromQueued(q: QueuedPacket): Packet {
+function fromQueued(q: MqttQueuedPacket): Packet {
   const packet = decodePacket(q);
   if (q.messageId !== undefined) packet['messageId'] = q.messageId;
   return asPacket(packet);
@@ -195,7 +195,7 @@ export class SqlitePersistence extends MemoryPersistence {
   /** The wills of clients of brokers not in `brokers` (for a single broker: of an earlier run). */
   override streamWill(brokers: Record<string, unknown> = {}): Readable {
     const store = this.#store;
-    const toWill = (w: StoredWill): WillPacket => this.#toWill(w);
+    const toWill = (w: MqttWillRecord): WillPacket => this.#toWill(w);
     function* wills(): Generator<WillPacket> {
       for (let page = store.willsPage('', PAGE); page.length > 0; page = store.willsPage(page[page.length - 1]!.clientId, PAGE)) {
         for (const w of page) if (!Object.hasOwn(brokers, w.brokerId)) yield toWill(w);
@@ -204,7 +204,7 @@ export class SqlitePersistence extends MemoryPersistence {
     return Readable.from(wills());
   }
 
-  #toWill(w: StoredWill): WillPacket {
+  #toWill(w: MqttWillRecord): WillPacket {
     return asPacket(decodePacket(w));
   }
 }

@@ -69,159 +69,180 @@ interface Thread {
   retired: boolean;
 }
 
+/** A checkpointer's parts and state, shared by the functions below. */
+interface CheckpointerContext {
+  readonly deps: CheckpointerDeps;
+  readonly idleEndMs: number;
+  readonly driverPath: string;
+  readonly afterHold: BetterSqlite3.Statement;
+  isRunning: boolean;
+  thread: Thread | undefined;
+  /** Retired threads still closing their connection. */
+  readonly retiring: Set<Thread>;
+  holdTimer: NodeJS.Timeout | undefined;
+  /** When the current thread last started a cycle or was asked for one (performance.now()). */
+  lastActive: number;
+  /** The WAL's size when the last worker ended: a WAL checkpointed then keeps its size until the next write. */
+  sizeAtRetire: number;
+  watch: NodeJS.Timeout | undefined;
+}
+
+function walBytes(path: string): number {
+  try {
+    return statSync(`${path}-wal`).size;
+  } catch {
+    return 0;
+  }
+}
+
+function endHold(c: CheckpointerContext): void {
+  if (c.holdTimer === undefined) return;
+  clearTimeout(c.holdTimer);
+  c.holdTimer = undefined;
+  // NOTE: a no-op (about 15 µs) when the worker copied everything; it copies the few frames that
+  // direct transactions (not held) committed meanwhile, so that the next write restarts the WAL.
+  try {
+    if (c.isRunning && c.deps.db.open) c.afterHold.get();
+  } catch (err) {
+    c.deps.log.warn('checkpoint after a hold failed', { err });
+  }
+  c.deps.writes.release();
+}
+
+/** No more cycles: a hold in progress lets the writes go. */
+function endCycles(c: CheckpointerContext): void {
+  c.isRunning = false;
+  clearInterval(c.watch);
+  if (c.holdTimer === undefined) return;
+  clearTimeout(c.holdTimer);
+  c.holdTimer = undefined;
+  c.deps.writes.release();
+}
+
+function fail(c: CheckpointerContext, reason: string, err?: unknown): void {
+  if (!c.isRunning) return;
+  endCycles(c);
+  c.deps.log.error(`checkpoint worker ${reason}`, err === undefined ? {} : { err });
+  if (c.deps.db.open) restoreAutocheckpoint(c.deps.db, c.deps.log);
+}
+
+function onMessage(c: CheckpointerContext, t: Thread, message: FromCheckpointWorker): void {
+  if (!c.isRunning || !c.deps.db.open || t !== c.thread) return;
+  switch (message.type) {
+    case 'hold':
+      c.lastActive = performance.now();
+      c.deps.writes.hold();
+      c.holdTimer = setTimeout(() => {
+        c.deps.log.warn('checkpoint worker kept writes waiting too long; letting them go', { waitedMs: HOLD_MAX_MS });
+        endHold(c);
+      }, HOLD_MAX_MS);
+      c.holdTimer.unref();
+      t.worker.postMessage({ type: 'held' } satisfies ToCheckpointWorker);
+      break;
+    case 'done':
+      endHold(c);
+      break;
+  }
+}
+
+function spawn(c: CheckpointerContext): Thread | undefined {
+  const { deps } = c;
+  const stopped = new SharedArrayBuffer(4);
+  const workerData: CheckpointWorkerData = {
+    driverPath: c.driverPath, path: deps.path, busyTimeoutMs: deps.busyTimeoutMs, walLimitBytes: deps.walLimitBytes, tickMs: TICK_MS, stopped,
+  };
+  let worker: Worker;
+  try {
+    worker = new Worker(CHECKPOINT_WORKER_SOURCE, { eval: true, workerData, name: 'edgeld-checkpoint' });
+  } catch (err) {
+    fail(c, 'could not start', err);
+    return undefined;
+  }
+  // The thread must not keep a process alive that forgot to close the store.
+  worker.unref();
+  const t: Thread = { worker, stopped, retired: false };
+  worker.on('message', (message: FromCheckpointWorker) => onMessage(c, t, message));
+  worker.on('error', (err) => {
+    if (t.retired) deps.log.warn('checkpoint worker failed while ending', { err });
+    else fail(c, 'failed', err);
+  });
+  worker.on('exit', (code) => {
+    c.retiring.delete(t);
+    if (!t.retired) fail(c, `exited (code ${code})`);
+  });
+  c.lastActive = performance.now();
+  return t;
+}
+
+function retire(c: CheckpointerContext, t: Thread): void {
+  t.retired = true;
+  c.retiring.add(t);
+  if (c.thread === t) c.thread = undefined;
+  t.worker.postMessage({ type: 'stop' } satisfies ToCheckpointWorker);
+}
+
+/** A look at the WAL: starts a worker when it outgrew its limit, retires an idle one. */
+function tick(c: CheckpointerContext): void {
+  if (!c.isRunning) return;
+  if (c.thread === undefined) {
+    const size = walBytes(c.deps.path);
+    if (size > c.deps.walLimitBytes && size !== c.sizeAtRetire) c.thread = spawn(c);
+    return;
+  }
+  if (c.holdTimer === undefined && performance.now() - c.lastActive > c.idleEndMs) {
+    c.sizeAtRetire = walBytes(c.deps.path);
+    retire(c, c.thread);
+  }
+}
+
+/** Waits (synchronously) until a thread told to stop has closed its connection. */
+function awaitEnd(t: Thread, log: Logger): void {
+  // NOTE: close() is synchronous, and the main connection's final checkpoint wants the worker's
+  // connection closed first; blocking here is fine at the end of the store's life.
+  const outcome = Atomics.wait(new Int32Array(t.stopped), 0, 0, STOP_MAX_MS);
+  if (outcome === 'timed-out') log.warn('checkpoint worker did not stop in time; terminating it', { waitedMs: STOP_MAX_MS });
+  void t.worker.terminate();
+}
+
 /**
  * Watches the WAL and runs checkpoint cycles on a worker thread started when first needed. Expects
  * wal_autocheckpoint = 0 on the main connection; should a worker fail, SQLite's automatic
  * checkpoint is turned back on.
  */
 export function startCheckpointer(deps: CheckpointerDeps): Checkpointer {
-  const { db, writes, log } = deps;
-  const idleEndMs = deps.idleEndMs ?? IDLE_END_MS;
-  const driverPath = createRequire(import.meta.url).resolve('better-sqlite3');
-  const afterHold = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
-  let isRunning = true;
-  let thread: Thread | undefined;
-  /** Retired threads still closing their connection. */
-  const retiring = new Set<Thread>();
-  let holdTimer: NodeJS.Timeout | undefined;
-  /** When the current thread last started a cycle or was asked for one (performance.now()). */
-  let lastActive = 0;
-
-  const walBytes = (): number => {
-    try {
-      return statSync(`${deps.path}-wal`).size;
-    } catch {
-      return 0;
-    }
+  const c: CheckpointerContext = {
+    deps,
+    idleEndMs: deps.idleEndMs ?? IDLE_END_MS,
+    driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
+    afterHold: deps.db.prepare('PRAGMA wal_checkpoint(PASSIVE)'),
+    isRunning: true,
+    thread: undefined,
+    retiring: new Set(),
+    holdTimer: undefined,
+    lastActive: 0,
+    sizeAtRetire: -1,
+    watch: undefined,
   };
-
-  const endHold = (): void => {
-    if (holdTimer === undefined) return;
-    clearTimeout(holdTimer);
-    holdTimer = undefined;
-    // NOTE: a no-op (about 15 µs) when the worker copied everything; it copies the few frames that
-    // direct transactions (not held) committed meanwhile, so that the next write restarts the WAL.
-    try {
-      if (isRunning && db.open) afterHold.get();
-    } catch (err) {
-      log.warn('checkpoint after a hold failed', { err });
-    }
-    writes.release();
-  };
-
-  /** No more cycles: a hold in progress lets the writes go. */
-  const end = (): void => {
-    isRunning = false;
-    clearInterval(watch);
-    if (holdTimer === undefined) return;
-    clearTimeout(holdTimer);
-    holdTimer = undefined;
-    writes.release();
-  };
-
-  const fail = (reason: string, err?: unknown): void => {
-    if (!isRunning) return;
-    end();
-    log.error(`checkpoint worker ${reason}`, err === undefined ? {} : { err });
-    if (db.open) restoreAutocheckpoint(db, log);
-  };
-
-  const onMessage = (t: Thread, message: FromCheckpointWorker): void => {
-    if (!isRunning || !db.open || t !== thread) return;
-    switch (message.type) {
-      case 'hold':
-        lastActive = performance.now();
-        writes.hold();
-        holdTimer = setTimeout(() => {
-          log.warn('checkpoint worker kept writes waiting too long; letting them go', { waitedMs: HOLD_MAX_MS });
-          endHold();
-        }, HOLD_MAX_MS);
-        holdTimer.unref();
-        t.worker.postMessage({ type: 'held' } satisfies ToCheckpointWorker);
-        break;
-      case 'done':
-        endHold();
-        break;
-    }
-  };
-
-  const spawn = (): Thread | undefined => {
-    const stopped = new SharedArrayBuffer(4);
-    const workerData: CheckpointWorkerData = {
-      driverPath, path: deps.path, busyTimeoutMs: deps.busyTimeoutMs, walLimitBytes: deps.walLimitBytes, tickMs: TICK_MS, stopped,
-    };
-    let worker: Worker;
-    try {
-      worker = new Worker(CHECKPOINT_WORKER_SOURCE, { eval: true, workerData, name: 'edgeld-checkpoint' });
-    } catch (err) {
-      fail('could not start', err);
-      return undefined;
-    }
-    // The thread must not keep a process alive that forgot to close the store.
-    worker.unref();
-    const t: Thread = { worker, stopped, retired: false };
-    worker.on('message', (message: FromCheckpointWorker) => onMessage(t, message));
-    worker.on('error', (err) => {
-      if (t.retired) log.warn('checkpoint worker failed while ending', { err });
-      else fail('failed', err);
-    });
-    worker.on('exit', (code) => {
-      retiring.delete(t);
-      if (!t.retired) fail(`exited (code ${code})`);
-    });
-    lastActive = performance.now();
-    return t;
-  };
-
-  const retire = (t: Thread): void => {
-    t.retired = true;
-    retiring.add(t);
-    if (thread === t) thread = undefined;
-    t.worker.postMessage({ type: 'stop' } satisfies ToCheckpointWorker);
-  };
-
-  /** The WAL's size when the last worker ended: a WAL checkpointed then keeps its size until the next write. */
-  let sizeAtRetire = -1;
-  const watch = setInterval(() => {
-    if (!isRunning) return;
-    if (thread === undefined) {
-      const size = walBytes();
-      if (size > deps.walLimitBytes && size !== sizeAtRetire) thread = spawn();
-      return;
-    }
-    if (holdTimer === undefined && performance.now() - lastActive > idleEndMs) {
-      sizeAtRetire = walBytes();
-      retire(thread);
-    }
-  }, TICK_MS);
-  watch.unref();
-
-  /** Waits (synchronously) until a thread told to stop has closed its connection. */
-  const awaitEnd = (t: Thread): void => {
-    // NOTE: close() is synchronous, and the main connection's final checkpoint wants the worker's
-    // connection closed first; blocking here is fine at the end of the store's life.
-    const outcome = Atomics.wait(new Int32Array(t.stopped), 0, 0, STOP_MAX_MS);
-    if (outcome === 'timed-out') log.warn('checkpoint worker did not stop in time; terminating it', { waitedMs: STOP_MAX_MS });
-    void t.worker.terminate();
-  };
+  c.watch = setInterval(() => tick(c), TICK_MS);
+  c.watch.unref();
 
   return {
     request() {
-      if (!isRunning) return false;
-      thread ??= spawn();
-      if (thread === undefined) return false;
-      lastActive = performance.now();
-      thread.worker.postMessage({ type: 'run' } satisfies ToCheckpointWorker);
+      if (!c.isRunning) return false;
+      c.thread ??= spawn(c);
+      if (c.thread === undefined) return false;
+      c.lastActive = performance.now();
+      c.thread.worker.postMessage({ type: 'run' } satisfies ToCheckpointWorker);
       return true;
     },
     stop() {
-      const wasRunning = isRunning;
-      end();
-      const current = thread;
-      if (wasRunning && current !== undefined) retire(current);
-      for (const t of [...retiring]) awaitEnd(t);
+      const wasRunning = c.isRunning;
+      endCycles(c);
+      const current = c.thread;
+      if (wasRunning && current !== undefined) retire(c, current);
+      for (const t of [...c.retiring]) awaitEnd(t, deps.log);
     },
-    isThreadRunning: () => thread !== undefined,
+    isThreadRunning: () => c.thread !== undefined,
   };
 }
 

@@ -6,7 +6,7 @@ import { statfs, statfsSync } from 'node:fs';
 import type { Clock, Logger } from '../lib/index.js';
 
 /** How old a free-space figure may be before a check refreshes it. */
-export const DISK_SPACE_MAX_AGE_MS = 5_000;
+const DISK_SPACE_MAX_AGE_MS = 5_000;
 
 export interface DiskSpace {
   /** Whether at least the threshold is free, by the latest figure; refreshes a stale one in the background. */

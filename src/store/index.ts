@@ -2,7 +2,6 @@
 // Other modules get domain types back; SQL and row shapes never leave this folder.
 
 export type {
-  ContextPersistence,
   DeliveryOutcome,
   DeliveryState,
   DiskStats,
@@ -11,7 +10,6 @@ export type {
   EntityRepository,
   HistoryInstance,
   HistoryRepository,
-  PersistedContext,
   ReadScope,
   Store,
   StoreReader,
@@ -20,21 +18,18 @@ export type {
   SubscriptionRepository,
   TxContext,
 } from './types.js';
-export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } from './discovery.js';
-export type { DeviceContext, DeviceRecord, DeviceRepository } from './devices.js';
-export type { FederationCounters, FederationProgress, FederationRepository, ParkedChanges } from './federation.js';
-export type { IdentityClient, IdentityRepository, IdentityUser, SigningKeyRecord } from './identity.js';
-export type {
-  MqttPacketRecord, MqttQueuedPacket, MqttSessionRepository, MqttStoredSubscription, MqttSubscriptionRecord, MqttWillRecord,
-} from './mqtt-sessions.js';
+export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } from './entities/discovery.js';
+export type { DeviceContext, DeviceRecord, DeviceRepository } from './devices/devices.js';
+export type { FederationCounters, FederationProgress, FederationRepository, ParkedChanges } from './federation/federation.js';
+export type { IdentityRepository } from './identity/identity.js';
 
 
-export type { ChangeJournal, JournalEntry, JournalSources, PruneReport, ReadOptions } from './journal.js';
-export type { NewNotification, NotificationQueue, QueuedNotification } from './notification-queue.js';
+export type { ChangeJournal, JournalEntry, JournalSources, PruneReport, ReadOptions } from './journal/journal.js';
+export type { NewNotification, NotificationQueue, QueuedNotification } from './subscriptions/notification-queue.js';
 export type {
   HistoryEditor, HistoryReadOptions, HistoryReader, HistoryRetention, HistorySeries, HistoryWindow, PeriodGrid, PeriodStats,
   TimedInstance, TimeOrder, TimeProperty,
-} from './history-types.js';
+} from './history/history-types.js';
 
 /** Opens (creating when needed) the database at opts.path, applies pragmas and pending migrations. */
 export { openStore } from './open.js';
@@ -44,6 +39,6 @@ export { describeRecovery, readRecovery, readRunState, type Recovery, type RunSt
 
 /** The read scope of a principal (every use case's reads go through it). */
 export { readScopeOf } from './read-scope.js';
-export { createJournalFollower, type JournalFollower, type JournalFollowerOptions } from './journal-follower.js';
-export type { PermissionFilter, PermissionRepository } from './permissions.js';
-export type { SubjectKind, SubjectRecord, SubjectRepository } from './subjects.js';
+export { createJournalFollower, type JournalFollower, type JournalFollowerOptions } from './journal/journal-follower.js';
+export type { PermissionFilter, PermissionRepository } from './identity/permissions.js';
+export type { SubjectKind, SubjectRecord, SubjectRepository } from './identity/subjects.js';

@@ -3,31 +3,31 @@
 import Database from 'better-sqlite3';
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { createBucketCatalogue } from './buckets.js';
-import { createContextPersistence } from './contexts.js';
-import { createDeviceRepository } from './devices.js';
-import { createDiscoveryRepository } from './discovery.js';
-import { createFederationRepository } from './federation.js';
-import { createEntityRepository } from './entities.js';
-import { createEntityArchive } from './entity-archive.js';
-import { createHistoryRepository } from './history.js';
-import { createIdentityRepository } from './identity.js';
-import { createMqttSessionRepository } from './mqtt-sessions.js';
-import { createSubscriptionRepository } from './subscriptions.js';
-import { createPermissionRepository } from './permissions.js';
-import { createSubjectRepository } from './subjects.js';
+import { createBucketCatalogue } from './history/buckets.js';
+import { createContextPersistence } from './contexts/contexts.js';
+import { createDeviceRepository } from './devices/devices.js';
+import { createDiscoveryRepository } from './entities/discovery.js';
+import { createFederationRepository } from './federation/federation.js';
+import { createEntityRepository } from './entities/entities.js';
+import { createEntityArchive } from './entities/entity-archive.js';
+import { createHistoryRepository } from './history/history.js';
+import { createIdentityRepository } from './identity/identity.js';
+import { createMqttSessionRepository } from './mqtt/mqtt-sessions.js';
+import { createSubscriptionRepository } from './subscriptions/subscriptions.js';
+import { createPermissionRepository } from './identity/permissions.js';
+import { createSubjectRepository } from './identity/subjects.js';
 import type { ReadFilter } from './read-scope.js';
 import { createIriDictionary } from './iris.js';
-import { createChangeJournal } from './journal.js';
-import { createNotificationQueue } from './notification-queue.js';
-import { MIGRATIONS, runMigrations } from './migrations.js';
+import { createChangeJournal } from './journal/journal.js';
+import { createNotificationQueue } from './subscriptions/notification-queue.js';
+import { MIGRATIONS, runMigrations } from './migrations/migrations.js';
 import { createTxRunner } from './transactions.js';
 import { createCacheGroup } from './tx-cache.js';
 import { lockStore } from './lock.js';
 import { watchDiskSpace } from './disk-space.js';
 import type { DiskStats, Store, StoreOptions } from './types.js';
-import { registerSqlFunctions } from './entity-filters.js';
-import { registerGeoSqlFunctions } from './geo-sql.js';
+import { registerSqlFunctions } from './entities/entity-filters.js';
+import { registerGeoSqlFunctions } from './entities/geo-sql.js';
 import { createStoreCounts } from './store-counts.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 
@@ -85,11 +85,10 @@ function pragmaNumber(db: Database.Database, name: string): number {
   return typeof v === 'number' ? v : 0;
 }
 
-export function openStore(opts: StoreOptions): Store {
-  const { path, log } = opts;
-  if (!isMemory(path)) mkdirSync(dirname(path), { recursive: true });
-  const busyTimeoutMs = opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-  const walLimitBytes = opts.walLimitBytes ?? DEFAULT_WAL_LIMIT_BYTES;
+/** Takes the store lock, opens the database, applies the pragmas and the pending migrations. */
+function openDatabase(
+  path: string, log: StoreOptions['log'], busyTimeoutMs: number, walLimitBytes: number,
+): { db: Database.Database; lock: ReturnType<typeof lockStore> | undefined } {
   // Taken before the database is opened: a second broker must not even run migrations.
   const lock = isMemory(path) ? undefined : lockStore(path);
   let db: Database.Database;
@@ -109,6 +108,15 @@ export function openStore(opts: StoreOptions): Store {
     lock?.release();
     throw err;
   }
+  return { db, lock };
+}
+
+export function openStore(opts: StoreOptions): Store {
+  const { path, log } = opts;
+  if (!isMemory(path)) mkdirSync(dirname(path), { recursive: true });
+  const busyTimeoutMs = opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  const walLimitBytes = opts.walLimitBytes ?? DEFAULT_WAL_LIMIT_BYTES;
+  const { db, lock } = openDatabase(path, log, busyTimeoutMs, walLimitBytes);
 
   const caches = createCacheGroup(db);
   const runner = createTxRunner(db, caches, log);

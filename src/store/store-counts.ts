@@ -2,7 +2,7 @@
 // scrape on a small device; the live-entity count is a scan, taken once at start-up.
 
 import type BetterSqlite3 from 'better-sqlite3';
-import type { BucketCatalogue } from './buckets.js';
+import type { BucketCatalogue } from './history/buckets.js';
 
 export interface StoreCounts {
   countLiveEntities(): number;

@@ -51,64 +51,79 @@ function isThenable(x: unknown): boolean {
   return typeof x === 'object' && x !== null && typeof Reflect.get(x, 'then') === 'function';
 }
 
-export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log: Logger): TxRunner {
+/** The state the transaction core and the write queue share. */
+interface RunnerState {
+  closed: boolean;
+}
+
+/** The transaction machinery under the write queue: open levels, savepoints and their hooks. */
+interface TxCore {
+  transaction: RunInTx;
+  atomic: RunInTx;
+  /** Runs fn inside a SAVEPOINT of the open transaction; its hooks join the parent's on success. */
+  runNested: RunInTx;
+  /** Opens a transaction (BEGIN IMMEDIATE) and its hook frame. */
+  beginFrame(): Hook[];
+  /** Closes the frame beginFrame opened, committed or not. */
+  endFrame(): void;
+  commit(): void;
+  rollbackAll(): void;
+  /** After a commit: makes the caches' writes visible and runs the hooks. */
+  afterCommit(frame: Hook[]): void;
+  isInTransaction(): boolean;
+  /** Whether a transaction function is running (queued writes cannot be flushed from one). */
+  isBusy(): boolean;
+}
+
+function savepointAt(db: BetterSqlite3.Database, savepoints: Savepoint[], depth: number): Savepoint {
+  let sp = savepoints[depth];
+  if (!sp) {
+    // Savepoint names cannot be bound parameters; `depth` is an integer we own.
+    sp = {
+      open: db.prepare(`SAVEPOINT sp${depth}`),
+      release: db.prepare(`RELEASE sp${depth}`),
+      rollbackTo: db.prepare(`ROLLBACK TO sp${depth}`),
+    };
+    savepoints[depth] = sp;
+  }
+  return sp;
+}
+
+function runFn<T>(fn: (tx: TxContext) => T, frame: Hook[]): T {
+  let open = true;
+  const tx: TxContext = {
+    onCommit(hook) {
+      if (!open) throw new Error('onCommit called after the transaction function returned');
+      frame.push(hook);
+    },
+  };
+  try {
+    const result = fn(tx);
+    if (isThenable(result)) throw new Error('a transaction function must be synchronous (it returned a Promise)');
+    return result;
+  } finally {
+    open = false;
+  }
+}
+
+function runHooks(hooks: Hook[], log: Logger): void {
+  for (const hook of hooks) {
+    try {
+      hook();
+    } catch (err) {
+      // The data is committed; a failing side effect must not turn into a failed write.
+      log.error('onCommit hook failed', { err });
+    }
+  }
+}
+
+function createTxCore(db: BetterSqlite3.Database, caches: TxAware, log: Logger, state: RunnerState): TxCore {
   const begin = db.prepare('BEGIN IMMEDIATE');
   const commit = db.prepare('COMMIT');
   const rollback = db.prepare('ROLLBACK');
   const savepoints: Savepoint[] = [];
   /** One hook list per open level: [0] the transaction, [n] the n-th nested savepoint. */
   const frames: Hook[][] = [];
-  let queue: QueuedWrite[] = [];
-  let immediate: NodeJS.Immediate | undefined;
-  let microScheduled = false;
-  /** Writes taken by the last scheduled flush; turns the pending flush has waited, and the queue then. */
-  let lastBatch = 0;
-  let lingered = 0;
-  let queuedAtLinger = 0;
-  let closed = false;
-  let held = false;
-
-  const savepointAt = (depth: number): Savepoint => {
-    let sp = savepoints[depth];
-    if (!sp) {
-      // Savepoint names cannot be bound parameters; `depth` is an integer we own.
-      sp = {
-        open: db.prepare(`SAVEPOINT sp${depth}`),
-        release: db.prepare(`RELEASE sp${depth}`),
-        rollbackTo: db.prepare(`ROLLBACK TO sp${depth}`),
-      };
-      savepoints[depth] = sp;
-    }
-    return sp;
-  };
-
-  const runFn = <T>(fn: (tx: TxContext) => T, frame: Hook[]): T => {
-    let open = true;
-    const tx: TxContext = {
-      onCommit(hook) {
-        if (!open) throw new Error('onCommit called after the transaction function returned');
-        frame.push(hook);
-      },
-    };
-    try {
-      const result = fn(tx);
-      if (isThenable(result)) throw new Error('a transaction function must be synchronous (it returned a Promise)');
-      return result;
-    } finally {
-      open = false;
-    }
-  };
-
-  const runHooks = (hooks: Hook[]): void => {
-    for (const hook of hooks) {
-      try {
-        hook();
-      } catch (err) {
-        // The data is committed; a failing side effect must not turn into a failed write.
-        log.error('onCommit hook failed', { err });
-      }
-    }
-  };
 
   const rollbackAll = (): void => {
     caches.discard();
@@ -116,11 +131,10 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
     if (db.inTransaction) rollback.run();
   };
 
-  /** Runs fn inside a SAVEPOINT of the open transaction; its hooks join the parent's on success. */
   const runNested = <T>(fn: (tx: TxContext) => T): T => {
     const parent = frames[frames.length - 1];
     if (!parent) throw new Error('no open transaction');
-    const sp = savepointAt(frames.length);
+    const sp = savepointAt(db, savepoints, frames.length);
     sp.open.run();
     const frame: Hook[] = [];
     frames.push(frame);
@@ -141,12 +155,8 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
     }
   };
 
-  const assertOpen = (): void => {
-    if (closed) throw new Error('store is closed');
-  };
-
   function transaction<T>(fn: (tx: TxContext) => T): T {
-    assertOpen();
+    if (state.closed) throw new Error('store is closed');
     if (frames.length > 0) return runNested(fn);
     const frame: Hook[] = [];
     begin.run();
@@ -162,68 +172,114 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
       frames.pop();
     }
     caches.commit();
-    runHooks(frame);
+    runHooks(frame, log);
     return result;
   }
 
   /**
-   * The fast path of a batch: every write in one transaction without savepoints. Writes fail rarely
-   * (input is validated before it is queued), so this is the common case; when one throws, the whole
-   * transaction is rolled back and the batch goes the careful way, a savepoint per write. A write
-   * alone in its batch fails alone: its error is final.
+   * For repositories: joins the open transaction as it is (no savepoint: a failure propagates to
+   * whoever rolls back, the write or its savepoint), or opens one when none is open.
    */
-  const runOptimistic = (batch: QueuedWrite[]): boolean => {
-    try {
-      transaction((tx) => {
-        for (const w of batch) w.run(tx);
-      });
-    } catch (err) {
-      if (batch.length === 1) batch[0]!.fail(err);
-      return batch.length === 1;
-    }
-    for (const w of batch) w.succeed();
-    return true;
-  };
+  function atomic<T>(fn: (tx: TxContext) => T): T {
+    const frame = frames[frames.length - 1];
+    return frame ? runFn(fn, frame) : transaction(fn);
+  }
 
-  const runBatch = (batch: QueuedWrite[]): void => {
-    if (runOptimistic(batch)) return;
-    try {
+  return {
+    transaction,
+    atomic,
+    runNested,
+    beginFrame() {
       begin.run();
-    } catch (err) {
-      for (const w of batch) w.fail(err);
-      return;
-    }
-    const frame: Hook[] = [];
-    frames.push(frame);
-    const failures = new Map<QueuedWrite, unknown>();
-    try {
-      for (const w of batch) {
-        if (!db.inTransaction) throw new Error('SQLite aborted the batch transaction', { cause: [...failures.values()].pop() });
-        try {
-          runNested((tx) => w.run(tx));
-        } catch (err) {
-          failures.set(w, err);
-        }
-      }
-      commit.run();
-    } catch (err) {
-      // COMMIT (or a rollback after a fatal error) failed: nothing of the batch is durable.
-      rollbackAll();
-      for (const w of batch) w.fail(err);
-      return;
-    } finally {
+      const frame: Hook[] = [];
+      frames.push(frame);
+      return frame;
+    },
+    endFrame() {
       frames.pop();
-    }
-    caches.commit();
-    runHooks(frame);
-    for (const w of batch) {
-      if (failures.has(w)) w.fail(failures.get(w));
-      else w.succeed();
-    }
+    },
+    commit() {
+      commit.run();
+    },
+    rollbackAll,
+    afterCommit(frame) {
+      caches.commit();
+      runHooks(frame, log);
+    },
+    isInTransaction: () => db.inTransaction,
+    isBusy: () => frames.length > 0,
   };
+}
+
+/**
+ * The fast path of a batch: every write in one transaction without savepoints. Writes fail rarely
+ * (input is validated before it is queued), so this is the common case; when one throws, the whole
+ * transaction is rolled back and the batch goes the careful way, a savepoint per write. A write
+ * alone in its batch fails alone: its error is final.
+ */
+function runOptimistic(core: TxCore, batch: QueuedWrite[]): boolean {
+  try {
+    core.transaction((tx) => {
+      for (const w of batch) w.run(tx);
+    });
+  } catch (err) {
+    if (batch.length === 1) batch[0]!.fail(err);
+    return batch.length === 1;
+  }
+  for (const w of batch) w.succeed();
+  return true;
+}
+
+/** Runs a batch of queued writes in one transaction, each in its own savepoint when one fails. */
+function runBatch(core: TxCore, batch: QueuedWrite[]): void {
+  if (runOptimistic(core, batch)) return;
+  let frame: Hook[];
+  try {
+    frame = core.beginFrame();
+  } catch (err) {
+    for (const w of batch) w.fail(err);
+    return;
+  }
+  const failures = new Map<QueuedWrite, unknown>();
+  try {
+    for (const w of batch) {
+      if (!core.isInTransaction()) throw new Error('SQLite aborted the batch transaction', { cause: [...failures.values()].pop() });
+      try {
+        core.runNested((tx) => w.run(tx));
+      } catch (err) {
+        failures.set(w, err);
+      }
+    }
+    core.commit();
+  } catch (err) {
+    // COMMIT (or a rollback after a fatal error) failed: nothing of the batch is durable.
+    core.rollbackAll();
+    for (const w of batch) w.fail(err);
+    return;
+  } finally {
+    core.endFrame();
+  }
+  core.afterCommit(frame);
+  for (const w of batch) {
+    if (failures.has(w)) w.fail(failures.get(w));
+    else w.succeed();
+  }
+}
+
+export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log: Logger): TxRunner {
+  const state: RunnerState = { closed: false };
+  const core = createTxCore(db, caches, log, state);
+  let queue: QueuedWrite[] = [];
+  let immediate: NodeJS.Immediate | undefined;
+  let microScheduled = false;
+  /** Writes taken by the last scheduled flush; turns the pending flush has waited, and the queue then. */
+  let lastBatch = 0;
+  let lingered = 0;
+  let queuedAtLinger = 0;
+  let held = false;
 
   const flushQueue = (): void => {
-    if (frames.length > 0) throw new Error('cannot flush queued writes from inside a transaction');
+    if (core.isBusy()) throw new Error('cannot flush queued writes from inside a transaction');
     if (immediate) clearImmediate(immediate);
     immediate = undefined;
     lingered = 0;
@@ -231,7 +287,7 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
     // Writes queued by onCommit hooks from here on land in `queue` again: the next batch.
     const taken = queue;
     queue = [];
-    for (let i = 0; i < taken.length; i += MAX_BATCH) runBatch(taken.slice(i, i + MAX_BATCH));
+    for (let i = 0; i < taken.length; i += MAX_BATCH) runBatch(core, taken.slice(i, i + MAX_BATCH));
   };
 
   /**
@@ -243,7 +299,7 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
    */
   const onImmediate = (): void => {
     immediate = undefined;
-    if (closed || held) return;
+    if (state.closed || held) return;
     if (queue.length < lastBatch && lingered < MAX_LINGER && (lingered === 0 || queue.length > queuedAtLinger)) {
       lingered += 1;
       queuedAtLinger = queue.length;
@@ -259,14 +315,14 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
     if (queue.length >= MAX_BATCH && !microScheduled) {
       microScheduled = true;
       queueMicrotask(() => {
-        if (microScheduled && !closed && !held) flushQueue();
+        if (microScheduled && !state.closed && !held) flushQueue();
       });
     }
     immediate ??= setImmediate(onImmediate);
   };
 
   const write = <T>(fn: (tx: TxContext) => T): Promise<T> => {
-    if (closed) return Promise.reject(new Error('store is closed'));
+    if (state.closed) return Promise.reject(new Error('store is closed'));
     return new Promise<T>((resolve, reject) => {
       let result: T;
       queue.push({
@@ -281,31 +337,24 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
     });
   };
 
-  const shutdown = (): void => {
-    if (closed) return;
-    flushQueue();
-    closed = true;
+  return {
+    transaction: core.transaction,
+    atomic: core.atomic,
+    write,
+    flushQueue,
+    shutdown() {
+      if (state.closed) return;
+      flushQueue();
+      state.closed = true;
+    },
+    hold() {
+      held = true;
+    },
+    release() {
+      if (!held) return;
+      held = false;
+      microScheduled = false;
+      if (!state.closed && queue.length > 0) schedule();
+    },
   };
-
-  const hold = (): void => {
-    held = true;
-  };
-
-  const release = (): void => {
-    if (!held) return;
-    held = false;
-    microScheduled = false;
-    if (!closed && queue.length > 0) schedule();
-  };
-
-  /**
-   * For repositories: joins the open transaction as it is (no savepoint: a failure propagates to
-   * whoever rolls back, the write or its savepoint), or opens one when none is open.
-   */
-  function atomic<T>(fn: (tx: TxContext) => T): T {
-    const frame = frames[frames.length - 1];
-    return frame ? runFn(fn, frame) : transaction(fn);
-  }
-
-  return { transaction, atomic, write, flushQueue, shutdown, hold, release };
 }

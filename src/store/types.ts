@@ -1,21 +1,20 @@
 // The store's public contracts: the Store handle, its repositories and the shapes they return.
 // Row shapes and SQL stay private to this module; only domain types cross this boundary.
 
-import type { Clock, Logger } from '../lib/index.js';
-import type { HistoryEditor, HistoryReader, HistoryRetention } from './history-types.js';
+import type { Clock, ContextPersistence, Logger, MqttSessionStore } from '../lib/index.js';
+import type { HistoryEditor, HistoryReader, HistoryRetention } from './history/history-types.js';
 import type { Entity, EntityFilter, EntityId, HistoryInstance, Iri } from '../ngsi/index.js';
 
 export type { HistoryInstance };
-import type { DiscoveryRepository } from './discovery.js';
-import type { DeviceRepository } from './devices.js';
-import type { FederationRepository } from './federation.js';
-import type { IdentityRepository } from './identity.js';
-import type { MqttSessionRepository } from './mqtt-sessions.js';
-import type { ChangeJournal } from './journal.js';
-import type { NotificationQueue } from './notification-queue.js';
+import type { DiscoveryRepository } from './entities/discovery.js';
+import type { DeviceRepository } from './devices/devices.js';
+import type { FederationRepository } from './federation/federation.js';
+import type { IdentityRepository } from './identity/identity.js';
+import type { ChangeJournal } from './journal/journal.js';
+import type { NotificationQueue } from './subscriptions/notification-queue.js';
 import type { ReadScope } from './read-scope.js';
-import type { PermissionRepository } from './permissions.js';
-import type { SubjectRepository } from './subjects.js';
+import type { PermissionRepository } from './identity/permissions.js';
+import type { SubjectRepository } from './identity/subjects.js';
 import type { TxContext } from './tx-context.js';
 
 export type { TxContext };
@@ -80,7 +79,7 @@ export interface Store {
   /** MQTT devices: the entity each writes, its measurement mapping and its secret hash. */
   readonly devices: DeviceRepository;
   /** The embedded MQTT broker's retained messages, persistent sessions and wills. */
-  readonly mqttSessions: MqttSessionRepository;
+  readonly mqttSessions: MqttSessionStore;
   /** The federation drain's parked changes and counters. */
   readonly federation: FederationRepository;
   /** Commits what is queued now; resolves when it is committed (used at shutdown). */
@@ -191,24 +190,6 @@ export interface HistoryRepository extends HistoryReader, HistoryEditor, History
   listForEntity(scope: ReadScope, entityId: EntityId, attr?: Iri): HistoryInstance[];
   /** Names of the bucket tables that exist, oldest first. */
   buckets(): string[];
-}
-
-/** Structurally identical to the jsonld module's persisted context record. */
-export interface PersistedContext {
-  id: string;
-  url: string;
-  body: string;
-  kind: 'Hosted' | 'Cached' | 'ImplicitlyCreated';
-  createdAt: number;
-}
-
-export interface ContextPersistence {
-  get(url: string): PersistedContext | undefined;
-  getById(id: string): PersistedContext | undefined;
-  /** Upsert by url. */
-  put(ctx: PersistedContext): void;
-  delete(id: string): boolean;
-  list(): PersistedContext[];
 }
 
 /** What delivering notifications of a subscription has done so far (NGSI-LD §5.2.14 read-only members). */

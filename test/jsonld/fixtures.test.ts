@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CORE_CONTEXT_URL, type TermMapper } from '../../src/ngsi/index.js';
 import type { ContextInput, ContextService } from '../../src/jsonld/index.js';
-import { compactDocument, expandDocument, isJsonObject, type DocumentLoader, type JsonObject } from '../../src/jsonld/jsonld-api.js';
+import { compactDocument, expandDocument, isJsonObject, type DocumentLoader, type JsonLdObject } from '../../src/jsonld/jsonld-api.js';
 import {
   asArray, createFixtureDocumentLoader, createFixtureFetch, createTestService, entityFixtureNames,
   expandedFixturePath, readJsonObject,
@@ -16,15 +16,15 @@ const UPDATE = process.env['EDGELD_UPDATE_FIXTURES'] === '1';
 /** NGSI-LD members whose string values are expanded as vocabulary terms (`@type: @vocab`). */
 const VOCAB_VALUED = new Set(['vocab', 'objectType']);
 
-const isNode = (v: unknown): v is JsonObject => isJsonObject(v) && !('@value' in v) && !('@list' in v);
+const isNode = (v: unknown): v is JsonLdObject => isJsonObject(v) && !('@value' in v) && !('@list' in v);
 /** A node object without @id: the value shape of NGSI-LD attributes, for which compactIri is defined. */
-const isAttributeNode = (v: unknown): v is JsonObject => isNode(v) && !('@id' in v);
+const isAttributeNode = (v: unknown): v is JsonLdObject => isNode(v) && !('@id' in v);
 
 function expandedArray(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [];
 }
 
-function checkExpansion(mapper: TermMapper, compact: JsonObject, expanded: JsonObject, path: string): void {
+function checkExpansion(mapper: TermMapper, compact: JsonLdObject, expanded: JsonLdObject, path: string): void {
   const byIri = new Map<string, string[]>();
   for (const name of Object.keys(compact).filter((k) => k !== '@context')) {
     const iri = mapper.expandTerm(name);
@@ -51,7 +51,7 @@ function checkExpansion(mapper: TermMapper, compact: JsonObject, expanded: JsonO
   }
 }
 
-function checkCompaction(mapper: TermMapper, expanded: JsonObject, compacted: JsonObject, path: string): number {
+function checkCompaction(mapper: TermMapper, expanded: JsonLdObject, compacted: JsonLdObject, path: string): number {
   const keys = Object.keys(compacted).filter((k) => k !== '@context');
   expect(keys.length, `${path} keys`).toBe(Object.keys(expanded).length);
   let checked = 0;
@@ -77,14 +77,14 @@ function checkCompaction(mapper: TermMapper, expanded: JsonObject, compacted: Js
   return checked;
 }
 
-function contextOf(doc: JsonObject): ContextInput {
+function contextOf(doc: JsonLdObject): ContextInput {
   const ctx = doc['@context'];
   if (typeof ctx === 'string' || isJsonObject(ctx)) return ctx;
-  if (Array.isArray(ctx)) return ctx.filter((c): c is string | JsonObject => typeof c === 'string' || isJsonObject(c));
+  if (Array.isArray(ctx)) return ctx.filter((c): c is string | JsonLdObject => typeof c === 'string' || isJsonObject(c));
   throw new Error('fixture without @context');
 }
 
-async function expandOne(doc: JsonObject, loader: DocumentLoader): Promise<JsonObject> {
+async function expandOne(doc: JsonLdObject, loader: DocumentLoader): Promise<JsonLdObject> {
   const [node, ...rest] = await expandDocument(doc, loader);
   if (!isJsonObject(node) || rest.length > 0) throw new Error('expected one expanded node');
   return node;

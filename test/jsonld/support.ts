@@ -8,7 +8,7 @@ import { createFixedClock, silentLogger } from '../../src/lib/index.js';
 import { createContextService } from '../../src/jsonld/index.js';
 import type { ContextPersistence, ContextService, ContextServiceOptions, PersistedContext } from '../../src/jsonld/index.js';
 import { loadBundledContexts } from '../../src/jsonld/bundled.js';
-import type { DocumentLoader, JsonObject } from '../../src/jsonld/jsonld-api.js';
+import type { DocumentLoader, JsonLdObject } from '../../src/jsonld/jsonld-api.js';
 import { isJsonObject } from '../../src/jsonld/jsonld-api.js';
 
 /** Fixture contexts are addressed under this origin (a reserved TLD: it never resolves). */
@@ -19,7 +19,7 @@ export function readJson(path: string): unknown {
   return JSON.parse(readFileSync(new URL(path, FIXTURES), 'utf8'));
 }
 
-export function readJsonObject(path: string): JsonObject {
+export function readJsonObject(path: string): JsonLdObject {
   const value = readJson(path);
   if (!isJsonObject(value)) throw new Error(`${path} is not a JSON object`);
   return value;

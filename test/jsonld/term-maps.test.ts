@@ -8,12 +8,12 @@ import {
 import { loadBundledContexts } from '../../src/jsonld/bundled.js';
 import { compileContext } from '../../src/jsonld/compile.js';
 import { processCoreContextSync } from '../../src/jsonld/core-terms.js';
-import { compactDocument, type JsonObject } from '../../src/jsonld/jsonld-api.js';
+import { compactDocument, type JsonLdObject } from '../../src/jsonld/jsonld-api.js';
 import { draftTermMaps } from '../../src/jsonld/term-maps.js';
 import { FIXTURE_ORIGIN, createFixtureDocumentLoader, createFixtureFetch, createTestService } from './support.js';
 
 const loader = createFixtureDocumentLoader();
-const loadFixture = async (url: string): Promise<JsonObject> => (await loader(url)).document;
+const loadFixture = async (url: string): Promise<JsonLdObject> => (await loader(url)).document;
 
 /** The key jsonld.compact writes for one IRI valued by a node object. */
 async function jsonldKeyFor(iri: string, ctx: unknown): Promise<string> {

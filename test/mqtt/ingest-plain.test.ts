@@ -3,7 +3,8 @@
 // as NGSI-LD attributes ({value, observedAt, unitCode}), for every rule the mapping applies.
 
 import { describe, expect, it } from 'vitest';
-import { createIngest, type DeviceMapping, type MeasurementTopic } from '../../src/mqtt/ingest.js';
+import { createIngest, type MeasurementTopic } from '../../src/mqtt/ingest.js';
+import type { DeviceMapping } from '../../src/devices/index.js';
 import type { Measurement } from '../../src/entities/index.js';
 import { createFixedClock, silentLogger } from '../../src/lib/index.js';
 import { anonymousIn } from '../../src/ngsi/index.js';

@@ -1,0 +1,106 @@
+// Persistence of subscriptions (NGSI-LD §5.8): documents per tenant in creation order, and the
+// delivery counters a notifier updates after each attempt.
+
+import type BetterSqlite3 from 'better-sqlite3';
+import { AlreadyExistsError } from '../../ngsi/index.js';
+import type { DeliveryState, StoredSubscription, SubscriptionRepository } from '../types.js';
+
+interface SubscriptionRow {
+  tenant: string;
+  id: string;
+  doc: string;
+  created_at: number;
+  modified_at: number;
+  times_sent: number;
+  last_notification: number | null;
+  last_success: number | null;
+  last_failure: number | null;
+  status: 'ok' | 'failed' | null;
+  last_error: string | null;
+}
+
+const COLUMNS = 'tenant, id, doc, created_at, modified_at, times_sent, last_notification, last_success, last_failure, status, last_error';
+
+function deliveryOf(r: SubscriptionRow): DeliveryState {
+  const out: DeliveryState = { timesSent: r.times_sent };
+  if (r.last_notification !== null) out.lastNotification = r.last_notification;
+  if (r.last_success !== null) out.lastSuccess = r.last_success;
+  if (r.last_failure !== null) out.lastFailure = r.last_failure;
+  if (r.status !== null) out.status = r.status;
+  if (r.last_error !== null) out.lastError = r.last_error;
+  return out;
+}
+
+const toStored = (r: SubscriptionRow): StoredSubscription => ({
+  id: r.id, doc: JSON.parse(r.doc) as unknown, createdAt: r.created_at, modifiedAt: r.modified_at, delivery: deliveryOf(r),
+});
+
+/** Longest error text kept for lastError. */
+const MAX_ERROR_LENGTH = 500;
+
+export function createSubscriptionRepository(db: BetterSqlite3.Database): SubscriptionRepository {
+  const insert = db.prepare<[string, string, string, number, number, string | null]>(
+    'INSERT INTO subscriptions (tenant, id, doc, created_at, modified_at, owner) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, id) DO NOTHING',
+  );
+  const byId = db.prepare<[string, string], SubscriptionRow>(`SELECT ${COLUMNS} FROM subscriptions WHERE tenant = ? AND id = ?`);
+  const page = db.prepare<[string, number, number], SubscriptionRow>(
+    `SELECT ${COLUMNS} FROM subscriptions WHERE tenant = ? ORDER BY seq LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+  );
+  const count = db.prepare<[string], number>('SELECT count(*) FROM subscriptions WHERE tenant = ?').pluck();
+  const ownPage = db.prepare<[string, string, number, number], SubscriptionRow>(
+    `SELECT ${COLUMNS} FROM subscriptions WHERE tenant = ? AND owner = ? ORDER BY seq LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+  );
+  const ownCount = db.prepare<[string, string], number>('SELECT count(*) FROM subscriptions WHERE tenant = ? AND owner = ?').pluck();
+  const all = db.prepare<[number, number], SubscriptionRow & { seq: number }>(
+    `SELECT seq, ${COLUMNS} FROM subscriptions WHERE seq > ? ORDER BY seq LIMIT CAST(? AS INTEGER)`,
+  );
+  const replace = db.prepare<[string, number, string, string]>('UPDATE subscriptions SET doc = ?, modified_at = ? WHERE tenant = ? AND id = ?');
+  const remove = db.prepare<[string, string]>('DELETE FROM subscriptions WHERE tenant = ? AND id = ?');
+  const record = db.prepare<[number, number, number | null, number | null, string, string | null, string, string, string]>(
+    `UPDATE subscriptions SET times_sent = times_sent + ?, last_notification = ?,
+       last_success = coalesce(?, last_success), last_failure = coalesce(?, last_failure), status = ?,
+       last_error = CASE WHEN ? IS NULL THEN last_error ELSE ? END
+     WHERE tenant = ? AND id = ?`,
+  );
+
+  return {
+    insert(tenant, sub) {
+      const result = insert.run(tenant, sub.id, JSON.stringify(sub.doc), sub.createdAt, sub.modifiedAt, sub.owner ?? null);
+      if (result.changes === 0) throw new AlreadyExistsError('Already exists', `Subscription ${sub.id} already exists`);
+    },
+    get(tenant, id) {
+      const row = byId.get(tenant, id);
+      return row && toStored(row);
+    },
+    list(tenant, p, owner) {
+      if (owner !== undefined) {
+        const items = p.limit === 0 ? [] : ownPage.all(tenant, owner, p.limit, p.offset).map(toStored);
+        return p.count ? { items, count: ownCount.get(tenant, owner) ?? 0 } : { items };
+      }
+      const items = p.limit === 0 ? [] : page.all(tenant, p.limit, p.offset).map(toStored);
+      return p.count ? { items, count: count.get(tenant) ?? 0 } : { items };
+    },
+    replace: (tenant, id, doc, modifiedAt) => replace.run(JSON.stringify(doc), modifiedAt, tenant, id).changes > 0,
+    delete: (tenant, id) => remove.run(tenant, id).changes > 0,
+    listAll() {
+      // Read in pages so no single statement holds every row at once.
+      const out: Array<{ tenant: string; sub: StoredSubscription }> = [];
+      for (let after = 0; ;) {
+        const rows = all.all(after, 500);
+        for (const r of rows) out.push({ tenant: r.tenant, sub: toStored(r) });
+        const last = rows[rows.length - 1];
+        if (last === undefined || rows.length < 500) return out;
+        after = last.seq;
+      }
+    },
+    recordDelivery(tenant, id, outcome) {
+      const error = outcome.ok ? null : (outcome.error ?? 'delivery failed').slice(0, MAX_ERROR_LENGTH);
+      const changed = record.run(
+        outcome.count ?? 1, outcome.at, outcome.ok ? outcome.at : null, outcome.ok ? null : outcome.at, outcome.ok ? 'ok' : 'failed', error, error ?? '', tenant, id,
+      ).changes;
+      if (changed === 0) return undefined;
+      const row = byId.get(tenant, id);
+      return row && deliveryOf(row);
+    },
+  };
+}
