@@ -16,6 +16,7 @@ import type { KeyValuePair } from './model.js';
 import type { SubscriptionRegistry } from './registry.js';
 import type { MqttNotificationMessage, MqttSendOptions } from './mqtt-sender.js';
 import type { HttpDelivery } from './http-sender.js';
+import { failureReason } from './failure-reason.js';
 
 /** What is queued for one notification beside its body: where and how it goes. */
 export interface QueuedMessage {
@@ -369,10 +370,10 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
     return store.notifications.next(tenant, subscriptionId, lastDone.get(key) ?? 0) !== undefined;
   };
 
-  /** A send's outcome: undefined once delivered, else why not. */
+  /** A send's outcome: undefined once delivered, else why not (a short reason, see failureReason). */
   const outcomeOf = (row: PendingNotification): Promise<string | undefined> => send(row.message, row.body, keyOf(row.tenant, row.subscriptionId)).then(
     () => undefined,
-    (err: unknown) => (err instanceof Error ? err.message : String(err)),
+    (err: unknown) => failureReason(err),
   );
 
   /** Drops what a deleted subscription had pending, in memory and queued. */
@@ -441,6 +442,7 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
       }
       const attempts = row.attempts + 1;
       const done = attempts >= options.maxAttempts;
+      log.warn('notification failed', { subscriptionId, tenant, endpoint: row.message.uri, cause: failure, attempts, willRetry: !done });
       // The queue holds every notification of a failing subscription (its attempts counted).
       await recordFailure(row, attempts, done, failure, [...again, ...lane.list]);
       if (done) {
@@ -455,7 +457,7 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
       if (lane.isComplete) lane.list.unshift(...again);
       taken = 0;
       if (done) continue;
-      log.debug('notification failed; retrying', { subscriptionId, tenant, attempts, error: failure });
+
       await pause(key, backoff(attempts));
     }
     // Stopping: what was already sent is recorded as far as it was delivered in order.

@@ -14,6 +14,7 @@ import {
 } from './delivery.js';
 import { createMatchCache, matchesEntity, matchSubscription, type SubscriptionMatch } from './matcher.js';
 import { changeTriggers } from './triggers.js';
+import { failureReason } from './failure-reason.js';
 import { statusOf, type Subscription } from './model.js';
 import { buildNotification, type NotificationContext, type NotifiedEntity } from './notification.js';
 import { typesSelectedBy, type SubscriptionRegistry } from './registry.js';
@@ -143,8 +144,8 @@ export function createNotifier(deps: NotifierDeps): Notifier {
    * its subscription; the other subscriptions and changes go on.
    */
   const buildFailed = async (tenant: string, sub: Subscription, err: unknown): Promise<void> => {
-    const error = err instanceof Error ? err.message : String(err);
-    log.warn('notification not built', { subscriptionId: sub.id, tenant, error });
+    const error = failureReason(err);
+    log.warn('notification not built', { subscriptionId: sub.id, tenant, endpoint: sub.notification.endpoint.uri, cause: error });
     const at = clock.now();
     const state = await store.write(() => store.subscriptions.recordDelivery(tenant, sub.id, { at, ok: false, error }));
     if (state !== undefined) registry.setDelivery(tenant, sub.id, state);
