@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import type { Config } from './config/index.js';
 import { createChangeEmitter, type ChangeEmitter } from './events.js';
 import { timeOrderedUuid, uuid, type Clock, type IdGenerator, type Logger } from './lib/index.js';
-import { openStore, type Store } from './store/index.js';
+import { createJournalFeed, openStore, type JournalFeed, type Store } from './store/index.js';
 import { createContextService, type ContextInput, type ContextService } from './jsonld/index.js';
 import {
   createBatchService, createDiscoveryService, createEntityService, createMeasurementService, createWriteAccess, createWriteCore, pruneJournal,
@@ -106,6 +106,9 @@ export function createBroker(deps: BrokerDeps): Broker {
     clock,
   });
   const events = createChangeEmitter((err) => log.error('change listener failed', { err }));
+  // The journal's one reader: every consumer of changes registers on it; the emitter only wakes it.
+  const feed = createJournalFeed({ journal: store.journal, log: log.child('journal') });
+  events.on((change) => feed.announce(change));
   const contexts = createContextService({
     persistence: store.contexts,
     allowRemote: config.contexts.allowRemote,
@@ -167,7 +170,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   let httpPort: number | undefined;
   const publicUrl = (): string => config.server.publicUrl || `http://127.0.0.1:${httpPort ?? config.server.port}`;
   const notifier = createNotifier({
-    store, registry: subscriptionRegistry, clock, log: log.child('notifier'), newId: deps.newId ?? uuid,
+    store, feed, registry: subscriptionRegistry, clock, log: log.child('notifier'), newId: deps.newId ?? uuid,
     // NOTE: a subscription's stored context was its creation request's ContextInput.
     contextOf: async (sub) => toNotificationContext(await contexts.resolve(notificationContextInput(sub) as ContextInput | undefined), publicUrl()),
     sendHttp,
@@ -182,11 +185,8 @@ export function createBroker(deps: BrokerDeps): Broker {
       periodicMaxEntities: config.notifications.periodicMaxEntities,
     },
   });
-  // The emitter only wakes the notifier: what it reads is the journal, committed.
-  events.on((change) => notifier.wake(change));
   notifier.start();
-  const federation = createFederationOf(config, store, contexts, clock, log);
-  if (federation) events.on((change) => federation.offer(change));
+  const federation = createFederationOf(config, store, feed, contexts, clock, log);
   const idp = config.application.identityProvider;
   const audience = config.application.authentication.audience;
   const identity = idp.enabled
@@ -358,7 +358,7 @@ export function createBroker(deps: BrokerDeps): Broker {
  * that a cursor left from an earlier configuration no longer holds changes back from pruning.
  */
 function createFederationOf(
-  config: Config, store: Store, contexts: ContextService, clock: Clock, log: Logger,
+  config: Config, store: Store, feed: JournalFeed, contexts: ContextService, clock: Clock, log: Logger,
 ): Federation | undefined {
   const fed = config.federation;
   if (fed.upstream.url === '') {
@@ -373,7 +373,7 @@ function createFederationOf(
   if (!maxAge) throw new Error(`federation.outbox.max-age: '${fed.outbox.maxAge}' is too large a duration`);
   const up = fed.upstream;
   return createFederation({
-    store, clock, log: log.child('federation'),
+    store, feed, clock, log: log.child('federation'),
     context: async () => {
       const resolved = await contexts.resolve(up.context === '' ? undefined : up.context);
       return { mapper: resolved, linkUrl: resolved.linkUrl ?? up.context };

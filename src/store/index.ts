@@ -42,6 +42,8 @@ export { StoreLockedError } from './lock.js';
 
 /** The read scope of a principal (every use case's reads go through it). */
 export { readScopeOf } from './read-scope.js';
-export { createJournalFollower, type JournalFollower, type JournalFollowerOptions } from './journal-follower.js';
+export {
+  createJournalFeed, type ConsumerBatch, type ConsumerRetry, type JournalConsumer, type JournalFeed, type JournalFeedOptions, type JournalFollower,
+} from './journal-follower.js';
 export type { PermissionFilter, PermissionRepository } from './permissions.js';
 export type { SubjectKind, SubjectRecord, SubjectRepository } from './subjects.js';

@@ -8,7 +8,7 @@
 import type { ChangeEvent } from '../events.js';
 import type { Clock, Logger } from '../lib/index.js';
 import { entityFactsOf, type Entity, type EntityFacts, type HistoryInstance } from '../ngsi/index.js';
-import { createJournalFollower, type NewNotification, type Store } from '../store/index.js';
+import type { JournalFeed, NewNotification, Store } from '../store/index.js';
 import {
   createDispatcher, type DeliveryDeps, type DeliveryOptions, type DeliveryStats, type PendingNotification, type QueuedMessage,
 } from './delivery.js';
@@ -18,9 +18,6 @@ import { failureReason } from './failure-reason.js';
 import { statusOf, type Subscription } from './model.js';
 import { buildNotification, type NotificationContext, type NotifiedEntity } from './notification.js';
 import { typesSelectedBy, type SubscriptionRegistry } from './registry.js';
-
-/** Most events of committed changes kept until the notifier reads them (beyond: read back). */
-const RECENT_MAX = 50_000;
 
 /** The journal reader name of the notifier. */
 export const NOTIFIER_READER = 'notifier';
@@ -35,6 +32,8 @@ export interface NotifierOptions extends DeliveryOptions {
 export interface NotifierDeps extends Omit<DeliveryDeps, 'store' | 'options'> {
   store: Pick<Store, 'journal' | 'notifications' | 'subscriptions' | 'write' | 'entities'>;
   registry: SubscriptionRegistry;
+  /** The journal's reader, on which the notifier registers (reader `notifier`). */
+  feed: JournalFeed;
   /** The context a subscription's notifications are compacted with. */
   contextOf(sub: Subscription): Promise<NotificationContext>;
   newId: () => string;
@@ -64,8 +63,6 @@ export interface NotifierStats extends DeliveryStats {
 export interface Notifier {
   /** Starts following the journal (from where it stopped) and delivering what is pending. */
   start(): void;
-  /** A change was committed (the event emitted after commit). */
-  wake(change: ChangeEvent): void;
   /** Queues the notifications of periodic subscriptions that are due at `now`; returns how many. */
   runPeriodic(now: number): Promise<number>;
   /** Resolves once every committed change is matched and no delivery loop is running. */
@@ -204,12 +201,6 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     dispatcher.handOver(durable);
   };
 
-  /** Events of committed changes not read yet, by sequence (bounded: the oldest go first). */
-  const recent = new Map<number, ChangeEvent>();
-  let wakeScheduled = false;
-  /** Events of one commit, gathered for the follower. */
-  let offered: ChangeEvent[] = [];
-
   const handle = async (changes: ChangeEvent[]): Promise<void> => {
     const items: Array<QueueItem & { seq: number }> = [];
     for (const change of changes) {
@@ -229,20 +220,19 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     if (items.length > 0) await dispatch(items, changes[changes.length - 1]!.seq);
   };
 
-  const follower = createJournalFollower({
-    journal: store.journal, reader: NOTIFIER_READER, log, saveEveryMs: 1_000, read: { entities: false, instances: true },
+  const follower = deps.feed.register({
+    reader: NOTIFIER_READER, saveEveryMs: 1_000, read: { entities: false, instances: true },
     // The cursor stays before the changes whose notifications are only in memory.
     savable: () => dispatcher.heldBefore() ?? Number.MAX_SAFE_INTEGER,
+    // NOTE: with no subscription at all, no committed change can notify.
+    ignoresAll: () => registry.size() === 0,
     // NOTE: a change read back from the journal has only references; the event emitted after its
-    // commit has the entity as that change left it. Each notification must show that state, even
-    // when later writes are committed before it is read (a burst, one group commit): the recent
-    // events are kept until read. A change without its event (read again after a restart) shows
-    // the entity as it is now, with the attributes the change wrote as it wrote them.
+    // commit has the entity as that change left it, and the feed hands that event while it keeps
+    // it. A change without its event (read again after a restart) shows the entity as it is now,
+    // with the attributes the change wrote as it wrote them.
     handle: (changes) => handle(changes.map((c) => {
-      const event = recent.get(c.seq);
-      recent.delete(c.seq);
-      if (event !== undefined) return event;
-      const entity = c.kind === 'entityDeleted' ? undefined : store.entities.get({ tenant: c.tenant }, c.id);
+      if (c.entity !== undefined || c.kind === 'entityDeleted') return c;
+      const entity = store.entities.get({ tenant: c.tenant }, c.id);
       return entity === undefined ? c : { ...c, entity: asWritten(entity, c.instances) };
     })),
   });
@@ -270,26 +260,6 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     start() {
       follower.start();
       dispatcher.kickAll();
-    },
-    // NOTE: with no subscription at all, no committed change can notify: the notifier moves past
-    // them without reading them (the common case of a gateway without subscriptions costs nothing).
-    wake: (change) => {
-      if (registry.size() === 0) return follower.skipToEnd(change.seq);
-      recent.set(change.seq, change);
-      if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value ?? change.seq);
-      // NOTE: the events of one commit are emitted one after the other: the journal is read once
-      // all of them are here (a microtask runs after the commit's hooks).
-      offered.push(change);
-      if (wakeScheduled) return undefined;
-      wakeScheduled = true;
-      queueMicrotask(() => {
-        wakeScheduled = false;
-        const batch = offered;
-        offered = [];
-        // The common case: the follower is caught up, and these events are the next changes.
-        if (!follower.offer(batch)) follower.wake();
-      });
-      return undefined;
     },
 
     async runPeriodic(now) {
