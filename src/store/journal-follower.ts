@@ -188,43 +188,44 @@ interface Take {
   exhausted: boolean;
 }
 
-function createJournalFollower(consumer: JournalConsumer, source: Source): FollowerState {
-  const { journal, log } = source;
+/** A reader's cursor: where it is in memory, and what of it is saved. */
+interface CursorKeeper {
+  value: number;
+  /** Saves the cursor now (as far as `savable` allows; never for a consumer that saves it itself). */
+  save(): void;
+  /** Saves the cursor unless it was saved less than saveEveryMs ago. */
+  saveDue(): void;
+}
+
+/** The cursor of `consumer`; a reader never seen starts at the journal's end (its row is created now). */
+function createCursorKeeper(consumer: JournalConsumer, journal: ChangeJournal): CursorKeeper {
   const { reader } = consumer;
-  const batch = consumer.batch ?? 500;
   const known = journal.cursor(reader);
-  let cursor = known ?? journal.lastSeq();
-  if (known === undefined) journal.setCursor(reader, cursor);
-  let saved = cursor;
+  const start = known ?? journal.lastSeq();
+  if (known === undefined) journal.setCursor(reader, start);
+  let saved = start;
   let savedAt = performance.now();
-  let running: Promise<void> | undefined;
-  let again = false;
-  let started = false;
-  let stopped = false;
-  let retry: NodeJS.Timeout | undefined;
-  let linger: NodeJS.Timeout | undefined;
-  let failures = 0;
-  /** When the last batch that took all that was pending ended (performance.now()). */
-  let partialAt = Number.NEGATIVE_INFINITY;
-  let idleWaiters: Array<() => void> = [];
+  const keeper: CursorKeeper = {
+    value: start,
+    save() {
+      if (consumer.savesCursor === true) return;
+      const to = consumer.savable === undefined ? keeper.value : Math.min(keeper.value, consumer.savable());
+      if (to <= saved) return;
+      journal.setCursor(reader, to);
+      saved = to;
+      savedAt = performance.now();
+    },
+    saveDue() {
+      if (consumer.saveEveryMs === undefined || performance.now() - savedAt >= consumer.saveEveryMs) keeper.save();
+    },
+  };
+  return keeper;
+}
 
-  const settleIdle = (): void => {
-    const waiters = idleWaiters;
-    idleWaiters = [];
-    for (const w of waiters) w();
-  };
-
-  const save = (): void => {
-    if (consumer.savesCursor === true) return;
-    const to = consumer.savable === undefined ? cursor : Math.min(cursor, consumer.savable());
-    if (to <= saved) return;
-    journal.setCursor(reader, to);
-    saved = to;
-    savedAt = performance.now();
-  };
-  const saveDue = (): void => {
-    if (consumer.saveEveryMs === undefined || performance.now() - savedAt >= consumer.saveEveryMs) save();
-  };
+/** One step of a follower: hands the changes after the cursor to the consumer, and moves the cursor past what it consumed. */
+function createStep(consumer: JournalConsumer, source: Source, cursor: CursorKeeper): () => Promise<StepResult> {
+  const { journal } = source;
+  const batch = consumer.batch ?? 500;
 
   /** Up to `limit` changes after `after`: as announced when kept, else read back. */
   const take = (after: number, limit: number, isFirst: boolean): Take => {
@@ -235,14 +236,14 @@ function createJournalFollower(consumer: JournalConsumer, source: Source): Follo
     return { changes, exhausted: changes.length < limit };
   };
 
-  const step = async (): Promise<StepResult> => {
-    if (consumer.bounds !== undefined) cursor = Math.max(cursor, await consumer.bounds(cursor));
+  return async () => {
+    if (consumer.bounds !== undefined) cursor.value = Math.max(cursor.value, await consumer.bounds(cursor.value));
     if (consumer.ignoresAll?.() === true) {
-      cursor = Math.max(cursor, journal.lastSeq());
-      saveDue();
+      cursor.value = Math.max(cursor.value, journal.lastSeq());
+      cursor.saveDue();
       return 'idle';
     }
-    const after = cursor;
+    const after = cursor.value;
     const first = take(after, batch, true);
     if (first.changes.length === 0) return 'idle';
     let last = first.changes[first.changes.length - 1]!.seq;
@@ -257,105 +258,137 @@ function createJournalFollower(consumer: JournalConsumer, source: Source): Follo
     // `last` is read after handle: the changes `more` gave count as handed.
     const consumed = Math.min(last, upTo ?? last);
     if (consumed <= after) return 'idle';
-    cursor = consumed;
-    failures = 0;
-    saveDue();
+    cursor.value = consumed;
+    cursor.saveDue();
     return consumed < last || !exhausted ? 'full' : 'partial';
   };
+}
 
-  const drain = async (): Promise<void> => {
-    for (;;) {
-      if (stopped) return;
-      // A read covers every change announced before it.
-      again = false;
-      const result = await step();
-      if (result === 'partial') {
-        partialAt = performance.now();
-        return;
-      }
-      if (result === 'idle' && !again) return;
+/** What a follower's runs share. */
+interface RunState {
+  started: boolean;
+  stopped: boolean;
+  /** Changes were announced during a run: it goes on. */
+  again: boolean;
+  /** Failed runs in a row. */
+  failures: number;
+  /** When the last batch that took all that was pending ended (performance.now()). */
+  partialAt: number;
+}
+
+/** Steps until nothing is pending, or a batch took all that was pending (the linger then waits). */
+async function drainSteps(step: () => Promise<StepResult>, state: RunState): Promise<void> {
+  for (;;) {
+    if (state.stopped) return;
+    // A read covers every change announced before it.
+    state.again = false;
+    const result = await step();
+    if (result !== 'idle') state.failures = 0;
+    if (result === 'partial') {
+      state.partialAt = performance.now();
+      return;
     }
+    if (result === 'idle' && !state.again) return;
+  }
+}
+
+/** A timer that does not keep the process alive. */
+function later(ms: number, fn: () => void): NodeJS.Timeout {
+  const timer = setTimeout(fn, ms);
+  timer.unref();
+  return timer;
+}
+
+function createJournalFollower(consumer: JournalConsumer, source: Source): FollowerState {
+  const { journal, log } = source;
+  const cursor = createCursorKeeper(consumer, journal);
+  const step = createStep(consumer, source, cursor);
+  const state: RunState = { started: false, stopped: false, again: false, failures: 0, partialAt: Number.NEGATIVE_INFINITY };
+  let running: Promise<void> | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  let linger: NodeJS.Timeout | undefined;
+  let idleWaiters: Array<() => void> = [];
+
+  const settleIdle = (): void => {
+    const waiters = idleWaiters;
+    idleWaiters = [];
+    for (const w of waiters) w();
   };
 
   const failed = (err: unknown): void => {
-    failures += 1;
-    if (stopped) return settleIdle();
-    const delayMs = consumer.retryDelay?.(failures) ?? 1_000;
-    if (consumer.failed !== undefined) consumer.failed(err, { failures, delayMs });
-    else log.error('journal reader failed; retrying', { reader, after: cursor, err });
-    retry = setTimeout(() => {
+    state.failures += 1;
+    if (state.stopped) return settleIdle();
+    const delayMs = consumer.retryDelay?.(state.failures) ?? 1_000;
+    if (consumer.failed !== undefined) consumer.failed(err, { failures: state.failures, delayMs });
+    else log.error('journal reader failed; retrying', { reader: consumer.reader, after: cursor.value, err });
+    retry = later(delayMs, () => {
       retry = undefined;
       run();
-    }, delayMs);
-    retry.unref();
+    });
     return undefined;
   };
 
   /** Runs a drain unless one runs (then it goes on), a retry or a linger waits, or the follower is not started. */
   const run = (): void => {
-    if (!started || stopped || retry !== undefined || linger !== undefined) return;
+    if (!state.started || state.stopped || retry !== undefined || linger !== undefined) return;
     if (running) {
-      again = true;
+      state.again = true;
       return;
     }
-    const wait = partialAt + (consumer.lingerMs ?? 0) - performance.now();
+    const wait = state.partialAt + (consumer.lingerMs ?? 0) - performance.now();
     if (wait > 0) {
-      linger = setTimeout(() => {
+      linger = later(wait, () => {
         linger = undefined;
         run();
-      }, wait);
-      linger.unref();
+      });
       return;
     }
-    running = drain().then(
-      () => {
-        running = undefined;
-        if (!stopped && again) run();
-        else settleIdle();
-      },
-      (err: unknown) => {
-        running = undefined;
-        failed(err);
-      },
-    );
+    running = drainSteps(step, state).then(() => {
+      running = undefined;
+      if (!state.stopped && state.again) run();
+      else settleIdle();
+    }, (err: unknown) => {
+      running = undefined;
+      failed(err);
+    });
   };
 
   const follower: FollowerState = {
     start() {
-      started = true;
+      state.started = true;
       run();
     },
     wake(seq) {
       // NOTE: no change can concern the consumer: it moves past them without reading them (the
       // common case of a gateway without subscriptions costs nothing).
-      if (seq !== undefined && started && !stopped && !running && retry === undefined && consumer.ignoresAll?.() === true) {
-        cursor = Math.max(cursor, seq);
-        saveDue();
+      if (seq !== undefined && state.started && !state.stopped && !running && retry === undefined && consumer.ignoresAll?.() === true) {
+        cursor.value = Math.max(cursor.value, seq);
+        cursor.saveDue();
         return settleIdle();
       }
       return run();
     },
-    position: () => cursor,
-    holdsRecent: () => !stopped && retry === undefined,
-    save,
+    position: () => cursor.value,
+    holdsRecent: () => !state.stopped && retry === undefined,
+    save: cursor.save,
     idle() {
-      if (stopped || (!running && retry === undefined && linger === undefined && journal.readAfter(cursor, 1, { entities: false }).length === 0)) {
-        return Promise.resolve();
-      }
+      const isPending = running !== undefined || retry !== undefined || linger !== undefined
+        || journal.readAfter(cursor.value, 1, { entities: false }).length > 0;
+      if (state.stopped || !isPending) return Promise.resolve();
       return new Promise((resolve) => {
         idleWaiters.push(resolve);
         run();
       });
     },
     async stop() {
-      stopped = true;
-      if (retry !== undefined) clearTimeout(retry);
-      if (linger !== undefined) clearTimeout(linger);
+      state.stopped = true;
+      clearTimeout(retry);
+      clearTimeout(linger);
       retry = undefined;
       linger = undefined;
       source.forget(follower);
       await running;
-      save();
+      cursor.save();
       settleIdle();
     },
   };
