@@ -213,6 +213,8 @@ export function createFederation(deps: FederationDeps): Federation {
   // Registered when built: every change committed from now on is forwarded, even before start().
   const follower = deps.feed.register({
     reader: FEDERATION_READER, batch: asked, read: { instances: true }, savesCursor: true, onlyJournaled: true, lingerMs: options.lingerMs,
+    // Far behind (a slow or lost link), the drain reads the journal: the feed keeps no more for it.
+    keepsBehind: READ_ROWS,
     retryDelay: (failures) => backoffDelay(failures, options.retryBaseMs, options.retryMaxMs, random),
     failed,
     bounds: (cursor) => applyBounds(deps, cursor),

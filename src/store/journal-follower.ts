@@ -62,6 +62,11 @@ export interface JournalConsumer {
   ignoresAll?(): boolean;
   /** Changes pruned from the journal are not handed even when still announced (their loss is counted). */
   onlyJournaled?: boolean;
+  /**
+   * Most changes the consumer may be behind the newest announced one with the feed keeping the
+   * announced changes for it (default: the feed's maxRecent); further behind, it reads them back.
+   */
+  keepsBehind?: number;
 }
 
 export interface JournalFollower {
@@ -110,8 +115,8 @@ interface Source {
 
 /** A follower as the feed sees it. */
 interface FollowerState extends JournalFollower {
-  /** Whether its changes should stay kept: it follows (not failing, not stopped). */
-  holdsRecent(): boolean;
+  /** Whether its changes should stay kept: it follows (not failing, not stopped, not too far behind `newest`). */
+  holdsRecent(newest: number): boolean;
 }
 
 export function createJournalFeed(opts: JournalFeedOptions): JournalFeed {
@@ -126,7 +131,7 @@ export function createJournalFeed(opts: JournalFeedOptions): JournalFeed {
   /** Drops the changes every follower that holds them has passed. */
   const trim = (): void => {
     let min = Number.MAX_SAFE_INTEGER;
-    for (const f of followers) if (f.holdsRecent()) min = Math.min(min, f.position());
+    for (const f of followers) if (f.holdsRecent(lastAnnounced)) min = Math.min(min, f.position());
     for (const seq of recent.keys()) {
       if (seq > min && recent.size <= maxRecent) break;
       recent.delete(seq);
@@ -369,7 +374,7 @@ function createJournalFollower(consumer: JournalConsumer, source: Source): Follo
       return run();
     },
     position: () => cursor.value,
-    holdsRecent: () => !state.stopped && retry === undefined,
+    holdsRecent: (newest) => !state.stopped && retry === undefined && newest - cursor.value <= (consumer.keepsBehind ?? Number.MAX_SAFE_INTEGER),
     save: cursor.save,
     idle() {
       const isPending = running !== undefined || retry !== undefined || linger !== undefined

@@ -205,4 +205,17 @@ describe('the journal feed and its followers', () => {
     expect(f.position()).toBe(3);
     expect(seqs(handled)).toEqual([[2]]);
   });
+
+  it('keeps no announced changes for a consumer further behind than it allows: it reads them back', async () => {
+    const feed = feedOf(store);
+    const handled: ChangeEvent[][] = [];
+    const f = follow(feed, 'far', handled, { batch: 10, keepsBehind: 1 });
+    append(store, 1, 2, 3);
+    for (const c of store.journal.readAfter(0, 10)) feed.announce({ ...c, id: `announced:${c.seq}` });
+    // The feed wakes its followers and trims what it keeps in the microtask after the announcements.
+    await Promise.resolve();
+    f.start();
+    await f.idle();
+    expect(handled.flat().map((c) => c.id)).toEqual(['urn:x:1', 'urn:x:2', 'urn:x:3']);
+  });
 });
