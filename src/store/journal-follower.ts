@@ -163,9 +163,7 @@ export function createJournalFeed(opts: JournalFeedOptions): JournalFeed {
     // NOTE: a change read back has the entity as it is now; the event emitted after its commit has
     // the entity as that change left it, which is what a consumer must see when it is still kept.
     readBack: (after, limit, read) => journal.readAfter(after, limit, read).map((c) => recent.get(c.seq) ?? c),
-    forget: (follower) => {
-      followers.delete(follower);
-    },
+    forget: (follower) => void followers.delete(follower),
   };
 
   return {
@@ -188,10 +186,7 @@ export function createJournalFeed(opts: JournalFeedOptions): JournalFeed {
 type StepResult = 'idle' | 'full' | 'partial';
 
 /** The changes of one take: `exhausted` when fewer than asked were there (nothing more is pending). */
-interface Take {
-  changes: ChangeEvent[];
-  exhausted: boolean;
-}
+type Take = { changes: ChangeEvent[]; exhausted: boolean };
 
 /** A reader's cursor: where it is in memory, and what of it is saved. */
 interface CursorKeeper {
@@ -322,7 +317,10 @@ function createJournalFollower(consumer: JournalConsumer, source: Source): Follo
 
   const failed = (err: unknown): void => {
     state.failures += 1;
-    if (state.stopped) return settleIdle();
+    if (state.stopped) {
+      settleIdle();
+      return;
+    }
     const delayMs = consumer.retryDelay?.(state.failures) ?? 1_000;
     if (consumer.failed !== undefined) consumer.failed(err, { failures: state.failures, delayMs });
     else log.error('journal reader failed; retrying', { reader: consumer.reader, after: cursor.value, err });
@@ -330,7 +328,6 @@ function createJournalFollower(consumer: JournalConsumer, source: Source): Follo
       retry = undefined;
       run();
     });
-    return undefined;
   };
 
   /** Runs a drain unless one runs (then it goes on), a retry or a linger waits, or the follower is not started. */
