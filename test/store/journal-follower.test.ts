@@ -218,4 +218,28 @@ describe('the journal feed and its followers', () => {
     await f.idle();
     expect(handled.flat().map((c) => c.id)).toEqual(['urn:x:1', 'urn:x:2', 'urn:x:3']);
   });
+
+  it('reads nothing back from the journal for changes announced in sequence', async () => {
+    let reads = 0;
+    // The real journal, its reads counted.
+    const journal = { ...store.journal, readAfter: (...args: Parameters<Store['journal']['readAfter']>) => {
+      reads += 1;
+      return store.journal.readAfter(...args);
+    } };
+    const feed = createJournalFeed({ journal, log: silentLogger });
+    const handled: ChangeEvent[][] = [];
+    const f = follow(feed, 'close', handled, { batch: 10 });
+    f.start();
+    await f.idle();
+    const before = reads;
+    for (let n = 1; n <= 20; n++) {
+      const [seq] = append(store, n);
+      feed.announce({ ...entry(n), seq: seq! });
+      await Promise.resolve();
+    }
+    await f.idle();
+    expect(handled.flat().map((c) => c.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    // idle() itself looks once for what is pending; no read per change.
+    expect(reads - before).toBeLessThanOrEqual(1);
+  });
 });
