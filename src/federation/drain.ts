@@ -5,7 +5,7 @@
 
 import type { ChangeEvent } from '../events.js';
 import type { Clock, Logger } from '../lib/index.js';
-import { JSONLD_CONTEXT_REL, type Iri, type TermMapper } from '../ngsi/index.js';
+import { JSONLD_CONTEXT_REL, type TermMapper } from '../ngsi/index.js';
 import type { ConsumerBatch, ConsumerRetry, JournalFeed, ParkedChanges, Store } from '../store/index.js';
 import { backoffDelay } from './backoff.js';
 import { createUpstreamClient, type UpstreamClient } from './client.js';

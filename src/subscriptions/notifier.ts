@@ -6,13 +6,13 @@
 // (timeInterval) subscriptions are notified by a job.
 
 import type { ChangeEvent } from '../events.js';
-import type { Clock, Logger } from '../lib/index.js';
+import type { Logger } from '../lib/index.js';
 import { entityFactsOf, type Entity, type EntityFacts, type HistoryInstance } from '../ngsi/index.js';
-import type { JournalFeed, NewNotification, Store } from '../store/index.js';
+import type { JournalFeed, Store } from '../store/index.js';
 import {
-  createDispatcher, type DeliveryDeps, type Dispatcher, type DeliveryOptions, type DeliveryStats, type PendingNotification, type QueuedMessage,
+  createDispatcher, type DeliveryDeps, type Dispatcher, type DeliveryOptions, type DeliveryStats, type PendingNotification,
 } from './delivery.js';
-import { createMatchCache, matchesEntity, matchSubscription, type SubscriptionMatch } from './matcher.js';
+import { createMatchCache, matchSubscription, type SubscriptionMatch } from './matcher.js';
 import { changeTriggers } from './triggers.js';
 import { statusOf, type Subscription } from './model.js';
 import type { NotificationContext, NotifiedEntity } from './notification.js';
