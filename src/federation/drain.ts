@@ -1,12 +1,12 @@
-// The federation drain: follows the change journal with its own persisted cursor (reader
-// `federation`), plans a batch of the selected changes, sends it upstream and moves the cursor only
+// The federation drain: a consumer of the journal feed with its own persisted cursor (reader
+// `federation`): plans a batch of the selected changes, sends it upstream and moves the cursor only
 // once the upstream acknowledged it (or refused an entity, which is parked): a crash or a broken
 // link repeats a batch and never skips one. Failures back off exponentially, with jitter.
 
 import type { ChangeEvent } from '../events.js';
 import type { Clock, Logger } from '../lib/index.js';
-import { JSONLD_CONTEXT_REL, type Iri, type TermMapper } from '../ngsi/index.js';
-import type { ParkedChanges, Store } from '../store/index.js';
+import { JSONLD_CONTEXT_REL, type TermMapper } from '../ngsi/index.js';
+import type { ConsumerBatch, ConsumerRetry, JournalFeed, ParkedChanges, Store } from '../store/index.js';
 import { backoffDelay } from './backoff.js';
 import { createUpstreamClient, type UpstreamClient } from './client.js';
 import { createHttpTransport, type Transport } from './http-transport.js';
@@ -18,8 +18,6 @@ import { createTokenSource } from './token.js';
 export const FEDERATION_READER = 'federation';
 /** Most journal changes read per batch (a batch holds at most batch-size entities of them). */
 const READ_ROWS = 1_000;
-/** Most announced changes kept for the next batches (beyond, they are read back from the journal). */
-const MAX_ANNOUNCED = READ_ROWS;
 
 export interface FederationOptions {
   /** Upstream base URL; '' is off. */
@@ -41,6 +39,8 @@ export interface FederationOptions {
 
 export interface FederationDeps {
   store: Pick<Store, 'journal' | 'federation' | 'write' | 'archive' | 'isOpen'>;
+  /** The journal's reader, on which the drain registers when built (reader `federation`). */
+  feed: JournalFeed;
   /** The upstream context: its term mapper and the URL its Link names. */
   context(): Promise<{ mapper: TermMapper; linkUrl: string }>;
   /** The instant before which a pending change is skipped (now minus federation.outbox.max-age). */
@@ -71,21 +71,17 @@ export interface FederationStatus {
 export interface Federation {
   /** Starts draining (from the persisted cursor; a new reader starts at the journal's end). */
   start(): void;
-  /** A change was committed, as announced after its commit: sent without reading it back when it follows the cursor. */
-  offer(change: ChangeEvent): void;
   status(): FederationStatus;
   /** Stops taking batches; an in-flight one may finish within `timeoutMs`, then it is aborted. */
   stop(timeoutMs: number): Promise<void>;
 }
 
-/** What a step did: nothing to send, a full batch (more may be pending), or the rest of what was pending. */
-type StepResult = 'idle' | 'full' | 'partial';
 
-export function createFederation(deps: FederationDeps): Federation {
-  const { store, options, clock, log } = deps;
-  const { journal } = store;
-  const random = deps.random ?? Math.random;
-  const client: UpstreamClient = createUpstreamClient({
+type DrainDeps = Pick<FederationDeps, 'store' | 'options' | 'clock' | 'log'>;
+
+function clientOf(deps: FederationDeps): UpstreamClient {
+  const { options, clock } = deps;
+  return createUpstreamClient({
     url: options.url.replace(/\/+$/, ''), tenant: options.upstreamTenant, timeoutMs: options.timeoutMs, transport: deps.transport ?? createHttpTransport(),
     ...(options.token ? {
       token: createTokenSource({
@@ -94,244 +90,149 @@ export function createFederation(deps: FederationDeps): Federation {
       }),
     } : {}),
   });
-  let running: Promise<void> | undefined;
-  let again = false;
-  let started = false;
-  let stopped = false;
-  let retry: NodeJS.Timeout | undefined;
-  let linger: NodeJS.Timeout | undefined;
-  /** When the last batch that was not full was sent (performance.now()). */
-  let partialAt = Number.NEGATIVE_INFINITY;
-  /**
-   * Changes as announced after their commit, with no gap in sequence: a batch that starts right
-   * after the first of them plans from them, without reading back the entity and instances each
-   * journal row points to (most of the cost of forwarding a change). Emptied on a gap, when full
-   * (the drain is far behind: it reads the journal) and while the upstream is failing.
-   */
-  let announced: ChangeEvent[] = [];
-  let failures = 0;
+}
+
+/** The cursor past the changes the bounds no longer allow, moved (counted, logged) when it changes. */
+async function applyBounds(deps: DrainDeps & Pick<FederationDeps, 'horizon'>, from: number): Promise<number> {
+  const { store, options, clock, log } = deps;
+  const { journal } = store;
+  let to = from;
+  const backlog = journal.backlog(FEDERATION_READER);
+  if (backlog > options.maxRows) to = journal.seqAt(from, backlog - options.maxRows - 1) ?? from;
+  const horizon = deps.horizon(clock.now());
+  const oldest = journal.readAfter(to, 1, { entities: false })[0];
+  if (oldest !== undefined && oldest.at < horizon) to = (journal.firstSince(to, horizon) ?? journal.lastSeq() + 1) - 1;
+  if (to === from) return from;
+  const skipped = journal.countBetween(from, to);
+  await store.write(() => {
+    store.federation.record({ dropped: skipped });
+    journal.setCursor(FEDERATION_READER, to);
+  });
+  log.warn('federation outbox over its bounds: oldest changes skipped', { count: skipped, backlog, maxRows: options.maxRows, after: from, upTo: to });
+  return to;
+}
+
+/** Moves the cursor past a handled batch, with its parked entities and counters, in one write. */
+async function acknowledge(deps: DrainDeps, plan: BatchPlan, outcome: SendOutcome): Promise<void> {
+  const { store, options, clock, log } = deps;
+  const now = clock.now();
+  const parked: ParkedChanges[] = outcome.parked.map((p) => ({
+    tenant: options.tenant, entityId: p.plan.id, firstSeq: p.plan.firstSeq, lastSeq: p.plan.lastSeq, changes: p.plan.changes,
+    error: p.error, payload: p.payload, parkedAt: now,
+  }));
+  await store.write(() => {
+    store.federation.park(parked);
+    store.federation.record({
+      dropped: plan.gaps, sentEntities: outcome.sentEntities, sentInstances: outcome.sentInstances,
+      ...(plan.entities.length > 0 ? { success: now } : {}),
+    });
+    store.journal.setCursor(FEDERATION_READER, plan.lastSeq);
+  });
+  if (plan.gaps > 0) log.warn('changes pruned from the journal before federation read them', { count: plan.gaps });
+  for (const p of parked) log.warn('upstream refused an entity: its changes are parked', { entityId: p.entityId, changes: p.changes, error: p.error });
+}
+
+/**
+ * The changes of a batch, as the plan takes them: those handed (batch-size + 1), then chunks twice
+ * as large, up to READ_ROWS in all.
+ * NOTE: reading a change back looks its entity and instances up (tens of µs each); when many
+ * entities change in turn, a batch-size plan stops after batch-size + 1 changes, and reading
+ * READ_ROWS at once had spent most of the drain's time on changes the next batches read again.
+ */
+function* changesOf(first: readonly ChangeEvent[], asked: number, batch: ConsumerBatch): Generator<ChangeEvent> {
+  let chunk = first;
+  let read = first.length;
+  let size = asked;
+  for (;;) {
+    yield* chunk;
+    if (chunk.length === 0 || chunk.length < size || read >= READ_ROWS) return;
+    size = Math.min(size * 2, READ_ROWS - read);
+    chunk = batch.more(size);
+    read += chunk.length;
+  }
+}
+
+/** The federation status from the store: the outbox is the journal after the drain's cursor. */
+function statusOf(deps: DrainDeps): FederationStatus {
+  const { store, options } = deps;
+  const { journal } = store;
+  const counters = store.federation.counters();
+  const oldest = journal.readAfter(journal.cursor(FEDERATION_READER) ?? 0, 1, { entities: false })[0];
+  return {
+    enabled: true, url: options.url, outboxDepth: journal.backlog(FEDERATION_READER), oldestPending: oldest?.at,
+    lastSuccess: counters.lastSuccess, lastError: counters.lastError, parked: store.federation.parkedCount(), dropped: counters.dropped,
+    sent: { entities: counters.sentEntities, instances: counters.sentInstances },
+  };
+}
+
+/** Waits for `done` at most `timeoutMs`. */
+async function within(done: Promise<void>, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs);
+  });
+  await Promise.race([done, late]);
+  clearTimeout(timer);
+}
+
+export function createFederation(deps: FederationDeps): Federation {
+  const { store, options, clock, log } = deps;
+  const random = deps.random ?? Math.random;
+  const client = clientOf(deps);
   /** Whether the upstream may hold part of the next batch already (after a restart or a failure). */
   let uncertain = true;
   const abort = new AbortController();
-  // Registered when built: every change committed from now on is forwarded, even before start().
-  if (journal.cursor(FEDERATION_READER) === undefined) journal.setCursor(FEDERATION_READER, journal.lastSeq());
+  const asked = Math.min(options.batchSize + 1, READ_ROWS);
 
-  const cursor = (): number => journal.cursor(FEDERATION_READER) ?? 0;
-
-  /** Moves the cursor past changes the bounds no longer allow; counted, logged. */
-  const applyBounds = async (): Promise<void> => {
-    const from = cursor();
-    let to = from;
-    const backlog = journal.backlog(FEDERATION_READER);
-    if (backlog > options.maxRows) to = journal.seqAt(from, backlog - options.maxRows - 1) ?? from;
-    const horizon = deps.horizon(clock.now());
-    const oldest = journal.readAfter(to, 1, { entities: false })[0];
-    if (oldest !== undefined && oldest.at < horizon) to = (journal.firstSince(to, horizon) ?? journal.lastSeq() + 1) - 1;
-    if (to === from) return;
-    const skipped = journal.countBetween(from, to);
-    await store.write(() => {
-      store.federation.record({ dropped: skipped });
-      journal.setCursor(FEDERATION_READER, to);
-    });
-    log.warn('federation outbox over its bounds: oldest changes skipped', { count: skipped, backlog, maxRows: options.maxRows, after: from, upTo: to });
-  };
-
-  const typeSet = async (mapper: TermMapper): Promise<Set<Iri>> => new Set(options.types.map((t) => mapper.expandTerm(t)));
-
-  /** Moves the cursor past a handled batch, with its parked entities and counters, in one write. */
-  const acknowledge = async (plan: BatchPlan, outcome: SendOutcome): Promise<void> => {
-    const now = clock.now();
-    const parked: ParkedChanges[] = outcome.parked.map((p) => ({
-      tenant: options.tenant, entityId: p.plan.id, firstSeq: p.plan.firstSeq, lastSeq: p.plan.lastSeq, changes: p.plan.changes,
-      error: p.error, payload: p.payload, parkedAt: now,
-    }));
-    await store.write(() => {
-      store.federation.park(parked);
-      store.federation.record({
-        dropped: plan.gaps, sentEntities: outcome.sentEntities, sentInstances: outcome.sentInstances,
-        ...(plan.entities.length > 0 ? { success: now } : {}),
-      });
-      journal.setCursor(FEDERATION_READER, plan.lastSeq);
-    });
-    if (plan.gaps > 0) log.warn('changes pruned from the journal before federation read them', { count: plan.gaps });
-    for (const p of parked) log.warn('upstream refused an entity: its changes are parked', { entityId: p.entityId, changes: p.changes, error: p.error });
-  };
-
-  /**
-   * The changes after `first`, read as the plan takes them: a chunk of batch-size + 1 rows, then
-   * chunks twice as large, up to READ_ROWS in all.
-   * NOTE: reading a change looks its entity and instances up (tens of µs each); when many entities
-   * change in turn, a batch-size plan stops after batch-size + 1 changes, and reading READ_ROWS at
-   * once had spent most of the drain's time on changes the next batches read again.
-   */
-  function* changesAfter(first: readonly ChangeEvent[], asked: number): Generator<ChangeEvent> {
-    let chunk = first;
-    let read = first.length;
-    let size = asked;
-    for (;;) {
-      yield* chunk;
-      const last = chunk[chunk.length - 1];
-      if (last === undefined || chunk.length < size || read >= READ_ROWS) return;
-      size = Math.min(size * 2, READ_ROWS - read);
-      chunk = journal.readAfter(last.seq, size, { instances: true });
-      read += chunk.length;
-    }
-  }
-
-  /** The changes after `after` as announced, then what the journal holds after them; undefined when they do not follow `after`. */
-  const announcedAfter = (after: number): Iterable<ChangeEvent> | undefined => {
-    const from = announced.findIndex((c) => c.seq > after);
-    if (from < 0 || announced[from]!.seq !== after + 1) {
-      if (from < 0) announced = [];
-      return undefined;
-    }
-    // What the journal no longer holds is not forwarded (it was pruned, and counted, as lost to this reader).
-    if (journal.seqAt(after, 0) !== after + 1) {
-      announced = [];
-      return undefined;
-    }
-    if (from > 0) announced = announced.slice(from);
-    const taken = announced;
-    return (function* () {
-      yield* taken;
-      // Committed and not announced yet: none in practice (a change is announced in its commit's turn).
-      const rest = READ_ROWS - taken.length;
-      if (rest > 0) yield* changesAfter(journal.readAfter(taken[taken.length - 1]!.seq, rest, { instances: true }), rest);
-    })();
-  };
-
-  const step = async (): Promise<StepResult> => {
-    await applyBounds();
-    const after = cursor();
-    const asked = Math.min(options.batchSize + 1, READ_ROWS);
-    let changes = announcedAfter(after);
-    if (changes === undefined) {
-      const first = journal.readAfter(after, asked, { instances: true });
-      if (first.length === 0) return 'idle';
-      changes = changesAfter(first, asked);
-    }
-    let read = 0;
-    const counted = (function* (all: Iterable<ChangeEvent>) {
-      for (const c of all) {
-        read += 1;
-        yield c;
-      }
-    })(changes);
+  /** Plans, sends and acknowledges one batch; returns the sequence it covers. */
+  const sendBatch = async (changes: ChangeEvent[], batch: ConsumerBatch): Promise<number> => {
+    const { after } = batch;
     const { mapper, linkUrl } = await deps.context();
-    const plan = planBatch(counted, after, {
-      tenant: options.tenant, types: await typeSet(mapper), maxEntities: options.batchSize,
+    const plan = planBatch(changesOf(changes, asked, batch), after, {
+      tenant: options.tenant, types: new Set(options.types.map((t) => mapper.expandTerm(t))), maxEntities: options.batchSize,
       latest: (tenant, id) => store.archive.latest({ tenant }, id),
     });
-    if (plan.lastSeq === after) return 'idle';
+    if (plan.lastSeq === after) return after;
     const ctx = { client, mapper, link: `<${linkUrl}>; rel="${JSONLD_CONTEXT_REL}"; type="application/ld+json"`, signal: abort.signal };
     if (uncertain) await reconcile(plan.entities, ctx);
     const outcome = plan.entities.length === 0 ? { parked: [], sentEntities: 0, sentInstances: 0 } : await sendPlans(plan.entities, ctx);
-    if (!store.isOpen()) return 'idle';
-    await acknowledge(plan, outcome);
+    if (!store.isOpen()) return after;
+    await acknowledge(deps, plan, outcome);
     uncertain = false;
-    return plan.more || read >= READ_ROWS ? 'full' : 'partial';
+    return plan.lastSeq;
   };
 
-  const failed = (err: unknown): void => {
-    failures += 1;
+  const failed = (err: unknown, retry: ConsumerRetry): void => {
     uncertain = true;
-    announced = [];
     const message = err instanceof Error ? err.message : String(err);
     const at = clock.now();
-    const delay = backoffDelay(failures, options.retryBaseMs, options.retryMaxMs, random);
-    if (stopped) return;
-    log.warn('federation batch failed; retrying', { error: message, failures, retryInMs: delay });
+    log.warn('federation batch failed; retrying', { error: message, failures: retry.failures, retryInMs: retry.delayMs });
     if (store.isOpen()) store.write(() => store.federation.record({ error: { at, message: message.slice(0, 1_000) } })).catch(() => undefined);
-    retry = setTimeout(() => {
-      retry = undefined;
-      run();
-    }, delay);
-    retry.unref();
   };
 
-  const drain = async (): Promise<void> => {
-    for (;;) {
-      if (stopped) return;
-      again = false;
-      const result = await step();
-      if (result !== 'idle') failures = 0;
-      if (result === 'partial') {
-        // What was pending is sent: the next batch waits a little for more (see run).
-        partialAt = performance.now();
-        return;
-      }
-      if (result === 'idle' && !again) return;
-    }
-  };
-
-  const run = (): void => {
-    if (!started || stopped || retry !== undefined || linger !== undefined) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    const wait = partialAt + options.lingerMs - performance.now();
-    if (wait > 0) {
-      linger = setTimeout(() => {
-        linger = undefined;
-        run();
-      }, wait);
-      linger.unref();
-      return;
-    }
-    running = drain().then(
-      () => {
-        running = undefined;
-        if (again) run();
-      },
-      (err: unknown) => {
-        running = undefined;
-        failed(err);
-      },
-    );
-  };
+  // Registered when built: every change committed from now on is forwarded, even before start().
+  const follower = deps.feed.register({
+    reader: FEDERATION_READER, batch: asked, read: { instances: true }, savesCursor: true, onlyJournaled: true, lingerMs: options.lingerMs,
+    // Far behind (a slow or lost link), the drain reads the journal: the feed keeps no more for it.
+    keepsBehind: READ_ROWS,
+    retryDelay: (failures) => backoffDelay(failures, options.retryBaseMs, options.retryMaxMs, random),
+    failed,
+    bounds: (cursor) => applyBounds(deps, cursor),
+    handle: sendBatch,
+  });
 
   return {
     start() {
-      started = true;
-      log.info('federation started', { url: options.url, tenant: options.tenant, after: cursor() });
-      run();
+      log.info('federation started', { url: options.url, tenant: options.tenant, after: follower.position() });
+      follower.start();
     },
-    offer(change) {
-      if (retry === undefined) {
-        const last = announced[announced.length - 1];
-        if ((last !== undefined && change.seq !== last.seq + 1) || announced.length >= MAX_ANNOUNCED) announced = [];
-        announced.push(change);
-      }
-      run();
-    },
-    status() {
-      const counters = store.federation.counters();
-      const oldest = journal.readAfter(cursor(), 1, { entities: false })[0];
-      return {
-        enabled: true, url: options.url, outboxDepth: journal.backlog(FEDERATION_READER), oldestPending: oldest?.at,
-        lastSuccess: counters.lastSuccess, lastError: counters.lastError, parked: store.federation.parkedCount(), dropped: counters.dropped,
-        sent: { entities: counters.sentEntities, instances: counters.sentInstances },
-      };
-    },
+    status: () => statusOf(deps),
     async stop(timeoutMs) {
-      stopped = true;
-      if (retry !== undefined) clearTimeout(retry);
-      if (linger !== undefined) clearTimeout(linger);
-      retry = undefined;
-      linger = undefined;
-      announced = [];
-      const inFlight = running;
-      if (inFlight === undefined) return;
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, timeoutMs);
-      });
-      await Promise.race([inFlight.catch(() => undefined), late]);
-      clearTimeout(timer);
+      const done = follower.stop();
+      await within(done, timeoutMs);
       // The batch in flight is sent again after the next start: the cursor moved only for what was acknowledged.
       abort.abort();
-      await inFlight.catch(() => undefined);
+      await done;
     },
   };
 }

@@ -39,6 +39,8 @@ export { describeRecovery, readRecovery, readRunState, type Recovery, type RunSt
 
 /** The read scope of a principal (every use case's reads go through it). */
 export { readScopeOf } from './read-scope.js';
-export { createJournalFollower, type JournalFollower, type JournalFollowerOptions } from './journal/journal-follower.js';
+export {
+  createJournalFeed, type ConsumerBatch, type ConsumerRetry, type JournalConsumer, type JournalFeed, type JournalFeedOptions, type JournalFollower,
+} from './journal/journal-follower.js';
 export type { PermissionFilter, PermissionRepository } from './identity/permissions.js';
 export type { SubjectKind, SubjectRecord, SubjectRepository } from './identity/subjects.js';

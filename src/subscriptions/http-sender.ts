@@ -11,6 +11,7 @@
 // agent or header object, the head of a lane's requests is built once.
 
 import { connect as netConnect, isIP, type Socket } from 'node:net';
+import { STATUS_CODES } from 'node:http';
 import { connect as tlsConnect } from 'node:tls';
 
 export interface HttpDelivery {
@@ -122,6 +123,12 @@ interface Reader {
   keepAlive: boolean;
 }
 
+/** A receiver's answer that is not a success: its status and reason phrase ("HTTP 500 Internal Server Error"). */
+function statusError(status: number): Error {
+  const phrase = STATUS_CODES[status];
+  return new Error(phrase === undefined ? `HTTP ${status}` : `HTTP ${status} ${phrase}`);
+}
+
 class Connection {
   private readonly socket: Socket;
   private readonly inFlight: Request[] = [];
@@ -170,7 +177,7 @@ class Connection {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       const first = this.inFlight.shift();
-      first?.reject(new Error(`no answer within ${first.timeoutMs} ms`));
+      first?.reject(new Error(`timeout after ${first.timeoutMs} ms`));
       // The others were held up behind it: they fail with it, and are sent again by their caller.
       this.close(new Error('the connection was given up after a timeout'), false);
     }, Math.max(0, head.deadline - Date.now()));
@@ -288,7 +295,7 @@ class Connection {
     const { status } = r;
     if (request !== undefined) {
       if (status >= 200 && status <= 299) request.resolve();
-      else request.reject(new Error(`the endpoint answered ${status}`));
+      else request.reject(statusError(status));
     }
     if (!r.keepAlive) {
       this.close(new Error('the endpoint closed the connection'));
@@ -322,7 +329,7 @@ class Connection {
       const request = unanswered.shift()!;
       const { status } = this.reader;
       if (status >= 200 && status <= 299) request.resolve();
-      else request.reject(new Error(`the endpoint answered ${status}`));
+      else request.reject(statusError(status));
       this.answered += 1;
     }
     const resend: Request[] = [];

@@ -177,6 +177,74 @@ function endpointOf(uri: string): MqttEndpoint {
   return endpoint;
 }
 
+/** Rejects a QoS or version the notifierInfo named wrong. */
+function checkSendOptions(opts: MqttSendOptions): void {
+  if (![0, 1, 2].includes(opts.qos)) throw new MqttEndpointError(`MQTT-QoS must be 0, 1 or 2, not ${String(opts.qos)}`);
+  if (opts.version !== 'mqtt3.1.1' && opts.version !== 'mqtt5.0') {
+    throw new MqttEndpointError(`MQTT-Version must be mqtt3.1.1 or mqtt5.0, not ${String(opts.version)}`);
+  }
+}
+
+/** The published JSON: the metadata and the body (given as JSON text when already serialised). */
+function payloadOf(message: MqttNotificationMessage): Buffer {
+  return Buffer.from(message.bodyJson === undefined
+    ? JSON.stringify({ metadata: message.metadata, body: message.body })
+    : `{"metadata":${JSON.stringify(message.metadata)},"body":${message.bodyJson}}`);
+}
+
+/** The options of a new client for an endpoint. */
+function clientOptions(e: MqttEndpoint, version: MqttVersion, reconnectPeriod: number, connectTimeoutMs: number): IClientOptions {
+  return {
+    protocol: e.scheme, host: e.host, port: e.port, protocolVersion: version === 'mqtt5.0' ? 5 : 4,
+    clientId: newClientId(), clean: true, reconnectPeriod, connectTimeout: connectTimeoutMs,
+    // NOTE: a QoS 0 publish while offline fails instead of waiting in a queue past its send's timeout.
+    queueQoSZero: false, resubscribe: false,
+    ...(e.username === undefined ? {} : { username: e.username }),
+    ...(e.password === undefined ? {} : { password: e.password }),
+  };
+}
+
+/** Follows a pooled client's connection: sends waiting for CONNACK go on, or fail at once on an error. */
+function watchClient(entry: Pooled, log: Logger): void {
+  const { client } = entry;
+  client.on('connect', () => {
+    entry.lost = false;
+    // NOTE: notifications are small packets sent one by one; Nagle's algorithm would hold them back.
+    const stream: unknown = client.stream;
+    if (stream instanceof Socket) stream.setNoDelay(true);
+    log.debug('mqtt connection up', { broker: entry.display });
+    for (const w of entry.waiting) w();
+  });
+  // NOTE: mqtt.js throws an 'error' nobody listens to; this listener also fails the sends waiting
+  // for CONNACK at once (refused connection, bad credentials) rather than at their timeout.
+  client.on('error', (err) => {
+    log.debug('mqtt connection error', { broker: entry.display, err: err.message });
+    const failure = new MqttSendError(`cannot connect to MQTT broker ${entry.display}: ${err.message}`, { cause: err });
+    for (const w of entry.waiting) w(failure);
+  });
+  client.on('close', () => {
+    if (client.connected === false && entry.waiting.size === 0) entry.lost = true;
+    log.debug('mqtt connection closed', { broker: entry.display });
+  });
+}
+
+/** Publishes on the embedded broker in-process, within the send's timeout. */
+function publishInProcess(publishLocal: MqttSenderDeps['publishLocal'], e: MqttEndpoint, payload: Buffer, opts: MqttSendOptions): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new MqttSendError(`MQTT in-process publish to ${e.topic} timed out after ${opts.timeoutMs} ms`)), opts.timeoutMs);
+    Promise.resolve().then(() => publishLocal(e.topic, payload, opts.qos)).then(
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(new MqttSendError(`MQTT in-process publish to ${e.topic} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err }));
+      },
+    );
+  });
+}
+
 export function createMqttSender(deps: MqttSenderDeps): MqttSender {
   const { log } = deps;
   const reconnectPeriod = deps.reconnectPeriodMs ?? 1_000;
@@ -209,37 +277,11 @@ export function createMqttSender(deps: MqttSenderDeps): MqttSender {
     // a send does not wait for that: the lost client goes, and a new one connects at once.
     if (found && !found.lost) return found;
     if (found) void evict(found);
-    const options: IClientOptions = {
-      protocol: e.scheme, host: e.host, port: e.port, protocolVersion: version === 'mqtt5.0' ? 5 : 4,
-      clientId: newClientId(), clean: true, reconnectPeriod, connectTimeout: deps.connectTimeoutMs,
-      // NOTE: a QoS 0 publish while offline fails instead of waiting in a queue past its send's timeout.
-      queueQoSZero: false, resubscribe: false,
-      ...(e.username === undefined ? {} : { username: e.username }),
-      ...(e.password === undefined ? {} : { password: e.password }),
-    };
-    const client = connect(options);
+    const client = connect(clientOptions(e, version, reconnectPeriod, deps.connectTimeoutMs));
     const entry: Pooled = {
       key, client, display: brokerDisplay(e), waiting: new Set(), inProgress: new Set(), idleTimer: undefined, lost: false,
     };
-    client.on('connect', () => {
-      entry.lost = false;
-      // NOTE: notifications are small packets sent one by one; Nagle's algorithm would hold them back.
-      const stream: unknown = client.stream;
-      if (stream instanceof Socket) stream.setNoDelay(true);
-      log.debug('mqtt connection up', { broker: entry.display });
-      for (const w of entry.waiting) w();
-    });
-    // NOTE: mqtt.js throws an 'error' nobody listens to; this listener also fails the sends waiting
-    // for CONNACK at once (refused connection, bad credentials) rather than at their timeout.
-    client.on('error', (err) => {
-      log.debug('mqtt connection error', { broker: entry.display, err: err.message });
-      const failure = new MqttSendError(`cannot connect to MQTT broker ${entry.display}: ${err.message}`, { cause: err });
-      for (const w of entry.waiting) w(failure);
-    });
-    client.on('close', () => {
-      if (client.connected === false && entry.waiting.size === 0) entry.lost = true;
-      log.debug('mqtt connection closed', { broker: entry.display });
-    });
+    watchClient(entry, log);
     pool.set(key, entry);
     return entry;
   };
@@ -277,32 +319,13 @@ export function createMqttSender(deps: MqttSenderDeps): MqttSender {
     else entry.waiting.add(onConnected);
   });
 
-  const sendLocal = (e: MqttEndpoint, payload: Buffer, opts: MqttSendOptions): Promise<void> => new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new MqttSendError(`MQTT in-process publish to ${e.topic} timed out after ${opts.timeoutMs} ms`)), opts.timeoutMs);
-    Promise.resolve().then(() => deps.publishLocal(e.topic, payload, opts.qos)).then(
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(new MqttSendError(`MQTT in-process publish to ${e.topic} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err }));
-      },
-    );
-  });
-
   return {
     send: async (uri, message, opts) => {
       if (closed) throw new MqttSendError('the MQTT sender is closed');
-      if (![0, 1, 2].includes(opts.qos)) throw new MqttEndpointError(`MQTT-QoS must be 0, 1 or 2, not ${String(opts.qos)}`);
-      if (opts.version !== 'mqtt3.1.1' && opts.version !== 'mqtt5.0') {
-        throw new MqttEndpointError(`MQTT-Version must be mqtt3.1.1 or mqtt5.0, not ${String(opts.version)}`);
-      }
+      checkSendOptions(opts);
       const endpoint = endpointOf(uri);
-      const payload = Buffer.from(message.bodyJson === undefined
-        ? JSON.stringify({ metadata: message.metadata, body: message.body })
-        : `{"metadata":${JSON.stringify(message.metadata)},"body":${message.bodyJson}}`);
-      if (deps.isLocal(endpoint.url)) return sendLocal(endpoint, payload, opts);
+      const payload = payloadOf(message);
+      if (deps.isLocal(endpoint.url)) return publishInProcess(deps.publishLocal, endpoint, payload, opts);
       const connect = await loadClient();
       // The sender may have been closed while the library loaded.
       if (closed) throw new MqttSendError('the MQTT sender is closing');

@@ -6,20 +6,18 @@
 // (timeInterval) subscriptions are notified by a job.
 
 import type { ChangeEvent } from '../events.js';
-import type { Clock, Logger } from '../lib/index.js';
+import type { Logger } from '../lib/index.js';
 import { entityFactsOf, type Entity, type EntityFacts, type HistoryInstance } from '../ngsi/index.js';
-import { createJournalFollower, type NewNotification, type Store } from '../store/index.js';
+import type { JournalFeed, Store } from '../store/index.js';
 import {
-  createDispatcher, type DeliveryDeps, type DeliveryOptions, type DeliveryStats, type PendingNotification, type QueuedMessage,
+  createDispatcher, type DeliveryDeps, type Dispatcher, type DeliveryOptions, type DeliveryStats, type PendingNotification,
 } from './delivery.js';
-import { createMatchCache, matchesEntity, matchSubscription, type SubscriptionMatch } from './matcher.js';
+import { createMatchCache, matchSubscription, type SubscriptionMatch } from './matcher.js';
 import { changeTriggers } from './triggers.js';
 import { statusOf, type Subscription } from './model.js';
-import { buildNotification, type NotificationContext, type NotifiedEntity } from './notification.js';
-import { typesSelectedBy, type SubscriptionRegistry } from './registry.js';
-
-/** Most events of committed changes kept until the notifier reads them (beyond: read back). */
-const RECENT_MAX = 50_000;
+import type { NotificationContext, NotifiedEntity } from './notification.js';
+import { createItemBuilder, periodicEntities, type QueueItem } from './notification-items.js';
+import type { SubscriptionRegistry } from './registry.js';
 
 /** The journal reader name of the notifier. */
 export const NOTIFIER_READER = 'notifier';
@@ -34,6 +32,8 @@ export interface NotifierOptions extends DeliveryOptions {
 export interface NotifierDeps extends Omit<DeliveryDeps, 'store' | 'options'> {
   store: Pick<Store, 'journal' | 'notifications' | 'subscriptions' | 'write' | 'entities'>;
   registry: SubscriptionRegistry;
+  /** The journal's reader, on which the notifier registers (reader `notifier`). */
+  feed: JournalFeed;
   /** The context a subscription's notifications are compacted with. */
   contextOf(sub: Subscription): Promise<NotificationContext>;
   newId: () => string;
@@ -63,8 +63,6 @@ export interface NotifierStats extends DeliveryStats {
 export interface Notifier {
   /** Starts following the journal (from where it stopped) and delivering what is pending. */
   start(): void;
-  /** A change was committed (the event emitted after commit). */
-  wake(change: ChangeEvent): void;
   /** Queues the notifications of periodic subscriptions that are due at `now`; returns how many. */
   runPeriodic(now: number): Promise<number>;
   /** Resolves once every committed change is matched and no delivery loop is running. */
@@ -74,12 +72,6 @@ export interface Notifier {
 }
 
 const keyOf = (tenant: string, id: string): string => `${tenant}\n${id}`;
-
-/** One notification to queue: its row, and its message as the dispatcher takes it. */
-interface QueueItem {
-  row: NewNotification;
-  message: QueuedMessage;
-}
 
 function notifiedOf(change: ChangeEvent, match: SubscriptionMatch): NotifiedEntity {
   const { entity, deleted } = match;
@@ -106,66 +98,29 @@ export function asWritten(entity: Entity, instances: readonly HistoryInstance[])
   return { ...entity, attrs };
 }
 
-export function createNotifier(deps: NotifierDeps): Notifier {
-  const { store, registry, clock, log, options } = deps;
-  const dispatcher = createDispatcher({ ...deps, options });
-  const cache = createMatchCache();
-  /** When each subscription last had a notification queued (throttling and timeInterval). */
-  const lastQueued = new Map<string, number>();
-  let queued = 0;
-  let overflowed = 0;
+/** What the notifier has queued, and dropped because the queue was full. */
+interface DispatchCounts {
+  queued: number;
+  overflowed: number;
+}
 
-  /**
-   * The last message of each subscription and its JSON text: the same for every notification of a
-   * subscription while its Link and tenant are (a changed subscription is a new object).
-   */
-  const messages = new WeakMap<Subscription, { linkUrl: string; tenant: string; message: QueuedMessage; json: string }>();
+type Dispatch = (items: ReadonlyArray<QueueItem & { seq?: number }>, upTo?: number) => Promise<void>;
 
-  const messageOf = async (tenant: string, sub: Subscription, entities: NotifiedEntity[], now: number): Promise<QueueItem> => {
-    const context = await deps.contextOf(sub);
-    const load = (ids: string[]): Map<string, Entity> => store.entities.getMany({ tenant }, ids);
-    const built = buildNotification({ subscription: sub, entities, context, now, newId: deps.newId, tenant, load });
-    let known = messages.get(sub);
-    if (known === undefined || known.linkUrl !== context.linkUrl || known.tenant !== tenant) {
-      const { endpoint } = sub.notification;
-      const message: QueuedMessage = { uri: endpoint.uri, headers: built.headers };
-      if (endpoint.timeout !== undefined) message.timeout = endpoint.timeout;
-      if (endpoint.notifierInfo !== undefined) message.notifierInfo = endpoint.notifierInfo;
-      known = { linkUrl: context.linkUrl, tenant, message, json: JSON.stringify(message) };
-      messages.set(sub, known);
-    }
-    const row = { tenant, subscriptionId: sub.id, queuedAt: now, message: known.json, body: JSON.stringify(built.body) };
-    return { row, message: known.message };
-  };
+interface DispatchDeps {
+  store: Pick<Store, 'journal' | 'notifications' | 'write'>;
+  dispatcher: Dispatcher;
+  log: Logger;
+  maxPending: number;
+}
 
-  /**
-   * A notification that cannot even be built (its context cannot be loaded) is a failed delivery of
-   * its subscription; the other subscriptions and changes go on.
-   */
-  const buildFailed = async (tenant: string, sub: Subscription, err: unknown): Promise<void> => {
-    const error = err instanceof Error ? err.message : String(err);
-    log.warn('notification not built', { subscriptionId: sub.id, tenant, error });
-    const at = clock.now();
-    const state = await store.write(() => store.subscriptions.recordDelivery(tenant, sub.id, { at, ok: false, error }));
-    if (state !== undefined) registry.setDelivery(tenant, sub.id, state);
-  };
-
-  /** The queue item of one notification, or undefined when it cannot be built (recorded as a failure). */
-  const itemOf = async (tenant: string, sub: Subscription, entities: NotifiedEntity[], now: number): Promise<QueueItem | undefined> => {
-    try {
-      return await messageOf(tenant, sub, entities, now);
-    } catch (err) {
-      await buildFailed(tenant, sub, err);
-      return undefined;
-    }
-  };
-
+function createDispatch(deps: DispatchDeps, counts: DispatchCounts): Dispatch {
+  const { store, dispatcher, log, maxPending } = deps;
   /**
    * Hands the notifications of `items` over to their delivery: in memory only for a subscription
    * whose receiver keeps up (`seq`: the change they notify, which the cursor then waits for), the
    * others once queued (group-committed with the writes of the same turn: no commit of its own).
    */
-  const dispatch = async (items: ReadonlyArray<QueueItem & { seq?: number }>, upTo?: number): Promise<void> => {
+  return async (items, upTo) => {
     const inMemory = new Map<string, boolean>();
     const memory: PendingNotification[] = [];
     const durable: PendingNotification[] = [];
@@ -184,7 +139,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
       if (takes && seq !== undefined) pending.seq = seq;
       (takes ? memory : durable).push(pending);
     }
-    queued += items.length;
+    counts.queued += items.length;
     if (memory.length > 0) dispatcher.handOver(memory);
     if (durable.length === 0) return;
     const trimmed = await store.write(() => {
@@ -193,21 +148,28 @@ export function createNotifier(deps: NotifierDeps): Notifier {
       // The cursor moves past the changes just queued (not past those held in memory), so that a
       // crash after this commit does not notify them again.
       if (upTo !== undefined) store.journal.setCursor(NOTIFIER_READER, Math.min(upTo, dispatcher.heldBefore() ?? upTo));
-      return store.notifications.trimTo(options.maxPending);
+      return store.notifications.trimTo(maxPending);
     });
     if (trimmed > 0) {
-      overflowed += trimmed;
-      log.warn('notification queue full: oldest notifications dropped', { count: trimmed, max: options.maxPending });
+      counts.overflowed += trimmed;
+      log.warn('notification queue full: oldest notifications dropped', { count: trimmed, max: maxPending });
       dispatcher.resync();
     }
     dispatcher.handOver(durable);
   };
+}
 
-  /** Events of committed changes not read yet, by sequence (bounded: the oldest go first). */
-  const recent = new Map<number, ChangeEvent>();
-  let wakeScheduled = false;
-  /** Events of one commit, gathered for the follower. */
-  let offered: ChangeEvent[] = [];
+export function createNotifier(deps: NotifierDeps): Notifier {
+  const { store, registry, clock, log, options } = deps;
+  const dispatcher = createDispatcher({ ...deps, options });
+  const cache = createMatchCache();
+  /** When each subscription last had a notification queued (throttling and timeInterval). */
+  const lastQueued = new Map<string, number>();
+
+  const { itemOf } = createItemBuilder(deps);
+
+  const counts: DispatchCounts = { queued: 0, overflowed: 0 };
+  const dispatch = createDispatch({ store, dispatcher, log, maxPending: options.maxPending }, counts);
 
   const handle = async (changes: ChangeEvent[]): Promise<void> => {
     const items: Array<QueueItem & { seq: number }> = [];
@@ -228,67 +190,27 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     if (items.length > 0) await dispatch(items, changes[changes.length - 1]!.seq);
   };
 
-  const follower = createJournalFollower({
-    journal: store.journal, reader: NOTIFIER_READER, log, saveEveryMs: 1_000, read: { entities: false, instances: true },
+  const follower = deps.feed.register({
+    reader: NOTIFIER_READER, saveEveryMs: 1_000, read: { entities: false, instances: true },
     // The cursor stays before the changes whose notifications are only in memory.
     savable: () => dispatcher.heldBefore() ?? Number.MAX_SAFE_INTEGER,
+    // NOTE: with no subscription at all, no committed change can notify.
+    ignoresAll: () => registry.size() === 0,
     // NOTE: a change read back from the journal has only references; the event emitted after its
-    // commit has the entity as that change left it. Each notification must show that state, even
-    // when later writes are committed before it is read (a burst, one group commit): the recent
-    // events are kept until read. A change without its event (read again after a restart) shows
-    // the entity as it is now, with the attributes the change wrote as it wrote them.
+    // commit has the entity as that change left it, and the feed hands that event while it keeps
+    // it. A change without its event (read again after a restart) shows the entity as it is now,
+    // with the attributes the change wrote as it wrote them.
     handle: (changes) => handle(changes.map((c) => {
-      const event = recent.get(c.seq);
-      recent.delete(c.seq);
-      if (event !== undefined) return event;
-      const entity = c.kind === 'entityDeleted' ? undefined : store.entities.get({ tenant: c.tenant }, c.id);
+      if (c.entity !== undefined || c.kind === 'entityDeleted') return c;
+      const entity = store.entities.get({ tenant: c.tenant }, c.id);
       return entity === undefined ? c : { ...c, entity: asWritten(entity, c.instances) };
     })),
   });
-
-  /**
-   * Live entities a periodic subscription notifies about, at most periodicMaxEntities: those of the
-   * types it selects (by index), then checked in full by the matcher.
-   */
-  const entitiesOf = (tenant: string, sub: Subscription): Entity[] => {
-    const out: Entity[] = [];
-    const page = 500;
-    const types = typesSelectedBy(sub);
-    for (let offset = 0; out.length < options.periodicMaxEntities; offset += page) {
-      const query = { limit: page, offset, count: false, ...(types === '*' ? {} : { types }) };
-      // Behaviour §8: only the entities the owner may read.
-      const scope = sub.owner === undefined || sub.owner.admin || deps.mayRead === undefined ? { tenant } : { tenant, assignees: sub.owner.assignees };
-      const found = store.entities.list(scope, query).entities;
-      for (const e of found) if (out.length < options.periodicMaxEntities && matchesEntity(sub, e, cache)) out.push(e);
-      if (found.length < page) break;
-    }
-    return out;
-  };
 
   return {
     start() {
       follower.start();
       dispatcher.kickAll();
-    },
-    // NOTE: with no subscription at all, no committed change can notify: the notifier moves past
-    // them without reading them (the common case of a gateway without subscriptions costs nothing).
-    wake: (change) => {
-      if (registry.size() === 0) return follower.skipToEnd(change.seq);
-      recent.set(change.seq, change);
-      if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value ?? change.seq);
-      // NOTE: the events of one commit are emitted one after the other: the journal is read once
-      // all of them are here (a microtask runs after the commit's hooks).
-      offered.push(change);
-      if (wakeScheduled) return undefined;
-      wakeScheduled = true;
-      queueMicrotask(() => {
-        wakeScheduled = false;
-        const batch = offered;
-        offered = [];
-        // The common case: the follower is caught up, and these events are the next changes.
-        if (!follower.offer(batch)) follower.wake();
-      });
-      return undefined;
     },
 
     async runPeriodic(now) {
@@ -299,7 +221,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
         const last = lastQueued.get(key) ?? sub.delivery.lastNotification;
         // NGSI-LD §5.2.12 timeInterval: every that many seconds.
         if (last !== undefined && now - last < sub.timeInterval * 1000) continue;
-        const entities = entitiesOf(tenant, sub);
+        const entities = periodicEntities({ store, periodicMaxEntities: options.periodicMaxEntities, mayRead: deps.mayRead }, cache, tenant, sub);
         lastQueued.set(key, now);
         if (entities.length === 0) continue;
         const item = await itemOf(tenant, sub, entities.map((entity) => ({ entity })), now);
@@ -316,7 +238,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     },
     stats: () => {
       const delivery = dispatcher.stats();
-      return { ...delivery, queued, overflowed, pending: store.notifications.size() + delivery.inMemory };
+      return { ...delivery, queued: counts.queued, overflowed: counts.overflowed, pending: store.notifications.size() + delivery.inMemory };
     },
     async stop() {
       await follower.stop();

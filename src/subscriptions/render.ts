@@ -50,6 +50,8 @@ function renderNotification(sub: Subscription, n: NotificationParams, mapper: Te
   if (d.lastNotification !== undefined) out.lastNotification = formatDateTime(d.lastNotification);
   if (d.lastSuccess !== undefined) out.lastSuccess = formatDateTime(d.lastSuccess);
   if (d.lastFailure !== undefined) out.lastFailure = formatDateTime(d.lastFailure);
+  // Kept with lastFailure after a later success (NGSI-LD §5.2.14 keeps lastFailure): why that failure failed.
+  if (d.lastFailure !== undefined && d.lastError !== undefined) out.lastFailureReason = d.lastError;
   return out;
 }
 

@@ -121,7 +121,7 @@ describe('the HTTP notification sender', () => {
     const receiver = await startRaw((i) => answers[i]);
     const lane = newLane();
     const results = await Promise.all(answers.map((_, i) => outcome(sendHttp({ uri: receiver.url, headers: JSON_HEADERS, body: `{"n":${i}}`, lane }, 5_000))));
-    expect(results).toEqual(['ok', 'ok', 'ok', 'the endpoint answered 500', 'ok']);
+    expect(results).toEqual(['ok', 'ok', 'ok', 'HTTP 500 Internal Server Error', 'ok']);
     expect(receiver.connections()).toBe(1);
   });
 
@@ -161,7 +161,7 @@ describe('the HTTP notification sender', () => {
     const silent = await startRaw(() => undefined);
     const lane = newLane();
     const [first, second] = await Promise.all([1, 2].map((n) => outcome(sendHttp({ uri: silent.url, headers: JSON_HEADERS, body: String(n), lane }, 100))));
-    expect(first).toBe('no answer within 100 ms');
+    expect(first).toBe('timeout after 100 ms');
     expect(second).toBe('the connection was given up after a timeout');
     const garbage = await startRaw(() => 'SSH-2.0-OpenSSH\r\n\r\n');
     expect(await outcome(sendHttp({ uri: garbage.url, headers: JSON_HEADERS, body: '{}', lane: newLane() }, 5_000))).toBe('the endpoint did not answer in HTTP/1.x');

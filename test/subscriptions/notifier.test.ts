@@ -7,7 +7,7 @@ import { createChangeEmitter } from '../../src/events.js';
 import { createEntityService, createWriteCore } from '../../src/entities/index.js';
 import { createFixedClock, silentLogger } from '../../src/lib/index.js';
 import { anonymousIn, type Entity } from '../../src/ngsi/index.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { createJournalFeed, openStore, type Store } from '../../src/store/index.js';
 import {
   createNotifier, createSubscriptionRegistry, createSubscriptionService, type HttpDelivery, type Notifier, type NotificationContext, type NotifierDeps,
 } from '../../src/subscriptions/index.js';
@@ -31,13 +31,15 @@ function setUp(unloadable: string, send?: (d: HttpDelivery) => Promise<void>) {
   const clock = createFixedClock(T0);
   store = openStore({ path: ':memory:', historyBucket: 'month', log: silentLogger, clock });
   const events = createChangeEmitter(() => undefined);
+  const feed = createJournalFeed({ journal: store.journal, log: silentLogger });
+  events.on((c) => feed.announce(c));
   const core = createWriteCore({ store, events, clock });
   const entities = createEntityService({ store, core, clock, newId: () => crypto.randomUUID() });
   const registry = createSubscriptionRegistry([]);
   const subscriptions = createSubscriptionService({ store, registry, clock, newId: () => crypto.randomUUID() });
   const delivered: HttpDelivery[] = [];
   const deps: NotifierDeps = {
-    store, registry, clock, log: silentLogger, newId: () => crypto.randomUUID(),
+    store, feed, registry, clock, log: silentLogger, newId: () => crypto.randomUUID(),
     contextOf: async (sub) => {
       if (sub.id === unloadable) throw new Error('Unable to load the JSON-LD context');
       return context;
@@ -49,7 +51,6 @@ function setUp(unloadable: string, send?: (d: HttpDelivery) => Promise<void>) {
     options: { timeoutMs: 1_000, maxAttempts: 3, retryBaseMs: 1, retryMaxMs: 2, maxPending: 100, periodicMaxEntities: 10 },
   };
   notifier = createNotifier(deps);
-  events.on((c) => notifier.wake(c));
   notifier.start();
   /** Stops the notifier, runs `meanwhile`, and starts a new one on the same store (a restart). */
   const restart = async (meanwhile: () => void): Promise<void> => {

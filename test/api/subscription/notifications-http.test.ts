@@ -3,6 +3,7 @@
 // expiry, retries in order while a receiver is down, and failures recorded without a crash.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../../src/lib/index.js';
 import { startTestBroker, T0, type TestBroker } from '../../helpers/broker.js';
 import { startReceiver, type Receiver } from '../../helpers/receiver.js';
 
@@ -400,3 +401,46 @@ async function startHangingReceiver(): Promise<{ url: string; close(): Promise<v
     }),
   };
 }
+
+describe('a failed notification leaves a trace [behaviour §7]', () => {
+  it('a closed port: lastFailureReason says connection refused, and a warn line names subscription, endpoint and cause', async () => {
+    const lines: string[] = [];
+    await b.close();
+    b = await startTestBroker({
+      config: { notifications: { retryBase: 5, retryMax: 20, maxAttempts: 2, timeout: 2_000 } },
+      log: createLogger('warn', 'edgeld', (line) => lines.push(line)),
+    });
+    const dead = await startReceiver();
+    const uri = dead.url();
+    await dead.close();
+    const id = 'urn:ngsi-ld:Subscription:closed-port';
+    const res = await b.request('POST', SUBS, {
+      headers: LD,
+      body: { id, type: 'Subscription', entities: [{ type: 'Room' }], notification: { endpoint: { uri, accept: 'application/json' } }, '@context': CORE },
+    });
+    expect(res.status, res.text).toBe(201);
+    await createRoom();
+    await expect.poll(async () => (await b.request('GET', `${SUBS}/${id}`)).json.notification.lastFailureReason, { timeout: 5_000 })
+      .toBe('connection refused');
+    const line = lines.find((l) => l.includes('notification failed'));
+    expect(line).toBeDefined();
+    expect(line).toContain(id);
+    expect(line).toContain(uri);
+    expect(line).toContain('connection refused');
+  });
+
+  it('an HTTP 500 answer: lastFailureReason gives the status, kept after a later success, read-only on PATCH', async () => {
+    receiver.respondWith((i) => (i === 0 ? 500 : 200));
+    const id = await subscribe();
+    await createRoom(1);
+    await receiver.waitFor(1, { accepted: true });
+    await b.broker.notifier.idle();
+    const sub = (await b.request('GET', `${SUBS}/${id}`)).json;
+    expect(sub.notification).toMatchObject({ status: 'ok', lastFailureReason: 'HTTP 500 Internal Server Error' });
+    expect(sub.notification.lastFailure).toBeDefined();
+    const patch = await b.request('PATCH', `${SUBS}/${id}`, {
+      headers: LD, body: { notification: { lastFailureReason: 'nothing' }, '@context': CORE },
+    });
+    expect(patch.status).toBe(400);
+  });
+});

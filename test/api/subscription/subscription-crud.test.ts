@@ -255,7 +255,7 @@ describe('persistence', () => {
       const second = await startTestBroker({ dbPath });
       try {
         const got = await second.request('GET', `${SUBS}/urn:ngsi-ld:Subscription:full`, { headers: { Link: link(ctxUrl) } });
-        expect(got.json).toMatchObject({ q: 'temperature>20;name=="Main hall"', notification: { status: 'failed', timesSent: 1 } });
+        expect(got.json).toMatchObject({ q: 'temperature>20;name=="Main hall"', notification: { status: 'failed', timesSent: 1, lastFailureReason: 'HTTP 500' } });
         expect(second.broker.subscriptionRegistry.get('', 'urn:ngsi-ld:Subscription:full')?.delivery.lastFailure).toBe(T0);
       } finally {
         await second.close();

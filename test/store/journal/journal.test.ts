@@ -1,13 +1,12 @@
 // The change journal: sequences never reused, readers' cursors persisted, pruning once every reader
-// has passed a row (or by age), and the follower handing changes over in order, at least once.
+// has passed a row (or by age). Its follower is tested in journal-follower.test.ts.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ChangeEvent } from '../../../src/events.js';
 import { createFixedClock, silentLogger } from '../../../src/lib/index.js';
-import { createJournalFollower, openStore, type JournalEntry, type Store } from '../../../src/store/index.js';
+import { openStore, type JournalEntry, type Store } from '../../../src/store/index.js';
 import { instanceIdAt } from '../../../src/ngsi/index.js';
 
 /** A UUID laid out as version 7 with the instant `ms` (what instanceIdAt gives, without its prefix). */
@@ -213,79 +212,5 @@ describe('the change journal', () => {
     expect(store.journal.prune(0).passed).toBe(0);
     store.journal.dropReader('gone');
     expect(store.journal.prune(0).passed).toBe(1);
-  });
-});
-
-describe('a journal follower', () => {
-  const follow = (s: Store, handled: ChangeEvent[][], fail?: () => boolean) => createJournalFollower({
-    journal: s.journal, reader: 'test', log: silentLogger, batch: 2, retryMs: 1,
-    handle: (changes) => {
-      if (fail?.()) throw new Error('receiver down');
-      handled.push(changes);
-    },
-  });
-
-  it('starts at the end of the journal the first time, then hands over new changes in order and in batches', async () => {
-    append(store, 1, 2);
-    const handled: ChangeEvent[][] = [];
-    const f = follow(store, handled);
-    f.start();
-    await f.idle();
-    expect(handled).toEqual([]);
-    append(store, 3, 4, 5);
-    f.wake();
-    await f.idle();
-    expect(handled.map((b) => b.map((c) => c.seq))).toEqual([[3, 4], [5]]);
-    expect(store.journal.cursor('test')).toBe(5);
-    await f.stop();
-  });
-
-  it('resumes after its persisted cursor after a restart: nothing committed is missed', async () => {
-    const first: ChangeEvent[][] = [];
-    const f1 = follow(store, first);
-    f1.start();
-    append(store, 1);
-    f1.wake();
-    await f1.idle();
-    await f1.stop();
-    // Committed while no follower runs (as between a crash and the restart).
-    append(store, 2, 3);
-    store.close();
-    store = open();
-    const second: ChangeEvent[][] = [];
-    const f2 = follow(store, second);
-    f2.start();
-    await f2.idle();
-    expect(second.flat().map((c) => c.seq)).toEqual([2, 3]);
-    await f2.stop();
-  });
-
-  it('takes offered changes that follow its cursor without reading them, and refuses a gap', async () => {
-    const handled: ChangeEvent[][] = [];
-    const f = follow(store, handled);
-    f.start();
-    await f.idle();
-    append(store, 1, 2);
-    const offered = store.journal.readAfter(0, 10).map((c) => ({ ...c, id: `offered:${c.seq}` }));
-    expect(f.offer(offered.slice(1))).toBe(false);
-    expect(f.offer(offered)).toBe(true);
-    await f.idle();
-    // The offered objects themselves were handed over (the journal would have given other ids).
-    expect(handled.flat().map((c) => c.id)).toEqual(['offered:1', 'offered:2']);
-    expect(store.journal.cursor('test')).toBe(2);
-    await f.stop();
-  });
-
-  it('a batch whose handling fails is handed over again, and the cursor does not move past it', async () => {
-    let failures = 2;
-    const handled: ChangeEvent[][] = [];
-    const f = follow(store, handled, () => failures-- > 0);
-    f.start();
-    append(store, 1);
-    f.wake();
-    await f.idle();
-    expect(handled.map((b) => b.map((c) => c.seq))).toEqual([[1]]);
-    expect(failures).toBeLessThan(0);
-    await f.stop();
   });
 });

@@ -1,0 +1,79 @@
+// Authentication and permissions: the permission and subject services, the token verifier (local
+// keys, JWKS with a cache next to the database), the authenticator, and the optional built-in
+// identity provider whose keys the verifier trusts with no network.
+
+import { dirname, join } from 'node:path';
+import {
+  createAuthenticator, createIdentityProvider, createTokenVerifier, type Authenticator, type IdentityProvider, type TokenVerifier,
+} from '../auth/index.js';
+import type { Config } from '../config/index.js';
+import type { WriteCore } from '../events.js';
+import { timeOrderedUuid, uuid, type Clock, type IdGenerator, type Logger } from '../lib/index.js';
+import { createPermissionService, createSubjectService, type PermissionService, type SubjectService } from '../permissions/index.js';
+import type { Store } from '../store/index.js';
+
+export interface AuthDeps {
+  config: Config;
+  log: Logger;
+  clock: Clock;
+  store: Store;
+  core: WriteCore;
+  newId?: IdGenerator | undefined;
+  fetch?: typeof fetch | undefined;
+  dbPath?: string | undefined;
+  /** The URL the broker is reached at (the identity provider's default issuer). */
+  publicUrl(): string;
+}
+
+export interface AuthParts {
+  permissions: PermissionService;
+  subjects: SubjectService;
+  /** Undefined when authentication is off. */
+  verifier: TokenVerifier | undefined;
+  auth: Authenticator | undefined;
+  identity: IdentityProvider | undefined;
+}
+
+function buildIdentity(deps: AuthDeps): IdentityProvider | undefined {
+  const { config, clock, log, store } = deps;
+  const idp = config.application.identityProvider;
+  const audience = config.application.authentication.audience;
+  if (!idp.enabled) return undefined;
+  return createIdentityProvider({
+    persistence: store.identity, clock, newId: deps.newId ?? uuid, issuer: () => idp.issuer || deps.publicUrl(), tokenLifetimeSec: idp.tokenLifetime,
+    algorithm: idp.algorithm, log: log.child('idp'), ...(audience ? { audience } : {}),
+  });
+}
+
+function buildVerifier(deps: AuthDeps, identity: IdentityProvider | undefined): TokenVerifier | undefined {
+  const { config, clock, log } = deps;
+  const authConfig = config.application.authentication;
+  if (!authConfig.enabled) return undefined;
+  return createTokenVerifier({
+    jwksUri: authConfig.jwksUri, publicKeyFile: authConfig.publicKeyFile, issuer: authConfig.issuer, audience: authConfig.audience,
+    clockToleranceSec: authConfig.clockTolerance, refreshIntervalMs: authConfig.jwksRefreshInterval, timeoutMs: authConfig.jwksTimeout,
+    // NOTE: next to the database, so a gateway restarted offline still verifies tokens; none for an in-memory store.
+    ...(deps.dbPath === ':memory:' ? {} : { cacheFile: join(deps.dbPath === undefined ? config.storage.dir : dirname(deps.dbPath), 'jwks-cache.json') }),
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    // The built-in identity provider's keys are trusted with no network.
+    localKeys: () => identity?.publicJwks(),
+    clock, log: log.child('auth'),
+  });
+}
+
+export function buildAuth(deps: AuthDeps): AuthParts {
+  const { config, clock, log, store, core } = deps;
+  const authConfig = config.application.authentication;
+  const permissions = createPermissionService({
+    store, clock, newId: deps.newId ?? timeOrderedUuid, enabled: authConfig.enabled, allowPublic: authConfig.allowPublicPermission,
+  });
+  const subjects = createSubjectService({ store, core, clock, log: log.child('subjects'), cascade: config.search.onOwnerDeleteCascadeEntities });
+  const identity = buildIdentity(deps);
+  const verifier = buildVerifier(deps, identity);
+  const auth = verifier && createAuthenticator({
+    verifier, clock, observe: (claims) => subjects.observe(claims),
+    claims: { adminRole: authConfig.adminRole, claimsPaths: authConfig.claimsPaths.split(',') },
+    allowPublic: authConfig.allowPublicPermission,
+  });
+  return { permissions, subjects, verifier, auth, identity };
+}

@@ -1,0 +1,96 @@
+// The HTTP side: the Hono app with every service, what /ready reports, the Prometheus metrics
+// (with those of the federation drain), and the dashboard's MQTT-over-WebSocket upgrade.
+
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { TokenVerifier } from '../auth/index.js';
+import type { Config } from '../config/index.js';
+import { createBatchService, createDiscoveryService, trackLiveEntities } from '../entities/index.js';
+import type { ChangeEmitter } from '../events.js';
+import { disabledStatus, type Federation } from '../federation/index.js';
+import { createApp, createMetrics, type App, type AppDeps, type Metrics } from '../http/index.js';
+import { uuid, type IdGenerator, type Logger } from '../lib/index.js';
+import type { Ingest } from '../mqtt/index.js';
+import type { Store } from '../store/index.js';
+import type { Notifier } from '../subscriptions/index.js';
+import { federationMetrics } from './federation.js';
+import type { Runtime } from './runtime.js';
+
+/** Where the HTTP port accepts MQTT over WebSocket while the dashboard is on: its live updates arrive there. */
+const MQTT_WEBSOCKET_PATH = '/mqtt';
+
+export interface HttpWiring {
+  config: Config;
+  log: Logger;
+  newId?: IdGenerator | undefined;
+  dashboardDir?: string | undefined;
+  store: Store;
+  events: ChangeEmitter;
+  runtime: Runtime;
+  /** The services the routes call. */
+  services: Pick<AppDeps, 'contexts' | 'entities' | 'temporal' | 'subscriptions' | 'permissions' | 'subjects' | 'devices'> & {
+    auth: AppDeps['auth'] | undefined;
+    identity: AppDeps['identity'] | undefined;
+  };
+  verifier: TokenVerifier | undefined;
+  notifier: Notifier;
+  ingest: Ingest;
+  federation: Federation | undefined;
+}
+
+export interface HttpParts {
+  app: App;
+  upgrade: { path: string; handle(req: IncomingMessage, socket: Duplex, head: Buffer): void } | undefined;
+}
+
+function buildMetrics(deps: HttpWiring): Metrics | undefined {
+  const { config, store, runtime } = deps;
+  // NOTE: counted here, before anything can write; one scan at start instead of one per scrape.
+  const liveEntities = config.metrics.enabled ? trackLiveEntities(store, deps.events) : undefined;
+  if (liveEntities === undefined) return undefined;
+  return createMetrics({
+    log: deps.log.child('metrics'),
+    notifications: () => deps.notifier.stats(),
+    mqtt: () => ({ ...deps.ingest.stats(), connectedClients: runtime.mqtt?.connectedClients ?? 0 }),
+    storage: () => ({ ...store.diskStats(), liveEntities: liveEntities(), historyRows: store.estimateHistoryRows() }),
+    // Metrics of other modules (queue depths and the like) are added here as MetricsSources.
+    sources: federationMetrics(deps.federation),
+  });
+}
+
+export function buildHttp(deps: HttpWiring): HttpParts {
+  const { config, store, runtime, services, verifier } = deps;
+  const authConfig = config.application.authentication;
+  // What /ready and /metrics report.
+  const notReady = (): string[] => [
+    ...(runtime.closing ? ['shutdown'] : []),
+    ...(store.isOpen() ? [] : ['database']),
+    ...(runtime.mqtt !== undefined && !runtime.closing ? [] : ['mqtt']),
+    ...(verifier && authConfig.jwksUri !== '' && !verifier.hasJwksKeys() ? ['jwks'] : []),
+  ];
+  const metrics = buildMetrics(deps);
+  const { auth, identity, ...rest } = services;
+  const app = createApp({
+    config: {
+      bodyLimit: config.http.bodyLimit, maxJsonDepth: config.http.maxJsonDepth, limitDefault: config.pagination.limitDefault, limitMax: config.pagination.limitMax,
+      batchMaxSize: config.batch.maxSize,
+    },
+    ...rest,
+    batch: createBatchService({ entities: services.entities, purgePageSize: config.batch.maxSize }),
+    discovery: createDiscoveryService({ store, newId: deps.newId ?? uuid }),
+    federation: deps.federation ?? { status: disabledStatus },
+    ...(auth ? { auth } : {}),
+    log: deps.log.child('http'),
+    notReady,
+    ...(metrics ? { metrics } : {}),
+    ...(identity ? { identity } : {}),
+    ...(config.dashboard.enabled ? {
+      dashboard: { websocketPath: MQTT_WEBSOCKET_PATH, mqttPort: () => runtime.mqtt?.port, ...(deps.dashboardDir ? { assetDir: deps.dashboardDir } : {}) },
+    } : {}),
+  });
+  const upgrade = config.dashboard.enabled ? {
+    path: MQTT_WEBSOCKET_PATH,
+    handle: (req: IncomingMessage, socket: Duplex, head: Buffer) => (runtime.mqtt ? runtime.mqtt.handleUpgrade(req, socket, head) : socket.destroy()),
+  } : undefined;
+  return { app, upgrade };
+}
