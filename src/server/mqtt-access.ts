@@ -13,7 +13,7 @@ import { createIngest, createMqttAccess, isEmbeddedBrokerUrl, topicMatches, type
 import type { Principal } from '../ngsi/index.js';
 import type { SubscriptionRegistry } from '../subscriptions/index.js';
 
-export interface MqttAccessDeps {
+export interface MqttWiringDeps {
   config: Config;
   log: Logger;
   clock: Clock;
@@ -30,7 +30,7 @@ export interface MqttAccessDeps {
 type NotificationTopic = { topic: string; owner: string | undefined };
 
 /** The topics notifications go to on the embedded broker, with the subject owning each subscription (kept until one changes). */
-function createNotificationTopics(deps: Pick<MqttAccessDeps, 'config' | 'registry' | 'mqtt'>): () => NotificationTopic[] {
+function createNotificationTopics(deps: Pick<MqttWiringDeps, 'config' | 'registry' | 'mqtt'>): () => NotificationTopic[] {
   let known: { revision: number; list: NotificationTopic[] } | undefined;
   return () => {
     const mqtt = deps.mqtt();
@@ -53,7 +53,7 @@ function createNotificationTopics(deps: Pick<MqttAccessDeps, 'config' | 'registr
   };
 }
 
-export function buildMqttAccess(deps: MqttAccessDeps): { ingest: Ingest; hooks: ReturnType<typeof createMqttAccess> } {
+export function buildMqttAccess(deps: MqttWiringDeps): { ingest: Ingest; hooks: ReturnType<typeof createMqttAccess> } {
   const { config, log, clock, contexts, devices, auth } = deps;
   const authConfig = config.application.authentication;
   const measurements = createMeasurementService({ core: deps.core, newId: deps.newId ?? uuid });

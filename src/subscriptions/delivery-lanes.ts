@@ -2,11 +2,11 @@
 // when the lane is not complete (a backlog, or what a restart left).
 
 import type { Store } from '../store/index.js';
-import { pendingOf, type DeliveryState, type Lane, type PendingNotification } from './delivery-types.js';
+import { pendingOf, type DeliveryLanes, type Lane, type PendingNotification } from './delivery-types.js';
 
 type Queue = Pick<Store, 'notifications'>;
 
-export function laneOf(state: DeliveryState, key: string): Lane {
+export function laneOf(state: DeliveryLanes, key: string): Lane {
   let lane = state.lanes.get(key);
   if (lane === undefined) {
     lane = { list: [], isComplete: false, isFailing: false, window: 1 };
@@ -22,7 +22,7 @@ export function laneOf(state: DeliveryState, key: string): Lane {
  * NOTE: a lane that is not complete holds nothing that is only in memory (takesInMemory), so the
  * queue has everything it must read.
  */
-export function nextOf(store: Queue, state: DeliveryState, tenant: string, subscriptionId: string, key: string, after: number): PendingNotification | undefined {
+export function nextOf(store: Queue, state: DeliveryLanes, tenant: string, subscriptionId: string, key: string, after: number): PendingNotification | undefined {
   const lane = laneOf(state, key);
   if (lane.isComplete) return lane.list.shift();
   while (lane.list.length > 0 && lane.list[0]!.id <= after) lane.list.shift();
@@ -37,14 +37,14 @@ export function nextOf(store: Queue, state: DeliveryState, tenant: string, subsc
   return pendingOf(row);
 }
 
-export function hasPending(store: Queue, state: DeliveryState, tenant: string, subscriptionId: string, key: string): boolean {
+export function hasPending(store: Queue, state: DeliveryLanes, tenant: string, subscriptionId: string, key: string): boolean {
   const lane = state.lanes.get(key);
   if (lane?.isComplete === true) return lane.list.length > 0;
   return store.notifications.next(tenant, subscriptionId, state.lastDone.get(key) ?? 0) !== undefined;
 }
 
 /** The notifications of a subscription delivered ahead of an older one that failed. */
-export function aheadOf(state: DeliveryState, key: string): Set<number> {
+export function aheadOf(state: DeliveryLanes, key: string): Set<number> {
   let set = state.ahead.get(key);
   if (set === undefined) {
     set = new Set();

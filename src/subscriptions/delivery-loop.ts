@@ -6,7 +6,7 @@ import type { Store } from '../store/index.js';
 import type { DeliveryRecorder } from './delivery-records.js';
 import type { HeldChanges } from './delivery-held.js';
 import { aheadOf, laneOf, nextOf } from './delivery-lanes.js';
-import { keyOf, WINDOW, type DeliveryState, type Lane, type PendingNotification } from './delivery-types.js';
+import { keyOf, WINDOW, type DeliveryLanes, type Lane, type PendingNotification } from './delivery-types.js';
 import type { SubscriptionRegistry } from './registry.js';
 
 export interface LoopContext {
@@ -14,7 +14,7 @@ export interface LoopContext {
   registry: SubscriptionRegistry;
   log: Logger;
   maxAttempts: number;
-  state: DeliveryState;
+  state: DeliveryLanes;
   held: HeldChanges;
   recorder: DeliveryRecorder;
   /** A send's outcome: undefined once delivered, else why not (a short reason). */

@@ -3,7 +3,7 @@
 // written to the queue), and notifications held in memory written to the queue.
 
 import type { Store } from '../store/index.js';
-import type { DeliveryDeps, DeliveryState, PendingNotification } from './delivery-types.js';
+import type { DeliveryDeps, DeliveryLanes, PendingNotification } from './delivery-types.js';
 import { FLUSH_EVERY_MS, keyOf, rowOf } from './delivery-types.js';
 import type { HeldChanges } from './delivery-held.js';
 
@@ -72,7 +72,7 @@ function createFailureRecorder(
 }
 
 export function createDeliveryRecorder(
-  deps: Pick<DeliveryDeps, 'store' | 'registry' | 'clock' | 'log'>, state: DeliveryState, held: HeldChanges,
+  deps: Pick<DeliveryDeps, 'store' | 'registry' | 'clock' | 'log'>, state: DeliveryLanes, held: HeldChanges,
 ): DeliveryRecorder {
   const { store, registry, clock, log } = deps;
   /** Removals and counters being committed, awaited on stop. */

@@ -115,7 +115,7 @@ export function mqttOptionsOf(message: QueuedMessage, timeoutMs: number): MqttSe
 }
 
 /** What the parts of delivery share, per subscription (by keyOf). */
-export interface DeliveryState {
+export interface DeliveryLanes {
   /** The last notification handed over whose removal may not be committed yet. */
   lastDone: Map<string, number>;
   /** What was handed over (the queue keeps what is queued until delivered). */
@@ -128,6 +128,6 @@ export interface DeliveryState {
   stats: Omit<DeliveryStats, 'inMemory'>;
 }
 
-export function createDeliveryState(): DeliveryState {
+export function createDeliveryLanes(): DeliveryLanes {
   return { lastDone: new Map(), lanes: new Map(), ahead: new Map(), stats: { sent: 0, failed: 0, dropped: 0 } };
 }

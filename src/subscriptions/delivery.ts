@@ -14,7 +14,7 @@ import { hasPending, laneOf } from './delivery-lanes.js';
 import { runLoop, type LoopContext } from './delivery-loop.js';
 import { createDeliveryRecorder } from './delivery-records.js';
 import {
-  createDeliveryState, keyOf, MAX_HANDED, MAX_IN_MEMORY, mqttOptionsOf, type DeliveryDeps, type DeliveryState, type DeliveryStats, type PendingNotification,
+  createDeliveryLanes, keyOf, MAX_HANDED, MAX_IN_MEMORY, mqttOptionsOf, type DeliveryDeps, type DeliveryLanes, type DeliveryStats, type PendingNotification,
   type QueuedMessage,
 } from './delivery-types.js';
 import { failureReason } from './failure-reason.js';
@@ -94,7 +94,7 @@ function backoff(options: DeliveryDeps['options'], random: () => number, attempt
 }
 
 /** Hands notifications over to their subscriptions' lanes, in queue order, and kicks their loops. */
-function handOver(state: DeliveryState, held: HeldChanges, kick: (tenant: string, subscriptionId: string) => void,
+function handOver(state: DeliveryLanes, held: HeldChanges, kick: (tenant: string, subscriptionId: string) => void,
   notifications: readonly PendingNotification[]): void {
   for (const n of notifications) {
     const key = keyOf(n.tenant, n.subscriptionId);
@@ -117,7 +117,7 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
   const { store, log, options } = deps;
   const random = deps.random ?? Math.random;
   const loops = new Map<string, Promise<void>>();
-  const state = createDeliveryState();
+  const state = createDeliveryLanes();
   const held = createHeldChanges();
   const recorder = createDeliveryRecorder(deps, state, held);
   const pauses = createPauses();
