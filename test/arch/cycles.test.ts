@@ -1,25 +1,19 @@
 // No import cycles between the files of src/ (type-only imports included): each module's files
 // form a tree of contracts and implementations, and the modules a layered graph.
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { typeScriptSources } from '../helpers/sources.js';
 import { findImports } from '../../scripts/check-deps.mjs';
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
 
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    return e.isDirectory() ? sources(path) : path.endsWith('.ts') ? [path] : [];
-  });
-}
-
 /** Every cycle found by a depth-first walk, each as the files along it. */
 function cycles(): string[] {
   const graph = new Map<string, string[]>();
-  for (const file of sources(SRC)) {
+  for (const file of typeScriptSources(SRC)) {
     const deps = findImports(readFileSync(file, 'utf8'))
       .filter((i: { specifier: string }) => i.specifier.startsWith('.'))
       .map((i: { specifier: string }) => resolve(dirname(file), i.specifier).replace(/\.js$/, '.ts'));

@@ -1,11 +1,12 @@
 // No function of src/ spans more than 100 lines: every function, method, arrow and function
 // expression, nested or not, is measured from its first to its last line.
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from '@babel/parser';
 import { describe, expect, it } from 'vitest';
+import { typeScriptSources } from '../helpers/sources.js';
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
 const MAX_LINES = 100;
@@ -24,13 +25,6 @@ interface Node {
 
 function isNode(value: unknown): value is Node {
   return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';
-}
-
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    return e.isDirectory() ? sources(path) : e.name.endsWith('.ts') ? [path] : [];
-  });
 }
 
 /** A readable name for a key or a target: `name`, `#name`, `a.b`, or `[computed]`. */
@@ -116,7 +110,7 @@ describe('function size', () => {
   });
 
   it(`keeps every function in src/ within ${MAX_LINES} lines`, () => {
-    const found = sources(SRC).flatMap((file) => longFunctions(readFileSync(file, 'utf8'), relative(SRC, file)));
+    const found = typeScriptSources(SRC).flatMap((file) => longFunctions(readFileSync(file, 'utf8'), relative(SRC, file)));
     expect(found, `functions over ${MAX_LINES} lines:\n${found.join('\n')}`).toEqual([]);
   });
 });

@@ -3,22 +3,16 @@
 // what an old database is migrated into.
 
 import { builtinModules } from 'node:module';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { typeScriptSources } from '../helpers/sources.js';
 import { findImports } from '../../scripts/check-deps.mjs';
 
 const MIGRATIONS = fileURLToPath(new URL('../../src/store/migrations', import.meta.url));
 const BUILTINS = new Set(builtinModules);
-
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    return e.isDirectory() ? sources(path) : path.endsWith('.ts') ? [path] : [];
-  });
-}
 
 function isAllowed(dir: string, file: string, imp: { specifier: string; typeOnly: boolean }): boolean {
   const { specifier } = imp;
@@ -32,7 +26,7 @@ function isAllowed(dir: string, file: string, imp: { specifier: string; typeOnly
 /** Every import of a file under `dir` that reaches outside it, as `file:line: specifier`. */
 function checkFrozen(dir: string): string[] {
   const found: string[] = [];
-  for (const file of sources(dir)) {
+  for (const file of typeScriptSources(dir)) {
     for (const imp of findImports(readFileSync(file, 'utf8')) as Array<{ specifier: string; line: number; typeOnly: boolean }>) {
       if (!isAllowed(dir, file, imp)) found.push(`${relative(dir, file)}:${imp.line}: ${imp.specifier}`);
     }
@@ -92,7 +86,7 @@ describe('frozen migrations', () => {
   });
 
   it('holds for src/store/migrations', () => {
-    expect(sources(MIGRATIONS).length).toBeGreaterThan(16);
+    expect(typeScriptSources(MIGRATIONS).length).toBeGreaterThan(16);
     expect(checkFrozen(MIGRATIONS)).toEqual([]);
   });
 });

@@ -30,6 +30,21 @@ describe('routing', () => {
     expect(b.broker.app.router.name).toBe('SmartRouter + RegExpRouter');
   });
 
+  it('registers each method of each path once (a second registration would be dead code)', async () => {
+    const { authentication: _authentication, ...application } = idpConfig().application ?? {};
+    const b = await startAuthBroker({ config: { application } });
+    brokers.push(b);
+    const seen = new Map<string, number>();
+    for (const r of b.broker.app.routes) {
+      // Middleware (ALL on a wildcard) and the 405 fallbacks are registered per path by design.
+      if (r.method === 'ALL') continue;
+      const key = `${r.method} ${r.path}`;
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+    }
+    expect(seen.size).toBeGreaterThan(50);
+    expect([...seen].filter(([, n]) => n > 1).map(([key]) => key)).toEqual([]);
+  });
+
   it('/auth/permissions/assigned stays a resource of its own beside /auth/permissions/:id', async () => {
     const b = await startTestBroker();
     brokers.push(b);

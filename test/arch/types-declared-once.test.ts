@@ -2,20 +2,14 @@
 // lives in the lower one (or in lib, when neither may import the other) and is imported where needed.
 
 import { parse } from '@babel/parser';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { typeScriptSources } from '../helpers/sources.js';
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
-
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    return e.isDirectory() ? sources(path) : path.endsWith('.ts') && !path.endsWith('.d.ts') ? [path] : [];
-  });
-}
 
 /** The interfaces and type aliases a file declares and exports, with their lines. */
 function exportedTypes(text: string): Array<{ name: string; line: number }> {
@@ -47,7 +41,7 @@ function exportedTypes(text: string): Array<{ name: string; line: number }> {
 /** Names exported as interfaces or type aliases by more than one file under `srcDir`, with where. */
 function duplicateTypes(srcDir: string): string[] {
   const where = new Map<string, string[]>();
-  for (const file of sources(srcDir)) {
+  for (const file of typeScriptSources(srcDir)) {
     for (const { name, line } of exportedTypes(readFileSync(file, 'utf8'))) {
       where.set(name, [...(where.get(name) ?? []), `${relative(srcDir, file).split(sep).join('/')}:${line}`]);
     }

@@ -204,29 +204,6 @@ function registerTemporalCollectionRoutes(app: App, deps: AppDeps): void {
       return runQuery(deps, c, ctx, req, entityQuery, params);
     },
   });
-
-  resource(app, `${BASE}/temporal/entityOperations/query`, {
-    // NGSI-LD §6.24.3.1 Query temporal evolution of entities via POST
-    POST: async (c) => {
-      const params = readParams(c.req.url, [...PAGE, 'options', 'format', 'orderBy'], UNIMPLEMENTED);
-      negotiate(c.req.header('accept'), OFFERED);
-      const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
-      const parsed = QUERY_BODY.safeParse(body.body);
-      if (!parsed.success) throw new BadRequestDataError('Invalid Query body', parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
-      const query = parsed.data;
-      if (query.lang !== undefined) throw new NotImplementedError('lang is not implemented for temporal queries');
-      const ctx = await contexts.resolve(body.context);
-      const input: ViewInput = { options: csv(params, 'options') ?? [] };
-      for (const name of ['attrs', 'pick', 'omit', 'datasetId'] as const) if (query[name]) input[name] = query[name];
-      const format = params.get('format');
-      if (format !== undefined) input.format = format;
-      const req = temporalRequest(query.temporalQ ?? {}, input, ctx);
-      const entityQuery = buildEntityQuery({
-        selectors: query.entities ?? [], attrs: query.attrs, q: query.q, geo: query.geoQ, scopeQ: query.scopeQ, local: query.local,
-      }, ctx);
-      return runQuery(deps, c, ctx, req, entityQuery, params);
-    },
-  });
 }
 
 /** One temporal entity: retrieve and delete. */
