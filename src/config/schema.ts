@@ -2,6 +2,7 @@
 // Keys here are camelCase; the option names users write are the dotted kebab-case form (options.ts).
 
 import { z } from 'zod';
+import { parseHostAllowList } from '../lib/index.js';
 
 const port = (fallback: number, description: string) =>
   z.int().min(0).max(65_535).default(fallback).describe(description);
@@ -13,6 +14,15 @@ const nonNegativeInt = (fallback: number, description: string) =>
 const ISO_DURATION = /^$|^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+([.,]\d+)?S)?)?$/;
 /** Five or six cron fields (checked in full when the job is scheduled). */
 const CRON = /^\S+( \S+){4,5}$/;
+
+function isHostAllowList(value: string): boolean {
+  try {
+    parseHostAllowList(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 // NOTE: groups use `prefault({})`, not `default({})`: a default is returned as is, while a prefault is
 // parsed, so the defaults of the options inside the group apply.
@@ -75,7 +85,11 @@ export const configSchema = z
       .prefault({}),
     contexts: z
       .strictObject({
-        allowRemote: z.boolean().default(true).describe('Fetch @context documents that are not bundled'),
+        allowRemote: z.boolean().default(true)
+          .describe('Fetch @context documents that are not bundled from public addresses (loopback, link-local and private ones only from contexts.allowed-hosts)'),
+        allowedHosts: z.string().refine(isHostAllowList, 'expected comma-separated hosts, host:port, IP addresses or CIDR ranges such as 192.168.1.0/24, or empty')
+          .default('')
+          .describe('Hosts @contexts are fetched from even at loopback, link-local or private addresses (host, host:port, IP address or CIDR range, comma-separated); with contexts.allow-remote off, the only ones. The hosts of federation.upstream.url and federation.upstream.context are allowed too'),
         fetchTimeout: positiveInt(5_000, 'Milliseconds allowed for fetching a remote @context'),
         maxBytes: positiveInt(1_048_576, 'Largest remote @context document accepted, in bytes'),
       })

@@ -7,7 +7,7 @@ import { compileContext, type CompiledContext } from './compile.js';
 import { CORE_REQUEST, toContextRequest, type ContextRequest } from './context-request.js';
 import { createContextStore, HOSTED_CONTEXT_PATH, hostedIdOf, type ContextStore, type StoredContext } from './context-store.js';
 import { processCoreContextSync } from './core-terms.js';
-import { createLru } from '../lib/index.js';
+import { createHostAllowList, createLru, createOutboundFetch } from '../lib/index.js';
 import { createTermMapper } from './term-mapper.js';
 import { draftTermMaps, type TermMaps } from './term-maps.js';
 import type {
@@ -112,7 +112,8 @@ export function createContextService(opts: ContextServiceOptions): ContextServic
     allowRemote: opts.allowRemote,
     log: opts.log,
     clock: opts.clock,
-    fetch: opts.fetch ?? fetch,
+    // NOTE: without a client of its own, public addresses only (when remote contexts are allowed).
+    fetch: opts.fetch ?? createOutboundFetch(createHostAllowList([], opts.allowRemote)),
     timeoutMs: opts.fetchTimeoutMs,
     maxBytes: opts.maxBytes,
   });

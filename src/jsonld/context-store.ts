@@ -4,10 +4,9 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Clock, Logger } from '../lib/index.js';
-import { LdContextNotAvailableError } from '../ngsi/index.js';
 import type { BundledContexts } from './bundled.js';
 import { canonicalJson, shortHash } from './canonical-json.js';
-import { fetchContextDocument, type FetchLimits } from './fetch-context.js';
+import { contextUnavailable, fetchContextDocument, type FetchLimits } from './fetch-context.js';
 import { isJsonObject, type JsonLdObject } from './jsonld-api.js';
 import { createLru } from '../lib/index.js';
 import type { ContextPersistence, PersistedContext } from './types.js';
@@ -83,6 +82,12 @@ function storedOf(row: PersistedContext, log: Logger): StoredContext | undefined
   return { id: row.id, url: row.url, kind: row.kind, createdAt: row.createdAt, document };
 }
 
+/** The reason of a failed load (the cause its generic error carries), for the log. */
+function reasonOf(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  return err.cause instanceof Error ? err.cause.message : err.message;
+}
+
 export function createContextStore(opts: ContextStoreOptions): ContextStore {
   const { persistence, bundled, log, clock } = opts;
   const memory = createLru<string, StoredContext>(MEMORY_SIZE);
@@ -114,7 +119,9 @@ export function createContextStore(opts: ContextStoreOptions): ContextStore {
 
   const fetchAndStore = async (url: string): Promise<StoredContext> => {
     if (!opts.allowRemote) {
-      throw new LdContextNotAvailableError('Unable to load the JSON-LD context', `${url}: remote contexts are disabled`);
+      const refused = contextUnavailable(url, 'remote contexts are disabled');
+      log.warn('could not load a remote context', { url, reason: reasonOf(refused) });
+      throw refused;
     }
     try {
       const fetched = await fetchContextDocument(url, opts);
@@ -123,7 +130,8 @@ export function createContextStore(opts: ContextStoreOptions): ContextStore {
       log.info('cached a remote context', { url, id: stored.id, bytes: fetched.body.length });
       return stored;
     } catch (err) {
-      log.warn('could not load a remote context', { url, err });
+      // NOTE: the caller sees one detail whatever went wrong; the reason is for the operator.
+      log.warn('could not load a remote context', { url, reason: reasonOf(err) });
       throw err;
     }
   };

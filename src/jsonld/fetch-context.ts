@@ -1,5 +1,7 @@
 // One bounded fetch of a remote context document: http(s) only, timeout over headers and body,
-// size cap enforced while streaming, nesting bounded, JSON object with @context required. Failures → 503.
+// size cap enforced while streaming, nesting bounded, JSON object with @context required. Failures → 503
+// with one detail whatever went wrong (refused host, no answer, bad status, bad document), so that the
+// broker cannot be used to scan what it can reach; the reason travels as the cause, for the log.
 
 import { LdContextNotAvailableError, isNestedDeeper } from '../ngsi/index.js';
 import { readLimited } from '../lib/index.js';
@@ -26,8 +28,15 @@ const ACCEPT = 'application/ld+json, application/json';
  */
 const MAX_DEPTH = 64;
 
-function unavailable(url: string, reason: string, cause?: unknown): LdContextNotAvailableError {
-  return new LdContextNotAvailableError(TITLE, `${url}: ${reason}`, cause === undefined ? undefined : { cause });
+/** The one detail of every failure to load a context, whatever the reason. */
+export function contextUnavailableDetail(url: string): string {
+  return `The @context ${url} could not be loaded`;
+}
+
+/** A failure to load `url`: the caller sees the generic detail; `reason` (and `cause`) are for the log. */
+export function contextUnavailable(url: string, reason: string, cause?: unknown): LdContextNotAvailableError {
+  const why = new Error(reason, cause === undefined ? undefined : { cause });
+  return new LdContextNotAvailableError(TITLE, contextUnavailableDetail(url), { cause: why });
 }
 
 export async function fetchContextDocument(url: string, limits: FetchLimits): Promise<FetchedContext> {
@@ -35,10 +44,10 @@ export async function fetchContextDocument(url: string, limits: FetchLimits): Pr
   try {
     parsedUrl = new URL(url);
   } catch (err) {
-    throw unavailable(url, 'not a URL', err);
+    throw contextUnavailable(url, 'not a URL', err);
   }
   if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:') {
-    throw unavailable(url, 'only http and https contexts can be fetched');
+    throw contextUnavailable(url, 'only http and https contexts can be fetched');
   }
   const signal = AbortSignal.timeout(limits.timeoutMs);
   let text: string;
@@ -46,23 +55,23 @@ export async function fetchContextDocument(url: string, limits: FetchLimits): Pr
     const res = await limits.fetch(parsedUrl, { headers: { accept: ACCEPT }, signal, redirect: 'follow' });
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
-      throw unavailable(url, `the server answered ${res.status}`);
+      throw contextUnavailable(url, `the server answered ${res.status}`);
     }
     text = await readCapped(url, res, limits.maxBytes);
   } catch (err) {
     if (err instanceof LdContextNotAvailableError) throw err;
     const reason = signal.aborted ? `no answer within ${limits.timeoutMs} ms` : errorMessage(err);
-    throw unavailable(url, reason, err);
+    throw contextUnavailable(url, reason, err);
   }
-  if (isNestedDeeper(text, MAX_DEPTH)) throw unavailable(url, `the document nests deeper than ${MAX_DEPTH} levels`);
+  if (isNestedDeeper(text, MAX_DEPTH)) throw contextUnavailable(url, `the document nests deeper than ${MAX_DEPTH} levels`);
   let document: unknown;
   try {
     document = JSON.parse(text);
   } catch (err) {
-    throw unavailable(url, 'the document is not JSON', err);
+    throw contextUnavailable(url, 'the document is not JSON', err);
   }
   if (!isJsonObject(document) || !('@context' in document)) {
-    throw unavailable(url, 'the document is not a JSON object with @context');
+    throw contextUnavailable(url, 'the document is not a JSON object with @context');
   }
   return { body: text, document };
 }
@@ -71,15 +80,15 @@ async function readCapped(url: string, res: Response, maxBytes: number): Promise
   const declared = Number(res.headers.get('content-length') ?? NaN);
   if (declared > maxBytes) {
     await res.body?.cancel().catch(() => undefined);
-    throw unavailable(url, `the document is larger than ${maxBytes} bytes`);
+    throw contextUnavailable(url, `the document is larger than ${maxBytes} bytes`);
   }
   if (res.body === null) return '';
   const bytes = await readLimited(res.body, maxBytes);
-  if (bytes === undefined) throw unavailable(url, `the document is larger than ${maxBytes} bytes`);
+  if (bytes === undefined) throw contextUnavailable(url, `the document is larger than ${maxBytes} bytes`);
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch (err) {
-    throw unavailable(url, 'the document is not UTF-8 text', err);
+    throw contextUnavailable(url, 'the document is not UTF-8 text', err);
   }
 }
 

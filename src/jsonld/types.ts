@@ -45,7 +45,7 @@ export interface ContextService {
   /**
    * Resolve the context of a request: undefined = core only. Throws LdContextNotAvailableError (503)
    * when a remote context cannot be loaded (network error, timeout, non-2xx, too large, not JSON,
-   * remote disabled) and BadRequestDataError when a context is invalid JSON-LD. Cached per key
+   * remote disabled, host refused; one detail for all of them) and BadRequestDataError when a context is invalid JSON-LD. Cached per key
    * (bounded LRU) so jsonld runs only on a miss.
    */
   resolve(input: ContextInput | undefined): Promise<ResolvedContext>;
@@ -75,6 +75,9 @@ export interface ContextServiceOptions {
   maxBytes: number;
   log: Logger;
   clock: Clock;
-  /** Injectable for tests; defaults to the global fetch. */
+  /**
+   * The outbound client remote contexts are fetched with (it decides which hosts may be reached);
+   * default: the broker's outbound client allowing public addresses only. Tests inject their own.
+   */
   fetch?: typeof fetch;
 }

@@ -147,7 +147,7 @@ const WHEN: Record<string, string> = {
   AccessDenied: 'authenticated but not permitted',
   TooManyResults: '`limit` above `pagination.limit-max`',
   TooComplexQuery: 'q or geometry over the complexity limits',
-  LdContextNotAvailable: 'a remote @context cannot be loaded (unreachable, timeout, too large, not JSON, remote contexts off)',
+  LdContextNotAvailable: 'a remote @context cannot be loaded (host not allowed, unreachable, timeout, too large, not JSON, remote contexts off; one detail for all)',
   NotImplemented: 'a known NGSI-LD parameter or member edgeld does not implement; an HTTP method edgeld does not know',
   Unauthorized: 'authentication enabled and the token is missing or invalid (with `WWW-Authenticate: Bearer`)',
   InternalError: 'anything unexpected; logged with the request id',

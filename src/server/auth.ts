@@ -8,7 +8,9 @@ import {
 } from '../auth/index.js';
 import type { Config } from '../config/index.js';
 import type { WriteCore } from '../events.js';
-import { timeOrderedUuid, uuid, type Clock, type IdGenerator, type Logger } from '../lib/index.js';
+import {
+  allowEntriesOf, createHostAllowList, createOutboundFetch, timeOrderedUuid, uuid, type Clock, type IdGenerator, type Logger,
+} from '../lib/index.js';
 import { createPermissionService, createSubjectService, type PermissionService, type SubjectService } from '../permissions/index.js';
 import type { Store } from '../store/index.js';
 
@@ -54,7 +56,8 @@ function buildVerifier(deps: AuthDeps, identity: IdentityProvider | undefined): 
     clockToleranceSec: authConfig.clockTolerance, refreshIntervalMs: authConfig.jwksRefreshInterval, timeoutMs: authConfig.jwksTimeout,
     // NOTE: next to the database, so a gateway restarted offline still verifies tokens; none for an in-memory store.
     ...(deps.dbPath === ':memory:' ? {} : { cacheFile: join(deps.dbPath === undefined ? config.storage.dir : dirname(deps.dbPath), 'jwks-cache.json') }),
-    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    // The JWKS through the outbound client: the JWKS URI's host and port, or public addresses.
+    fetch: deps.fetch ?? createOutboundFetch(createHostAllowList(allowEntriesOf([authConfig.jwksUri]), true)),
     // The built-in identity provider's keys are trusted with no network.
     localKeys: () => identity?.publicJwks(),
     clock, log: log.child('auth'),

@@ -5,7 +5,7 @@ import type { Config } from '../config/index.js';
 import { createFederation, FEDERATION_READER, type Federation } from '../federation/index.js';
 import type { MetricsSource } from '../http/index.js';
 import type { ContextService } from '../jsonld/index.js';
-import type { Clock, Logger } from '../lib/index.js';
+import { allowEntriesOf, createHostAllowList, createOutboundFetch, type Clock, type Logger } from '../lib/index.js';
 import type { JournalFeed, Store } from '../store/index.js';
 import { addDuration, parseDuration } from '../temporal/index.js';
 
@@ -43,6 +43,8 @@ export function buildFederation(deps: FederationWiring): Federation | undefined 
       return { mapper: resolved, linkUrl: resolved.linkUrl ?? up.context };
     },
     horizon: (now) => addDuration(now, maxAge, -1),
+    // The token endpoint through the outbound client: its own host and port, or public addresses.
+    ...(up.tokenUrl === '' ? {} : { fetch: createOutboundFetch(createHostAllowList(allowEntriesOf([up.tokenUrl]), true)) }),
     options: {
       url: up.url, upstreamTenant: up.tenant, tenant: fed.tenant, types: up.types === '' ? [] : up.types.split(','),
       batchSize: fed.batchSize, lingerMs: fed.linger, timeoutMs: fed.timeout, retryBaseMs: fed.retryBase, retryMaxMs: fed.retryMax, maxRows: fed.outbox.maxRows,

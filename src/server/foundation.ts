@@ -6,7 +6,9 @@ import type { Config } from '../config/index.js';
 import { createWriteAccess, createWriteCore } from '../entities/index.js';
 import { createChangeEmitter, type ChangeEmitter, type WriteCore } from '../events.js';
 import { createContextService, type ContextService } from '../jsonld/index.js';
-import { timeOrderedUuid, type Clock, type IdGenerator, type Logger } from '../lib/index.js';
+import {
+  allowEntryOf, createHostAllowList, createOutboundFetch, parseHostAllowList, timeOrderedUuid, type Clock, type IdGenerator, type Logger,
+} from '../lib/index.js';
 import { createJournalFeed, openStore, type JournalFeed, type Store } from '../store/index.js';
 
 export interface FoundationDeps {
@@ -27,6 +29,16 @@ export interface Foundation {
   core: WriteCore;
 }
 
+/**
+ * The hosts remote @contexts may come from even at non-public addresses: contexts.allowed-hosts,
+ * and the upstream broker's host and its context's when federation is on (the operator's choice).
+ */
+function contextAllowEntries(config: Config): string[] {
+  const { url, context } = config.federation.upstream;
+  const upstream = url === '' ? [] : [url, context].flatMap((u) => allowEntryOf(u, true) ?? []);
+  return [...parseHostAllowList(config.contexts.allowedHosts), ...upstream];
+}
+
 export function buildFoundation(deps: FoundationDeps): Foundation {
   const { config, log, clock } = deps;
   const store = openStore({
@@ -43,14 +55,15 @@ export function buildFoundation(deps: FoundationDeps): Foundation {
   // feed, and what each consumer reads is the journal, committed.
   const feed = createJournalFeed({ journal: store.journal, log: log.child('journal') });
   events.on((change) => feed.announce(change));
+  const contextHosts = contextAllowEntries(config);
   const contexts = createContextService({
     persistence: store.contexts,
-    allowRemote: config.contexts.allowRemote,
+    allowRemote: config.contexts.allowRemote || contextHosts.length > 0,
     fetchTimeoutMs: config.contexts.fetchTimeout,
     maxBytes: config.contexts.maxBytes,
     log: log.child('jsonld'),
     clock,
-    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    fetch: deps.fetch ?? createOutboundFetch(createHostAllowList(contextHosts, config.contexts.allowRemote)),
   });
   const authConfig = config.application.authentication;
   // The one write path: every write journals its changes through it (and, with authentication,

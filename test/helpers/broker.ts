@@ -42,8 +42,11 @@ export async function startTestBroker(opts: { config?: ConfigPatch; dbPath?: str
   const clock = createFixedClock(T0);
   // NOTE: ephemeral ports on loopback, so tests that call listen() never collide with each other or a
   // broker on the default ports.
+  // NOTE: the local context servers listen on 127.0.0.1, a loopback address the broker fetches from
+  // only when listed: listed unless a test says otherwise.
   const config = testConfig({
     ...opts.config, mqtt: { port: 0, host: '127.0.0.1', ...opts.config?.mqtt }, server: { port: 0, host: '127.0.0.1', ...opts.config?.server },
+    contexts: { allowedHosts: '127.0.0.1', ...opts.config?.contexts },
     log: { level: 'silent' },
   });
   const broker = createBroker({ config, log: opts.log ?? silentLogger, clock, dbPath: opts.dbPath ?? ':memory:' });

@@ -9,6 +9,7 @@ import {
 import {
   createFixtureFetch, createMemoryPersistence, createTestService, readJsonObject, startLocalServer, type LocalServer,
 } from './support.js';
+import { contextUnavailableDetail } from '../../src/jsonld/fetch-context.js';
 
 const SENSOR_CONTEXT = JSON.stringify(readJsonObject('contexts/smart-data-models.jsonld'));
 const servers: LocalServer[] = [];
@@ -23,6 +24,11 @@ async function serve(handler: Parameters<typeof startLocalServer>[0]): Promise<L
 const serveSensorContext = (): Promise<LocalServer> => serve((_req, res) => {
   res.writeHead(200, { 'content-type': 'application/ld+json' }).end(SENSOR_CONTEXT);
 });
+
+/** The reason a context failed to load, which the error carries as its cause (for the log). */
+function causeOf(err: unknown): string {
+  return err instanceof Error && err.cause instanceof Error ? err.cause.message : '';
+}
 
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
@@ -117,16 +123,19 @@ describe('remote contexts', () => {
   ])('fail with LdContextNotAvailable on %s', async (_what, reason, answer) => {
     const server = await serve((_req, res) => answer(res));
     const service = createTestService({ maxBytes: 32 * 1024 });
-    await expect(service.resolve(server.url + 'ctx.jsonld')).rejects.toSatisfy(
-      (err) => err instanceof LdContextNotAvailableError && (err.detail ?? '').includes(reason),
+    const url = server.url + 'ctx.jsonld';
+    // One detail for the caller whatever went wrong; the reason is the cause, for the log.
+    await expect(service.resolve(url)).rejects.toSatisfy(
+      (err) => err instanceof LdContextNotAvailableError && err.detail === contextUnavailableDetail(url) && causeOf(err).includes(reason),
     );
   });
 
   it('fail with LdContextNotAvailable when the server does not answer in time', async () => {
     const server = await serve(() => undefined);
     const service = createTestService({ fetchTimeoutMs: 100 });
-    await expect(service.resolve(server.url + 'ctx.jsonld')).rejects.toSatisfy(
-      (err) => err instanceof LdContextNotAvailableError && (err.detail ?? '').includes('within 100 ms'),
+    const url = server.url + 'ctx.jsonld';
+    await expect(service.resolve(url)).rejects.toSatisfy(
+      (err) => err instanceof LdContextNotAvailableError && err.detail === contextUnavailableDetail(url) && causeOf(err).includes('within 100 ms'),
     );
   });
 

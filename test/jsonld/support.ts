@@ -4,7 +4,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createFixedClock, silentLogger } from '../../src/lib/index.js';
+import { createFixedClock, createHostAllowList, createOutboundFetch, silentLogger } from '../../src/lib/index.js';
 import { createContextService } from '../../src/jsonld/index.js';
 import type { ContextPersistence, ContextService, ContextServiceOptions, PersistedContext } from '../../src/jsonld/index.js';
 import { loadBundledContexts } from '../../src/jsonld/bundled.js';
@@ -99,6 +99,9 @@ export function createMemoryPersistence(): MemoryPersistence {
 
 export const START = Date.UTC(2024, 4, 1);
 
+/** The outbound client of the tests' context services: public addresses, and 127.0.0.1 where the local servers listen. */
+export const LOOPBACK_FETCH = createOutboundFetch(createHostAllowList(['127.0.0.1'], true));
+
 export function createTestService(overrides: Partial<ContextServiceOptions> = {}): ContextService {
   return createContextService({
     persistence: createMemoryPersistence(),
@@ -107,6 +110,7 @@ export function createTestService(overrides: Partial<ContextServiceOptions> = {}
     maxBytes: 64 * 1024,
     log: silentLogger,
     clock: createFixedClock(START),
+    fetch: LOOPBACK_FETCH,
     ...overrides,
   });
 }

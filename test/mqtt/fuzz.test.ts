@@ -16,7 +16,7 @@ let b: TestBroker;
 let client: MqttClient;
 let closed = false;
 beforeAll(async () => {
-  b = await startTestBroker({ config: { server: { port: 0, host: '127.0.0.1' }, contexts: { allowRemote: false }, mqtt: { port: 0, host: '127.0.0.1', maxPayload: 4_096 } } });
+  b = await startTestBroker({ config: { server: { port: 0, host: '127.0.0.1' }, contexts: { allowRemote: false, allowedHosts: '' }, mqtt: { port: 0, host: '127.0.0.1', maxPayload: 4_096 } } });
   await b.broker.listen();
   client = await connectClient(`mqtt://127.0.0.1:${b.broker.mqttPort}`);
   client.on('close', () => (closed = true));

@@ -3,7 +3,7 @@
 import { AccessDeniedError, BadRequestDataError, InvalidRequestError, ResourceNotFoundError, isPlainObject } from '../../ngsi/index.js';
 import { actorOf } from '../request-context.js';
 import type { ContextEntryInfo } from '../../jsonld/index.js';
-import { resource, type App, type AppDeps } from '../app-env.js';
+import { resource, type App, type AppContext, type AppDeps } from '../app-env.js';
 import { isContextInput, parseJsonText, readBytes } from '../body.js';
 import { APP_JSON, APP_LD_JSON, negotiate, requestMediaType } from '../media.js';
 import { bool, oneOf, readParams } from '../params.js';
@@ -18,8 +18,25 @@ function detailsOf(e: ContextEntryInfo): Record<string, string | number> {
   return out;
 }
 
+/**
+ * Whether the caller sees only what it gave: with authentication on, a request without a token
+ * (public access, or a served context fetched by a receiver). Such a caller is not shown Cached
+ * contexts: what the broker fetched is for those who hold a token (an allowed host may still be one
+ * of the operator's on the LAN).
+ */
+function isAnonymous(c: AppContext, deps: AppDeps): boolean {
+  if (deps.auth === undefined) return false;
+  const principal = c.get('principal');
+  return principal === undefined || (principal.subject === undefined && !principal.admin);
+}
+
 export function registerContextRoutes(app: App, deps: AppDeps): void {
   const { contexts } = deps;
+  /** The context's info unless the caller may not see it (a Cached one, to an anonymous caller). */
+  const visibleInfo = (c: AppContext, id: string): ContextEntryInfo | undefined => {
+    const info = contexts.info(id);
+    return info?.kind === 'Cached' && isAnonymous(c, deps) ? undefined : info;
+  };
 
   resource(app, `${BASE}/jsonldContexts`, {
     // NGSI-LD §5.13.2 Add @context: `{"@context": …}` stored with kind Hosted, 201 with its Location
@@ -42,7 +59,8 @@ export function registerContextRoutes(app: App, deps: AppDeps): void {
       const params = readParams(c.req.url, ['details', 'kind']);
       negotiate(c.req.header('accept'), [APP_JSON, APP_LD_JSON]);
       const kind = oneOf(params, 'kind', ['Hosted', 'Cached', 'ImplicitlyCreated'] as const);
-      const list = contexts.list(kind ? { kind } : {});
+      const all = contexts.list(kind ? { kind } : {});
+      const list = isAnonymous(c, deps) ? all.filter((e) => e.kind !== 'Cached') : all;
       if (!bool(params, 'details', false, 'BadRequestData')) return sendJson(list.map((e) => e.url));
       return sendJson(list.map(detailsOf));
     },
@@ -55,12 +73,11 @@ export function registerContextRoutes(app: App, deps: AppDeps): void {
       // §5.13.4: the body is served as application/json unless JSON-LD is asked for.
       const mediaType = negotiate(c.req.header('accept'), [APP_JSON, APP_LD_JSON]);
       const id = c.req.param('id') ?? '';
-      if (bool(params, 'details', false, 'BadRequestData')) {
-        // §5.13.4: with details=true, what is known of the context instead of its body.
-        const info = contexts.info(id);
-        if (!info) throw new ResourceNotFoundError('Unknown @context', id);
-        return sendJson(detailsOf(info));
-      }
+      const details = bool(params, 'details', false, 'BadRequestData');
+      const info = visibleInfo(c, id);
+      if (!info) throw new ResourceNotFoundError('Unknown @context', id);
+      // §5.13.4: with details=true, what is known of the context instead of its body.
+      if (details) return sendJson(detailsOf(info));
       const body = contexts.get(id);
       if (!body) throw new ResourceNotFoundError('Unknown @context', id);
       return new Response(JSON.stringify(body), { status: 200, headers: { 'Content-Type': mediaType } });

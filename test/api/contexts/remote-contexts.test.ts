@@ -63,7 +63,7 @@ describe('remote contexts', () => {
   });
 
   it('503 when remote contexts are switched off', async () => {
-    const b = await startTestBroker({ config: { contexts: { allowRemote: false } } });
+    const b = await startTestBroker({ config: { contexts: { allowRemote: false, allowedHosts: '' } } });
     const res = await b.request('GET', '/ngsi-ld/v1/entities/urn:ngsi-ld:Sensor:r1', { headers: { Link: link(ctxServer.url('/remote.jsonld')) } });
     expect(res.status).toBe(503);
     await b.close();

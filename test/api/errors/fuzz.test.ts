@@ -20,7 +20,7 @@ const ERR = 'https://uri.etsi.org/ngsi-ld/errors/';
 let b: TestBroker;
 beforeAll(async () => {
   // Remote contexts off: a fuzzed Link header must not reach the network.
-  b = await startTestBroker({ config: { contexts: { allowRemote: false } } });
+  b = await startTestBroker({ config: { contexts: { allowRemote: false, allowedHosts: '' } } });
   for (const [i, id] of SEED_IDS.entries()) {
     const res = await b.request('POST', '/ngsi-ld/v1/entities', { body: {
       id, type: id.includes('Room') ? 'Room' : 'Sensor',
