@@ -46,6 +46,8 @@ export interface Admission {
    * over it. Call it right after the broker took the stream (see watchPackets).
    */
   watch(stream: Duplex): void;
+  /** Counts and logs a refusal found elsewhere (a WebSocket message over its limit) and closes the connection. */
+  refuse(reason: ConnectionRefusal, detail?: Readonly<Record<string, unknown>>): void;
 }
 
 export interface ConnectionGate {
@@ -121,8 +123,12 @@ export function createConnectionGate(deps: { limits: ConnectionLimits; log: Logg
       open++;
       perAddress.set(address, fromAddress + 1);
       let watched: Duplex | undefined;
-      const end = (reason: ConnectionRefusal, detail?: Readonly<Record<string, unknown>>): void =>
+      let isEnded = false;
+      const end = (reason: ConnectionRefusal, detail?: Readonly<Record<string, unknown>>): void => {
+        if (isEnded) return;
+        isEnded = true;
         refuse(reason, address, watched ? [watched, socket] : [socket], detail);
+      };
       // MQTT 3.1.1 §3.1.4: a server that receives no CONNECT within a reasonable time should close the connection.
       const deadline = setTimeout(() => end('connect_timeout', { connectTimeout: limits.connectTimeout }), limits.connectTimeout);
       deadline.unref();
@@ -135,6 +141,7 @@ export function createConnectionGate(deps: { limits: ConnectionLimits; log: Logg
           watched = stream;
           watchPackets(stream, { maxPacketBytes: limits.maxPacketBytes, onConnect: () => clearTimeout(deadline), refuse: end });
         },
+        refuse: end,
       };
     },
     stats: () => ({ open, refused: { ...refused } }),

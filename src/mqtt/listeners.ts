@@ -104,8 +104,12 @@ type Admissions = WeakMap<object, Admission>;
 function handOver(wss: WebSocketServer, admissions: Admissions, opts: ListenerDeps): void {
   wss.on('error', (err) => opts.log.warn('mqtt websocket listener error', { err }));
   wss.on('connection', (ws, req) => {
-    ws.on('error', (err) => opts.log.debug('mqtt websocket error', { err: err.message }));
     const admission = admissions.get(req.socket);
+    ws.on('error', (err: Error & { code?: string }) => {
+      // ws refused a message over maxPayload from its frame header, before buffering it.
+      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') admission?.refuse('packet_too_large', { maxWebSocketMessageBytes: wsMaxPayload(opts.gate) });
+      else opts.log.debug('mqtt websocket error', { err: err.message });
+    });
     if (admission === undefined) {
       ws.terminate();
       return;
