@@ -297,6 +297,7 @@ describe('the same limits over WebSocket and TLS', () => {
     secure.write(fixedHeader(PUBLISH, 200 * MB));
     await within(gone, 5_000, 'the broker to close the TLS connection');
     expect(b.connectionStats().refused.not_connect).toBe(1);
+    await openAtMost(b, 0); // released once the TCP connection under TLS closed
   });
 });
 
