@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MqttClient } from 'mqtt';
 import WebSocket from 'ws';
 import { ConfigError, defaultConfig, loadConfig } from '../../src/config/index.js';
-import { silentLogger } from '../../src/lib/index.js';
+import { createFixedClock, createLogger, silentLogger } from '../../src/lib/index.js';
 import { DEFAULT_CONNECTION_LIMITS, startMqttBroker, type ConnectionLimits, type MqttBroker } from '../../src/mqtt/index.js';
 import { startTestBroker } from '../helpers/broker.js';
 import { parseExposition } from '../helpers/metrics.js';
@@ -236,6 +236,30 @@ describe('connection caps', () => {
     await openAtMost(b, 3);
     const again = await connectClient(url);
     await Promise.all([endClient(second), endClient(again), endClient(other)]);
+  });
+
+  it('logs a flood of refusals as one line per reason and interval, with the count since the last line', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const clock = createFixedClock(0);
+    broker = await startMqttBroker({
+      port: 0, host: '127.0.0.1', limits: { maxConnectionsPerAddress: 1 }, clock,
+      log: createLogger('info', 'edgeld', (l) => lines.push(JSON.parse(l) as Record<string, unknown>)), // NOTE: one JSON object per line
+    });
+    const b = broker;
+    await rawSocket(b.port);
+    const refusedOnce = async (): Promise<void> => {
+      const s = await rawSocket(b.port);
+      await within(closed(s), 5_000, 'a refused connection to be closed');
+    };
+    for (let i = 0; i < 5; i++) await refusedOnce();
+    const refusals = (): Array<Record<string, unknown>> => lines.filter((l) => l['msg'] === 'mqtt connection refused');
+    expect(refusals()).toHaveLength(1);
+    expect(refusals()[0]).toMatchObject({ level: 'warn', reason: 'address_limit', address: '127.0.0.1' });
+    clock.advance(10_000);
+    await refusedOnce();
+    expect(refusals()).toHaveLength(2);
+    expect(refusals()[1]).toMatchObject({ reason: 'address_limit', alsoRefusedSinceLastLine: 4 });
+    expect(b.connectionStats().refused.address_limit).toBe(6);
   });
 
   it('refuses a connection over the total cap from any address', async () => {
