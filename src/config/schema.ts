@@ -10,6 +10,9 @@ const positiveInt = (fallback: number, description: string) => z.int().min(1).de
 const nonNegativeInt = (fallback: number, description: string) =>
   z.int().min(0).default(fallback).describe(description);
 
+/** Bytes a measurement message holds beside its payload (topic, packet id), with room to spare. */
+const MEASUREMENT_HEADER_ROOM = 1_024;
+
 /** An ISO 8601 duration (PnYnMnWnDTnHnMnS), or empty. */
 const ISO_DURATION = /^$|^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+([.,]\d+)?S)?)?$/;
 /** Five or six cron fields (checked in full when the job is scheduled). */
@@ -67,6 +70,15 @@ export const configSchema = z
         autoprovision: z.enum(['auto', 'true', 'false']).default('auto')
           .describe('Create the entity of an unknown device on its first measurement (auto: on when authentication is off)'),
         maxPayload: positiveInt(65_536, 'Largest measurement message accepted, in bytes (larger: dropped and counted)'),
+
+        // What a client of the embedded broker may cost before it is authenticated (every listener).
+        // NOTE: 256 KiB: a measurement is at most mqtt.max-payload (64 KiB) plus its topic, a CONNECT
+        // with a token a few KiB; the margin lets mqtt.max-payload grow fourfold without this option.
+        maxPacketBytes: z.int().min(1_024).max(268_435_455).default(262_144)
+          .describe('Largest MQTT packet a client may send, in bytes of remaining length, checked from its fixed header before the rest is read (larger: the connection is closed at once; at least mqtt.max-payload + 1024)'),
+        clientConnectTimeout: positiveInt(10_000, 'Milliseconds a client of the embedded broker has, from opening its connection (TLS or WebSocket handshake included), to send its whole CONNECT packet (later: the connection is closed)'),
+        maxConnectionsPerAddress: positiveInt(64, 'Connections open at once to the embedded broker from one IP address, CONNECT pending included (more: refused at once)'),
+        maxConnections: positiveInt(1_024, 'Connections open at once to the embedded broker over every listener, CONNECT pending included (more: refused at once)'),
       })
       .prefault({}),
     pagination: z
@@ -259,6 +271,12 @@ export const configSchema = z
     }
     if (mqtt.tlsPort > 0 && (mqtt.tlsPort === mqtt.port || mqtt.tlsPort === mqtt.wsPort)) {
       ctx.addIssue({ code: 'custom', path: ['mqtt', 'tlsPort'], message: `must differ from mqtt.port and mqtt.ws-port` });
+    }
+    // A measurement over mqtt.max-payload is dropped and counted; it must not close its connection instead.
+    if (mqtt.maxPacketBytes < mqtt.maxPayload + MEASUREMENT_HEADER_ROOM) {
+      ctx.addIssue({
+        code: 'custom', path: ['mqtt', 'maxPacketBytes'], message: `must be at least mqtt.max-payload + ${MEASUREMENT_HEADER_ROOM} (${mqtt.maxPayload + MEASUREMENT_HEADER_ROOM})`,
+      });
     }
     const upstream = config.federation.upstream;
     if (upstream.tokenUrl !== '' && upstream.clientId === '') {

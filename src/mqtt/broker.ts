@@ -1,13 +1,15 @@
 // The embedded MQTT broker: Aedes (MQTT 3.1.1) behind a TCP listener, an optional WebSocket listener
-// and WebSocket upgrades handed over by the HTTP listener, an in-process publish for notifications,
-// and a stop that leaves no socket open.
+// and WebSocket upgrades handed over by the HTTP listener, every connection bounded before it is
+// authenticated (connection-gate.ts), an in-process publish for notifications, and a stop that leaves
+// no socket open.
 
 import type { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Aedes, type Client } from 'aedes';
-import type { Logger, MqttSessionStore } from '../lib/index.js';
+import { systemClock, type Clock, type Logger, type MqttSessionStore } from '../lib/index.js';
 import type { MqttQos } from '../subscriptions/index.js';
+import { createConnectionGate, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits, type ConnectionStats } from './connection-gate.js';
 import { createAnonymousHooks, type MqttAccessHooks } from './hooks.js';
 import { acceptWebSocketUpgrades, listenTcp, listenTls, listenWebSocket, type Listener, type UpgradeAcceptor } from './listeners.js';
 import { SqlitePersistence } from './persistence.js';
@@ -30,6 +32,10 @@ export interface MqttBrokerOptions {
    * survive a restart; Aedes keeps them in memory only when absent.
    */
   persistence?: MqttSessionStore;
+  /** What a connection may cost before it is authenticated; DEFAULT_CONNECTION_LIMITS for those absent. */
+  limits?: Partial<ConnectionLimits>;
+  /** Times the refusal log lines; the system clock when absent. */
+  clock?: Clock;
 }
 
 export interface MqttBroker {
@@ -41,6 +47,8 @@ export interface MqttBroker {
   readonly tlsPort: number | undefined;
   /** Clients connected now, over every listener. */
   readonly connectedClients: number;
+  /** Connections open now (CONNECT pending included) and those refused or closed by a limit. */
+  connectionStats(): ConnectionStats;
   /**
    * MQTT over WebSocket on an upgrade request another server received (the HTTP listener's /mqtt, for
    * the dashboard): completes the handshake and serves the connection like the broker's own.
@@ -75,7 +83,12 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
   const { log } = opts;
   const hooks = opts.hooks ?? createAnonymousHooks(log);
   const persistence = opts.persistence && new SqlitePersistence(opts.persistence);
+  const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...opts.limits };
+  const gate = createConnectionGate({ limits, log, clock: opts.clock ?? systemClock });
   const aedes = await Aedes.createBroker({
+    // NOTE: the gate's deadline (from the TCP accept) ends such a connection first; Aedes' own (30 s
+    // by default, from the stream it gets) is kept in line so that it never ends one sooner.
+    connectTimeout: limits.connectTimeout,
     authenticate: hooks.authenticate,
     authorizePublish: hooks.authorizePublish,
     authorizeSubscribe: hooks.authorizeSubscribe,
@@ -102,9 +115,9 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
     await Promise.all(closing);
   };
   try {
-    listeners.push(await listenTcp({ port: opts.port, host: opts.host, handle, log }));
-    if (opts.wsPort !== undefined) listeners.push(await listenWebSocket({ port: opts.wsPort, host: opts.host, handle, log }));
-    if (opts.tls !== undefined) tlsListener = await listenTls({ ...opts.tls, host: opts.host, handle, log });
+    listeners.push(await listenTcp({ port: opts.port, host: opts.host, handle, gate, log }));
+    if (opts.wsPort !== undefined) listeners.push(await listenWebSocket({ port: opts.wsPort, host: opts.host, handle, gate, log }));
+    if (opts.tls !== undefined) tlsListener = await listenTls({ ...opts.tls, host: opts.host, handle, gate, log });
   } catch (err) {
     await closeAll();
     throw err;
@@ -118,12 +131,13 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
     get connectedClients() {
       return aedes.connectedClients;
     },
+    connectionStats: () => gate.stats(),
     handleUpgrade: (req, socket, head) => {
       if (closed || aedes.closed) {
         socket.destroy();
         return;
       }
-      (upgrades ??= acceptWebSocketUpgrades({ handle, log })).handleUpgrade(req, socket, head);
+      (upgrades ??= acceptWebSocketUpgrades({ handle, gate, log })).handleUpgrade(req, socket, head);
     },
     publish: (topic, payload, qos) => new Promise<void>((resolve, reject) => {
       if (closed || aedes.closed) {

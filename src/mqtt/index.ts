@@ -2,6 +2,9 @@
 // that tells whether an mqtt:// endpoint names this broker.
 
 export { startMqttBroker, isPublishTopic, type MqttBroker, type MqttBrokerOptions } from './broker.js';
+export {
+  CONNECTION_REFUSALS, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits, type ConnectionRefusal, type ConnectionStats,
+} from './connection-gate.js';
 export type { MqttQos } from '../subscriptions/index.js';
 export { createAnonymousHooks, type MqttAccessHooks } from './hooks.js';
 export { createMqttAccess, deviceSubject, topicMatches, type MqttAccessDeps, type MqttAuthentication } from './access.js';

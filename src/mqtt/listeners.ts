@@ -1,6 +1,7 @@
 // The sockets of the embedded broker: a TCP listener, an optional WebSocket listener and the
-// WebSocket upgrades another server hands over (the HTTP port's /mqtt), all handing every connection
-// to Aedes and tracking their sockets so that a stop leaves none open.
+// WebSocket upgrades another server hands over (the HTTP port's /mqtt), all admitting every
+// connection through the connection gate (caps, CONNECT deadline, packet size), handing it to Aedes
+// and tracking their sockets so that a stop leaves none open.
 
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
@@ -10,9 +11,17 @@ import type { Duplex } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import { WebSocketServer, createWebSocketStream } from 'ws';
 import type { Logger } from '../lib/index.js';
+import type { Admission, ConnectionGate } from './connection-gate.js';
 import { MqttListenError } from './errors.js';
 
 export type HandleConnection = (stream: Duplex, req?: IncomingMessage) => void;
+
+/** What every listener needs: where connections go, the gate they pass first, and the log. */
+export interface ListenerDeps {
+  handle: HandleConnection;
+  gate: ConnectionGate;
+  log: Logger;
+}
 
 export interface Listener {
   readonly port: number;
@@ -53,11 +62,20 @@ function closeServer(server: TcpServer | HttpServer | TlsServer, sockets: Set<So
   });
 }
 
-/** Listens for MQTT over TCP; every accepted socket goes to `handle`. */
-export async function listenTcp(opts: { port: number; host: string; handle: HandleConnection; log: Logger }): Promise<Listener> {
+/** Hands an admitted stream to Aedes, then watches its packets (in that order: see watchPackets). */
+function handOverStream(admission: Admission, stream: Duplex, handle: HandleConnection, req?: IncomingMessage): void {
+  handle(stream, req);
+  admission.watch(stream);
+}
+
+/** Listens for MQTT over TCP; every socket the gate admits goes to `handle`. */
+export async function listenTcp(opts: ListenerDeps & { port: number; host: string }): Promise<Listener> {
   // NOTE: noDelay: MQTT packets are small; Nagle's algorithm would hold a notification back until
   // the client's delayed ACK (tens of milliseconds).
-  const server = createTcpServer({ noDelay: true }, (socket) => opts.handle(socket));
+  const server = createTcpServer({ noDelay: true }, (socket) => {
+    const admission = opts.gate.admit(socket, socket.remoteAddress);
+    if (admission) handOverStream(admission, socket, opts.handle);
+  });
   const sockets = trackSockets(server);
   const port = await bind(server, 'mqtt.port', opts.host, opts.port);
   server.on('error', (err) => opts.log.warn('mqtt tcp listener error', { err }));
@@ -73,26 +91,50 @@ export async function listenTcp(opts: { port: number; host: string; handle: Hand
 const mqttSubprotocol = (protocols: Set<string>): string | false =>
   (protocols.has('mqtt') ? 'mqtt' : protocols.has('mqttv3.1') ? 'mqttv3.1' : false);
 
-/** Hands every WebSocket connection of `wss` to Aedes as a stream. */
-function handOver(wss: WebSocketServer, opts: { handle: HandleConnection; log: Logger }): void {
+/**
+ * Largest WebSocket message from a client: one whole packet at the size limit with its longest fixed
+ * header (ws's own default is 100 MiB, buffered before the packet guard sees a byte).
+ */
+const wsMaxPayload = (gate: ConnectionGate): number => gate.limits.maxPacketBytes + 5;
+
+/** Admissions of the sockets that carry WebSocket connections, by socket. */
+type Admissions = WeakMap<object, Admission>;
+
+/** Hands every WebSocket connection of `wss` whose socket was admitted to Aedes as a stream. */
+function handOver(wss: WebSocketServer, admissions: Admissions, opts: ListenerDeps): void {
   wss.on('error', (err) => opts.log.warn('mqtt websocket listener error', { err }));
   wss.on('connection', (ws, req) => {
-    ws.on('error', (err) => opts.log.debug('mqtt websocket error', { err: err.message }));
+    const admission = admissions.get(req.socket);
+    ws.on('error', (err: Error & { code?: string }) => {
+      // ws refused a message over maxPayload from its frame header, before buffering it.
+      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') admission?.refuse('packet_too_large', { maxWebSocketMessageBytes: wsMaxPayload(opts.gate) });
+      else opts.log.debug('mqtt websocket error', { err: err.message });
+    });
+    if (admission === undefined) {
+      ws.terminate();
+      return;
+    }
     const stream = createWebSocketStream(ws);
     stream.on('error', (err) => opts.log.debug('mqtt websocket stream error', { err: err.message }));
-    opts.handle(stream, req);
+    handOverStream(admission, stream, opts.handle, req);
   });
 }
 
 /** Listens for MQTT over WebSocket (subprotocol `mqtt`), for browser dashboards. */
-export async function listenWebSocket(opts: { port: number; host: string; handle: HandleConnection; log: Logger }): Promise<Listener> {
+export async function listenWebSocket(opts: ListenerDeps & { port: number; host: string }): Promise<Listener> {
   const server = createHttpServer((_req, res) => {
     res.writeHead(426, { Upgrade: 'websocket', Connection: 'close', 'Content-Type': 'text/plain' });
     res.end('MQTT over WebSocket only\n');
   });
   const sockets = trackSockets(server);
-  const wss = new WebSocketServer({ server, handleProtocols: mqttSubprotocol });
-  handOver(wss, opts);
+  const admissions: Admissions = new WeakMap();
+  // Before the HTTP request and the WebSocket handshake: those count against the caps and the CONNECT deadline.
+  server.on('connection', (socket: Socket) => {
+    const admission = opts.gate.admit(socket, socket.remoteAddress);
+    if (admission) admissions.set(socket, admission);
+  });
+  const wss = new WebSocketServer({ server, handleProtocols: mqttSubprotocol, maxPayload: wsMaxPayload(opts.gate) });
+  handOver(wss, admissions, opts);
   const port = await bind(server, 'mqtt.ws-port', opts.host, opts.port);
   return {
     port,
@@ -116,16 +158,11 @@ export interface UpgradeAcceptor {
   destroySockets(): void;
 }
 
-/**
- * Largest WebSocket message from a client of another server's upgrades: browser clients send small
- * MQTT packets (ws's own default is 100 MiB).
- */
-const UPGRADE_MAX_PAYLOAD = 1_048_576;
-
 /** MQTT over WebSocket on the upgrade requests of another server (a path of the HTTP listener). */
-export function acceptWebSocketUpgrades(opts: { handle: HandleConnection; log: Logger }): UpgradeAcceptor {
-  const wss = new WebSocketServer({ noServer: true, handleProtocols: mqttSubprotocol, maxPayload: UPGRADE_MAX_PAYLOAD });
-  handOver(wss, opts);
+export function acceptWebSocketUpgrades(opts: ListenerDeps): UpgradeAcceptor {
+  const wss = new WebSocketServer({ noServer: true, handleProtocols: mqttSubprotocol, maxPayload: wsMaxPayload(opts.gate) });
+  const admissions: Admissions = new WeakMap();
+  handOver(wss, admissions, opts);
   let closed = false;
   return {
     handleUpgrade(req, socket, head) {
@@ -133,6 +170,9 @@ export function acceptWebSocketUpgrades(opts: { handle: HandleConnection; log: L
         socket.destroy();
         return;
       }
+      const admission = opts.gate.admit(socket, req.socket.remoteAddress);
+      if (admission === undefined) return;
+      admissions.set(req.socket, admission);
       wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
     },
     close: () => {
@@ -145,9 +185,26 @@ export function acceptWebSocketUpgrades(opts: { handle: HandleConnection; log: L
   };
 }
 
-/** Listens for MQTT over TLS (key and certificate in PEM); every accepted socket goes to `handle`. */
-export async function listenTls(opts: { port: number; host: string; key: Buffer; cert: Buffer; handle: HandleConnection; log: Logger }): Promise<Listener> {
-  const server = createTlsServer({ key: opts.key, cert: opts.cert, noDelay: true }, (socket) => opts.handle(socket));
+/** Listens for MQTT over TLS (key and certificate in PEM); every admitted socket goes to `handle` once secure. */
+export async function listenTls(opts: ListenerDeps & { port: number; host: string; key: Buffer; cert: Buffer }): Promise<Listener> {
+  // NOTE: the gate admits the raw TCP connection (the handshake counts against the caps and the
+  // CONNECT deadline); the TLS socket over it is found by its peer's address and port, which it shares.
+  const admissions = new Map<string, Admission>();
+  const server = createTlsServer({ key: opts.key, cert: opts.cert, noDelay: true }, (socket) => {
+    const admission = admissions.get(`${socket.remoteAddress}|${socket.remotePort}`);
+    if (admission === undefined) {
+      socket.destroy();
+      return;
+    }
+    handOverStream(admission, socket, opts.handle);
+  });
+  server.on('connection', (raw: Socket) => {
+    const admission = opts.gate.admit(raw, raw.remoteAddress);
+    if (admission === undefined) return;
+    const peer = `${raw.remoteAddress}|${raw.remotePort}`;
+    admissions.set(peer, admission);
+    raw.once('close', () => admissions.delete(peer));
+  });
   // NOTE: TLS sockets are tracked from the raw TCP connection, so one that never finishes its handshake is closed too.
   const sockets = trackSockets(server);
   server.on('tlsClientError', (err) => opts.log.debug('mqtt tls handshake failed', { err: err.message }));

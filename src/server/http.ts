@@ -14,6 +14,7 @@ import type { Ingest } from '../mqtt/index.js';
 import type { Store } from '../store/index.js';
 import type { Notifier } from '../subscriptions/index.js';
 import { federationMetrics } from './federation.js';
+import { mqttConnectionMetrics } from './mqtt-metrics.js';
 import type { Runtime } from './runtime.js';
 
 /** Where the HTTP port accepts MQTT over WebSocket while the dashboard is on: its live updates arrive there. */
@@ -54,7 +55,7 @@ function buildMetrics(deps: HttpWiring): Metrics | undefined {
     mqtt: () => ({ ...deps.ingest.stats(), connectedClients: runtime.mqtt?.connectedClients ?? 0 }),
     storage: () => ({ ...store.diskStats(), liveEntities: liveEntities(), historyRows: store.estimateHistoryRows() }),
     // Metrics of other modules (queue depths and the like) are added here as MetricsSources.
-    sources: federationMetrics(deps.federation),
+    sources: [...federationMetrics(deps.federation), ...mqttConnectionMetrics(runtime)],
   });
 }
 

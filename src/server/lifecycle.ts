@@ -73,6 +73,13 @@ export async function listenAll(deps: LifecycleDeps): Promise<number> {
         port: config.mqtt.tlsPort, key: await readOption('mqtt.tls-key', config.mqtt.tlsKey), cert: await readOption('mqtt.tls-cert', config.mqtt.tlsCert),
       },
       persistence: deps.store.mqttSessions,
+      limits: {
+        maxPacketBytes: config.mqtt.maxPacketBytes,
+        connectTimeout: config.mqtt.clientConnectTimeout,
+        maxConnectionsPerAddress: config.mqtt.maxConnectionsPerAddress,
+        maxConnections: config.mqtt.maxConnections,
+      },
+      clock: deps.clock,
     });
   } catch (err) {
     // Nothing may keep the process alive when it cannot serve (a cron schedule would).

@@ -40,6 +40,7 @@ describe('defaultConfig', () => {
       mqtt: {
         port: 1883, host: '0.0.0.0', wsPort: -1, connectTimeout: 5_000, tlsPort: -1, tlsKey: '', tlsCert: '', defaultEntityType: 'Device',
         autoprovision: 'auto', maxPayload: 65_536,
+        maxPacketBytes: 262_144, clientConnectTimeout: 10_000, maxConnectionsPerAddress: 64, maxConnections: 1_024,
       },
       pagination: { limitDefault: 20, limitMax: 1_000 },
       temporal: { limit: 10_000 },
@@ -97,6 +98,10 @@ describe('CONFIG_OPTIONS', () => {
       'mqtt.default-entity-type',
       'mqtt.autoprovision',
       'mqtt.max-payload',
+      'mqtt.max-packet-bytes',
+      'mqtt.client-connect-timeout',
+      'mqtt.max-connections-per-address',
+      'mqtt.max-connections',
       'pagination.limit-default',
       'pagination.limit-max',
       'temporal.limit',
