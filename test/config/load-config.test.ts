@@ -64,7 +64,7 @@ describe('defaultConfig', () => {
           enabled: false, jwksUri: '', publicKeyFile: '', issuer: '', audience: '', clockTolerance: 30, jwksRefreshInterval: 30_000,
           jwksTimeout: 5_000, adminRole: 'service-admin', claimsPaths: 'realm_access.roles,groups', allowPublicPermission: false,
         },
-        identityProvider: { enabled: false, issuer: '', tokenLifetime: 3_600, algorithm: 'ES256' },
+        identityProvider: { enabled: false, issuer: '', tokenLifetime: 3_600, algorithm: 'ES256', subjectRefreshSchedule: '* * * * * *' },
       },
       search: { onOwnerDeleteCascadeEntities: false },
     });
