@@ -64,7 +64,7 @@ export interface IdentityProvider {
   publicJwks(): { keys: JWK[] };
   /** `iss` of the tokens it issues. */
   issuer(): string;
-  /** Whether `sub` is one of its users or clients, as of the last refresh (or a later token grant); in memory. */
+  /** Whether `sub` is one of its users or clients, as of the last refresh (each token grant refreshes too); in memory. */
   hasSubject(sub: string): boolean;
   /** Reloads the users and clients when they changed since the last refresh (one cheap query otherwise). */
   refreshSubjects(): void;
@@ -145,8 +145,9 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
     refreshSubjects,
     async issueToken(grant) {
       const subject = await subjectOf(grant);
-      // Just read from the store: one added since the last refresh gets a token that works at once.
-      subjects.add(subject.sub);
+      // A user or client added since the last refresh gets a token that works at once. NOTE: read
+      // again rather than added: one removed while its grant was checked must not come back.
+      refreshSubjects();
       const iat = Math.floor(clock.now() / 1000);
       const jwt = new SignJWT({ ...subject.claims, realm_access: { roles: subject.roles }, groups: subject.groups })
         .setProtectedHeader({ alg: keys.current.alg, kid: keys.current.kid, typ: 'JWT' })

@@ -10,7 +10,7 @@ export interface TokenHeader {
 }
 
 /** A key that may have signed a token; `isLocal`: one of the built-in identity provider's keys. */
-export interface Candidate {
+export interface KeyCandidate {
   key: CryptoKey;
   isLocal: boolean;
 }
@@ -25,12 +25,12 @@ export interface KeyRing {
    * without, every key. Either way only keys whose type (and `alg`, `use`, `key_ops` when present)
    * fit the algorithm. Outside keys first.
    */
-  candidates(header: TokenHeader): Promise<Candidate[]>;
+  candidates(header: TokenHeader): Promise<KeyCandidate[]>;
   /** The keys without a kid that fit the algorithm (a PEM key file has none): tried for a kid no key has. */
-  kidlessCandidates(alg: string): Promise<Candidate[]>;
+  kidlessCandidates(alg: string): Promise<KeyCandidate[]>;
 }
 
-const tagged = (keys: CryptoKey[], isLocal: boolean): Candidate[] => keys.map((key) => ({ key, isLocal }));
+const tagged = (keys: CryptoKey[], isLocal: boolean): KeyCandidate[] => keys.map((key) => ({ key, isLocal }));
 
 export function createKeyRing(keys: readonly JWK[], localKeys: readonly JWK[] = []): KeyRing {
   const outside = createLocalJWKSet({ keys: [...keys] });

@@ -7,7 +7,7 @@ import type { Clock, Logger } from '../lib/index.js';
 import { UnauthorizedError } from '../ngsi/index.js';
 import { createJwksCache, type JwksCache } from './jwks-cache.js';
 import type { JwkSet } from './jwk-set.js';
-import { createKeyRing, hasSameKeys, type Candidate, type KeyRing, type TokenHeader } from './key-ring.js';
+import { createKeyRing, hasSameKeys, type KeyCandidate, type KeyRing, type TokenHeader } from './key-ring.js';
 import { loadKeyFile } from './key-file.js';
 import { REASONS, refusalOf, unauthorized } from './token-errors.js';
 
@@ -108,7 +108,7 @@ function readKeyFile(path: string, log: Logger): Promise<JwkSet> {
 }
 
 /** The payload verified by the first candidate key whose signature matches, with the claims expected of that key's tokens. */
-async function verifyWithAny(token: string, keys: readonly Candidate[], options: (isLocal: boolean) => JWTVerifyOptions): Promise<VerifiedToken> {
+async function verifyWithAny(token: string, keys: readonly KeyCandidate[], options: (isLocal: boolean) => JWTVerifyOptions): Promise<VerifiedToken> {
   let refusal: unknown;
   for (const { key, isLocal } of keys) {
     try {
@@ -176,7 +176,7 @@ export function createTokenVerifier(opts: TokenVerifierOptions): TokenVerifier {
    * rotated in (a refetch, rate-limited), and only then matched against the keys without a kid. A
    * kid-less key file beside a JWKS thus costs a token the wait for a fetch at most once per interval.
    */
-  const findKeys = async (header: TokenHeader): Promise<Candidate[]> => {
+  const findKeys = async (header: TokenHeader): Promise<KeyCandidate[]> => {
     const keys = await (await currentRing()).candidates(header);
     if (keys.length > 0) return keys;
     await jwks.refresh();

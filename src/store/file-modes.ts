@@ -10,8 +10,8 @@
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import type { Logger } from '../lib/index.js';
 
-export const PRIVATE_DIR_MODE = 0o700;
-export const PRIVATE_FILE_MODE = 0o600;
+const PRIVATE_DIR_MODE = 0o700;
+const PRIVATE_FILE_MODE = 0o600;
 /** Group and other permission bits. */
 const SHARED_BITS = 0o077;
 /** Files next to the database that SQLite makes and that hold its pages. */

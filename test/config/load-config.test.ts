@@ -152,6 +152,7 @@ describe('CONFIG_OPTIONS', () => {
       'application.identity-provider.issuer',
       'application.identity-provider.token-lifetime',
       'application.identity-provider.algorithm',
+      'application.identity-provider.subject-refresh-schedule',
       'search.on-owner-delete-cascade-entities',
     ]);
     const limit = CONFIG_OPTIONS.find((o) => o.name === 'pagination.limit-default');
