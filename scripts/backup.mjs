@@ -6,7 +6,7 @@
 // On a gateway: sudo -u edgeld node /opt/edgeld/scripts/backup.mjs /var/lib/edgeld/edgeld.db /var/backups/edgeld.db
 
 import Database from 'better-sqlite3';
-import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 const USAGE = 'usage: node scripts/backup.mjs <source.db> <dest.db> [--force]';
@@ -63,6 +63,10 @@ async function main() {
   const db = new Database(source, { fileMustExist: true, timeout: 5000 });
   const partial = `${dest}.partial`;
   removeCopy(partial);
+  // NOTE: the copy holds what the database holds (the identity provider's private signing key among
+  // it): made 0600 before SQLite writes into it, whatever the umask.
+  closeSync(openSync(partial, 'wx', 0o600));
+  chmodSync(partial, 0o600);
   const started = Date.now();
   try {
     await db.backup(partial, { progress: progressReporter(process.stderr) });

@@ -7,9 +7,10 @@ import { ConfigError, loadConfig } from './config/index.js';
 import { createLogger, resolveLogFormat, systemClock, type Logger } from './lib/index.js';
 import { createBroker, type Broker } from './server.js';
 import { MqttListenError } from './mqtt/index.js';
-import { StoreLockedError, describeRecovery, readRecovery, readRunState, type RunState } from './store/index.js';
+import { StoreFileModeError, StoreLockedError, describeRecovery, readRecovery, readRunState, type RunState } from './store/index.js';
 
-/** Exit codes besides 0 (stopped), 1 (unexpected failure) and 2 (bad configuration). */
+/** Exit codes besides 0 (stopped), 1 (unexpected failure) and 2 (bad configuration, insecure file modes). */
+const EXIT_CONFIG = 2;
 const EXIT_STORE_LOCKED = 3;
 const EXIT_LISTEN_FAILED = 4;
 const EXIT_MQTT_LISTEN_FAILED = 5;
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`edgeld: ${err.message}\n`);
-      process.exitCode = 2;
+      process.exitCode = EXIT_CONFIG;
       return;
     }
     throw err;
@@ -73,6 +74,11 @@ async function main(): Promise<void> {
   try {
     broker = createBroker({ config, log, clock: systemClock });
   } catch (err) {
+    if (err instanceof StoreFileModeError) {
+      log.error('cannot start: a store file is readable by other users', { storage: config.storage.dir, reason: err.message });
+      process.exitCode = EXIT_CONFIG;
+      return;
+    }
     if (!(err instanceof StoreLockedError)) throw err;
     log.error('cannot start: the data directory is in use', { storage: config.storage.dir, reason: err.message });
     process.exitCode = EXIT_STORE_LOCKED;

@@ -114,7 +114,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
   const lifecycle: LifecycleDeps = {
     config, log, clock, store, runtime, http, jobs, temporal, hasRetention: retention !== undefined,
-    horizon: (now) => addDuration(now, journalMaxAge, -1), notifier, mqttSender, mqttHooks: hooks, federation, verifier,
+    horizon: (now) => addDuration(now, journalMaxAge, -1), notifier, mqttSender, mqttHooks: hooks, federation, verifier, identity,
   };
   return {
     app: http.app, store, contexts, entities, temporal, subscriptions, devices, subscriptionRegistry, notifier, events, publishLocal, mqttSender, identity,

@@ -1,10 +1,13 @@
 // From a bearer token to a principal: verification (once per token string: a verified token is kept
 // until it expires, so a client sending the same token does not pay a signature check per request),
-// the subject registry fed with its claims, and the principal of the request's tenant.
+// the subject registry fed with its claims, and the principal of the request's tenant. A token of the
+// built-in identity provider is refused, cached or not, once its user or client is deleted.
 
 import { UnauthorizedError, type Principal } from '../ngsi/index.js';
 import { createLru, type Clock } from '../lib/index.js';
 import { principalOf, publicPrincipal, type ClaimsOptions } from './principal.js';
+import { REASONS, unauthorized } from './token-errors.js';
+import type { VerifiedToken } from './tokens.js';
 
 export interface Authenticator {
   /** The principal of a bearer token in `tenant`; rejects with UnauthorizedError (401). */
@@ -14,12 +17,17 @@ export interface Authenticator {
 }
 
 export interface AuthenticatorDeps {
-  verifier: { verify(token: string): Promise<Record<string, unknown>> };
+  verifier: { verifyToken(token: string): Promise<VerifiedToken> };
   clock: Clock;
   claims: ClaimsOptions;
   /** Called with the claims of each token the first time it is verified. */
   observe: (claims: Record<string, unknown>) => void;
   allowPublic: boolean;
+  /**
+   * Whether the built-in identity provider still has a user or client with this `sub`: asked at every
+   * request with one of its tokens, so it must be an in-memory lookup. Undefined: no provider.
+   */
+  isLocalSubject?: ((sub: string) => boolean) | undefined;
 }
 
 interface Verified {
@@ -28,13 +36,15 @@ interface Verified {
   expiresAt: number;
   /** Principals of the token per tenant. */
   principals: Map<string, Principal>;
+  /** The `sub` of a token the built-in identity provider signed, checked at each use; undefined otherwise. */
+  localSub: string | undefined;
 }
 
 /** Distinct tokens kept verified. */
 const VERIFIED_CACHE = 1_024;
 
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
-  const { verifier, clock, claims: claimsOptions, observe } = deps;
+  const { verifier, clock, claims: claimsOptions, observe, isLocalSubject } = deps;
   const verified = createLru<string, Verified>(VERIFIED_CACHE);
 
   const principal = (v: Verified, tenant: string): Principal => {
@@ -50,13 +60,23 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     async authenticate(token, tenant) {
       const known = verified.get(token);
       if (known !== undefined) {
-        if (clock.now() < known.expiresAt) return principal(known, tenant);
-        verified.delete(token);
-        throw new UnauthorizedError('Invalid token', 'The token has expired');
+        if (clock.now() >= known.expiresAt) {
+          verified.delete(token);
+          throw new UnauthorizedError('Invalid token', 'The token has expired');
+        }
+        if (known.localSub !== undefined && isLocalSubject !== undefined && !isLocalSubject(known.localSub)) {
+          verified.delete(token);
+          throw unauthorized(REASONS.subjectGone);
+        }
+        return principal(known, tenant);
       }
-      const claims = await verifier.verify(token);
-      const exp = typeof claims['exp'] === 'number' ? claims['exp'] * 1_000 : Number.POSITIVE_INFINITY;
-      const entry: Verified = { claims, expiresAt: exp, principals: new Map() };
+      const { claims, isLocal } = await verifier.verifyToken(token);
+      // The verifier requires `exp`; a token without one would never be let in here.
+      const exp = typeof claims.exp === 'number' ? claims.exp * 1_000 : 0;
+      // NOTE: the verifier requires a non-empty string `sub`.
+      const localSub = isLocal ? String(claims.sub) : undefined;
+      if (localSub !== undefined && isLocalSubject !== undefined && !isLocalSubject(localSub)) throw unauthorized(REASONS.subjectGone);
+      const entry: Verified = { claims, expiresAt: exp, principals: new Map(), localSub };
       observe(claims);
       verified.set(token, entry);
       return principal(entry, tenant);

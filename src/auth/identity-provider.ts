@@ -1,6 +1,6 @@
 // The optional built-in identity provider: users and clients from the store, OAuth 2.0 token grants
 // (RFC 6749 §4.3 password, §4.4 client credentials) answered with JWTs signed by its own keys, which
-// the broker trusts without any network.
+// the broker trusts without any network, as long as their subject is still one of its users or clients.
 
 import { randomBytes } from 'node:crypto';
 import { SignJWT, type JWK } from 'jose';
@@ -11,6 +11,10 @@ import { loadSigningKeys, type SigningAlgorithm, type SigningKeyPersistence } fr
 export interface IdentityPersistence extends SigningKeyPersistence {
   findUser(username: string): IdentityUser | undefined;
   findClient(clientId: string): IdentityClient | undefined;
+  /** The `sub` of every user and client (at most `limit`). */
+  subjects(limit: number): string[];
+  /** Changes whenever users or clients may have changed, whoever changed them. */
+  changeMark(): string;
 }
 
 export interface IdentityProviderDeps {
@@ -58,6 +62,12 @@ export class TokenRequestError extends Error {
 export interface IdentityProvider {
   /** The public halves of the signing keys (RFC 7517 JWK Set): never a private member. */
   publicJwks(): { keys: JWK[] };
+  /** `iss` of the tokens it issues. */
+  issuer(): string;
+  /** Whether `sub` is one of its users or clients, as of the last refresh (each token grant refreshes too); in memory. */
+  hasSubject(sub: string): boolean;
+  /** Reloads the users and clients when they changed since the last refresh (one cheap query otherwise). */
+  refreshSubjects(): void;
   /** Checks the credentials of a grant and signs a token; throws TokenRequestError when refused. */
   issueToken(grant: TokenGrant): Promise<TokenResponse>;
   /** OpenID Connect Discovery 1.0 §3 metadata, with endpoints under `baseUrl`. */
@@ -65,6 +75,12 @@ export interface IdentityProvider {
   hashSecret(secret: string): string;
   verifySecret(secret: string, hash: string): Promise<boolean>;
 }
+
+/**
+ * Users and clients held in memory for the per-request check of a token's subject. NOTE: far more than
+ * a gateway has; beyond, the tokens of the subjects left out are refused, and a warning says so.
+ */
+const MAX_SUBJECTS = 100_000;
 
 /** What the subject of a token is given besides its roles and groups. */
 type Subject = { sub: string; roles: string[]; groups: string[]; claims: Record<string, unknown> };
@@ -76,6 +92,18 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
   // NOTE: an unknown user or client is checked against this hash, so a refusal takes as long
   // whether or not the name exists.
   const dummy = (): string => (dummyHash ??= hashSecret(randomBytes(16).toString('base64url')));
+  let subjects = new Set<string>();
+  let subjectsMark: string | undefined;
+
+  function refreshSubjects(): void {
+    const mark = persistence.changeMark();
+    if (mark === subjectsMark) return;
+    const list = persistence.subjects(MAX_SUBJECTS);
+    if (list.length >= MAX_SUBJECTS) log.warn('too many users and clients: the tokens of some are refused', { max: MAX_SUBJECTS });
+    subjects = new Set(list);
+    subjectsMark = mark;
+  }
+  refreshSubjects();
 
   async function authenticateClient(credentials: ClientCredentials): Promise<IdentityClient> {
     const client = persistence.findClient(credentials.clientId);
@@ -112,8 +140,14 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
 
   return {
     publicJwks: () => ({ keys: keys.publicJwks.map((k) => ({ ...k })) }),
+    issuer: () => deps.issuer(),
+    hasSubject: (sub) => subjects.has(sub),
+    refreshSubjects,
     async issueToken(grant) {
       const subject = await subjectOf(grant);
+      // A user or client added since the last refresh gets a token that works at once. NOTE: read
+      // again rather than added: one removed while its grant was checked must not come back.
+      refreshSubjects();
       const iat = Math.floor(clock.now() / 1000);
       const jwt = new SignJWT({ ...subject.claims, realm_access: { roles: subject.roles }, groups: subject.groups })
         .setProtectedHeader({ alg: keys.current.alg, kid: keys.current.kid, typ: 'JWT' })

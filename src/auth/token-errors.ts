@@ -16,6 +16,8 @@ export const REASONS = {
   wrongIssuer: 'the token has the wrong issuer',
   wrongAudience: 'the token has the wrong audience',
   noSubject: 'the token has no subject (sub)',
+  noExpiry: 'the token has no expiry (exp): tokens must expire',
+  subjectGone: 'the token\'s subject no longer exists at the identity provider',
   unverifiable: 'the token cannot be verified with the trusted keys',
 } as const;
 
@@ -43,7 +45,10 @@ function reasonOf(err: unknown): string {
 }
 
 function claimReason(err: errors.JWTClaimValidationFailed): string {
-  if (err.reason === 'missing') return err.claim === 'sub' ? REASONS.noSubject : `the token has no ${safeClaim(err.claim)} claim`;
+  if (err.reason === 'missing') {
+    if (err.claim === 'sub') return REASONS.noSubject;
+    return err.claim === 'exp' ? REASONS.noExpiry : `the token has no ${safeClaim(err.claim)} claim`;
+  }
   if (err.reason === 'invalid') return `the token's ${safeClaim(err.claim)} claim is not a valid value`;
   switch (err.claim) {
     case 'nbf': return REASONS.notYetValid;

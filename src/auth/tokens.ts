@@ -1,12 +1,13 @@
 // The token verifier: checks a bearer JWT's signature against the trusted keys (the identity
-// provider's JWKS, a local key file, the built-in provider's keys) and its claims, with jose.
+// provider's JWKS, a local key file, the built-in provider's keys) and its claims, with jose. Every
+// token must expire (`exp`); one signed by the built-in provider must name the provider as its issuer.
 
-import { decodeProtectedHeader, errors, jwtVerify, type CryptoKey, type JWK, type JWTPayload, type JWTVerifyOptions } from 'jose';
+import { decodeProtectedHeader, errors, jwtVerify, type JWK, type JWTPayload, type JWTVerifyOptions } from 'jose';
 import type { Clock, Logger } from '../lib/index.js';
 import { UnauthorizedError } from '../ngsi/index.js';
 import { createJwksCache, type JwksCache } from './jwks-cache.js';
 import type { JwkSet } from './jwk-set.js';
-import { createKeyRing, hasSameKeys, type KeyRing, type TokenHeader } from './key-ring.js';
+import { createKeyRing, hasSameKeys, type KeyCandidate, type KeyRing, type TokenHeader } from './key-ring.js';
 import { loadKeyFile } from './key-file.js';
 import { REASONS, refusalOf, unauthorized } from './token-errors.js';
 
@@ -15,10 +16,18 @@ export interface TokenVerifierOptions {
   jwksUri?: string;
   /** A local public key file: PEM (SPKI "PUBLIC KEY", or an X.509 certificate), or a JSON JWK / JWKS. */
   publicKeyFile?: string;
-  /** Extra trusted keys supplied in-process (the built-in identity provider's public JWKS); called per verification, cheap. */
+  /**
+   * The built-in identity provider's public keys, trusted in-process; called per verification, cheap.
+   * The same key objects at each call keep the imported keys.
+   */
   localKeys?: () => { keys: JWK[] } | undefined;
-  /** Expected `iss` ('' or undefined: not checked). */
+  /** Expected `iss` ('' or undefined: not checked, but for tokens signed by a local key, see localIssuer). */
   issuer?: string;
+  /**
+   * The built-in identity provider's `iss`, expected of the tokens its keys signed when `issuer` is
+   * not set; read at each verification (the port may be known only once listening).
+   */
+  localIssuer?: () => string;
   /** Expected `aud` ('' or undefined: not checked). */
   audience?: string;
   clockToleranceSec: number;
@@ -35,9 +44,17 @@ export interface TokenVerifierOptions {
   log: Logger;
 }
 
+/** A verified token: its claims, and whether one of the built-in identity provider's keys signed it. */
+export interface VerifiedToken {
+  claims: JWTPayload;
+  isLocal: boolean;
+}
+
 export interface TokenVerifier {
   /** The verified payload; rejects with an UnauthorizedError whose detail says why, never quoting the token. */
   verify(token: string): Promise<JWTPayload>;
+  /** As verify, also telling whether the built-in identity provider signed the token. */
+  verifyToken(token: string): Promise<VerifiedToken>;
   /** Loads the key file and the JWKS cache file, and starts one background JWKS fetch. Never rejects. */
   start(): Promise<void>;
   /** Whether the JWKS cache holds keys (fetched, or read from the cache file); false without a JWKS URI. */
@@ -90,14 +107,14 @@ function readKeyFile(path: string, log: Logger): Promise<JwkSet> {
   );
 }
 
-/** The payload verified by the first candidate key whose signature matches. */
-async function verifyWithAny(token: string, keys: readonly CryptoKey[], options: () => JWTVerifyOptions): Promise<JWTPayload> {
+/** The payload verified by the first candidate key whose signature matches, with the claims expected of that key's tokens. */
+async function verifyWithAny(token: string, keys: readonly KeyCandidate[], options: (isLocal: boolean) => JWTVerifyOptions): Promise<VerifiedToken> {
   let refusal: unknown;
-  for (const key of keys) {
+  for (const { key, isLocal } of keys) {
     try {
-      const { payload } = await jwtVerify(token, key, options());
+      const { payload } = await jwtVerify(token, key, options(isLocal));
       if (!hasSubject(payload)) throw unauthorized(REASONS.noSubject);
-      return payload;
+      return { claims: payload, isLocal };
     } catch (err) {
       // jose checks the signature before any claim: another error means this key is the signer's.
       if (!(err instanceof errors.JWSSignatureVerificationFailed)) throw err;
@@ -131,26 +148,35 @@ export function createTokenVerifier(opts: TokenVerifierOptions): TokenVerifier {
 
   /** The ring over the keys trusted now; rebuilt only when they changed, so jose's import cache survives. */
   const currentRing = async (): Promise<KeyRing> => {
-    const keys = [...jwks.current().keys, ...(await keyFileKeys()).keys, ...(opts.localKeys?.()?.keys ?? [])];
-    if (!hasSameKeys(ring.keys, keys)) ring = createKeyRing(keys);
+    const keys = [...jwks.current().keys, ...(await keyFileKeys()).keys];
+    const localKeys = opts.localKeys?.()?.keys ?? [];
+    if (!hasSameKeys(ring.keys, keys) || !hasSameKeys(ring.localKeys, localKeys)) ring = createKeyRing(keys, localKeys);
     return ring;
   };
 
-  const verifyOptions = (): JWTVerifyOptions => ({
-    algorithms: ALGORITHMS,
-    clockTolerance: opts.clockToleranceSec,
-    currentDate: new Date(clock.now()),
-    requiredClaims: ['sub'],
-    ...(opts.issuer ? { issuer: opts.issuer } : {}),
-    ...(opts.audience ? { audience: opts.audience } : {}),
-  });
+  /**
+   * NOTE: `exp` is required: a token without one would be good forever, past any deletion of its
+   * subject. A token the built-in provider signed must name it as issuer even when no issuer is
+   * configured; tokens of other keys keep the configured check (none by default).
+   */
+  const verifyOptions = (isLocal: boolean): JWTVerifyOptions => {
+    const issuer = opts.issuer || (isLocal ? opts.localIssuer?.() : undefined);
+    return {
+      algorithms: ALGORITHMS,
+      clockTolerance: opts.clockToleranceSec,
+      currentDate: new Date(clock.now()),
+      requiredClaims: ['sub', 'exp'],
+      ...(issuer ? { issuer } : {}),
+      ...(opts.audience ? { audience: opts.audience } : {}),
+    };
+  };
 
   /**
    * The candidate keys for a token. NOTE: a kid no key has is first taken for a key the provider
    * rotated in (a refetch, rate-limited), and only then matched against the keys without a kid. A
    * kid-less key file beside a JWKS thus costs a token the wait for a fetch at most once per interval.
    */
-  const findKeys = async (header: TokenHeader): Promise<CryptoKey[]> => {
+  const findKeys = async (header: TokenHeader): Promise<KeyCandidate[]> => {
     const keys = await (await currentRing()).candidates(header);
     if (keys.length > 0) return keys;
     await jwks.refresh();
@@ -160,7 +186,7 @@ export function createTokenVerifier(opts: TokenVerifierOptions): TokenVerifier {
     return refreshed.kidlessCandidates(header.alg);
   };
 
-  const verify = async (token: string): Promise<JWTPayload> => {
+  const verifyToken = async (token: string): Promise<VerifiedToken> => {
     const header = readHeader(token);
     jwks.refreshIfStale();
     const keys = await findKeys(header);
@@ -179,7 +205,8 @@ export function createTokenVerifier(opts: TokenVerifierOptions): TokenVerifier {
   };
 
   return {
-    verify,
+    verify: async (token) => (await verifyToken(token)).claims,
+    verifyToken,
     async start() {
       await Promise.all([keyFileKeys(), jwks.loadCacheFile()]);
       void jwks.refresh();

@@ -1,10 +1,12 @@
 // Builds the Config from its sources, later wins: defaults ← config file (JSON) ← environment.
-// The only place that reads process.env, process.argv or the config file.
+// The only place that reads process.env, process.argv or the config file; private key files it
+// names are checked for their mode.
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError, type ConfigIssue } from './errors.js';
 import { CONFIG_OPTIONS, toKebab, type ConfigOption } from './options.js';
+import { privateFileIssues } from './private-files.js';
 import { configSchema, type Config } from './schema.js';
 
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -182,6 +184,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   collectEnvValues(env, values, issues);
 
   const result = configSchema.safeParse(toNestedInput(values));
+  if (result.success) issues.push(...privateFileIssues(result.data, (name) => values.get(name)?.source ?? ''));
   if (result.success && issues.length === 0) return result.data;
   if (!result.success) {
     for (const issue of result.error.issues) {

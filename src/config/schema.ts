@@ -238,6 +238,8 @@ export const configSchema = z
               .describe('`iss` of the tokens it issues (empty: server.public-url, else http://127.0.0.1:<port>)'),
             tokenLifetime: positiveInt(3_600, 'Seconds an issued access token is valid'),
             algorithm: z.enum(['RS256', 'ES256']).default('ES256').describe('Signature algorithm of issued tokens'),
+            subjectRefreshSchedule: z.string().regex(CRON, 'expected a cron expression of 5 or 6 fields').default('* * * * * *')
+              .describe('When the users and clients are read again (cron with seconds, UTC): from then on the tokens of removed ones are refused'),
           })
           .prefault({}),
       })

@@ -51,6 +51,7 @@ function buildVerifier(deps: AuthDeps, identity: IdentityProvider | undefined): 
   const { config, clock, log } = deps;
   const authConfig = config.application.authentication;
   if (!authConfig.enabled) return undefined;
+  const localJwks = identity?.publicJwks();
   return createTokenVerifier({
     jwksUri: authConfig.jwksUri, publicKeyFile: authConfig.publicKeyFile, issuer: authConfig.issuer, audience: authConfig.audience,
     clockToleranceSec: authConfig.clockTolerance, refreshIntervalMs: authConfig.jwksRefreshInterval, timeoutMs: authConfig.jwksTimeout,
@@ -58,8 +59,9 @@ function buildVerifier(deps: AuthDeps, identity: IdentityProvider | undefined): 
     ...(deps.dbPath === ':memory:' ? {} : { cacheFile: join(deps.dbPath === undefined ? config.storage.dir : dirname(deps.dbPath), 'jwks-cache.json') }),
     // The JWKS through the outbound client: the JWKS URI's host and port, or public addresses.
     fetch: deps.fetch ?? createOutboundFetch(createHostAllowList(allowEntriesOf([authConfig.jwksUri]), true)),
-    // The built-in identity provider's keys are trusted with no network.
-    localKeys: () => identity?.publicJwks(),
+    // The built-in identity provider's keys are trusted with no network; they are fixed for the run,
+    // so the same objects are handed over at each verification.
+    ...(identity ? { localKeys: () => localJwks, localIssuer: () => identity.issuer() } : {}),
     clock, log: log.child('auth'),
   });
 }
@@ -77,6 +79,8 @@ export function buildAuth(deps: AuthDeps): AuthParts {
     verifier, clock, observe: (claims) => subjects.observe(claims),
     claims: { adminRole: authConfig.adminRole, claimsPaths: authConfig.claimsPaths.split(',') },
     allowPublic: authConfig.allowPublicPermission,
+    // A deleted user's or client's tokens stop working at the next refresh of the provider's subjects.
+    isLocalSubject: identity && ((sub) => identity.hasSubject(sub)),
   });
   return { permissions, subjects, verifier, auth, identity };
 }

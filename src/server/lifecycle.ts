@@ -2,7 +2,7 @@
 // embedded MQTT broker, then the federation drain; close() disposes in reverse order.
 
 import { readFile } from 'node:fs/promises';
-import type { TokenVerifier } from '../auth/index.js';
+import type { IdentityProvider, TokenVerifier } from '../auth/index.js';
 import type { Config } from '../config/index.js';
 import { pruneJournal } from '../entities/index.js';
 import type { Federation } from '../federation/index.js';
@@ -34,6 +34,7 @@ export interface LifecycleDeps {
   mqttHooks: ReturnType<typeof createMqttAccess>;
   federation: Federation | undefined;
   verifier: TokenVerifier | undefined;
+  identity: IdentityProvider | undefined;
 }
 
 /** A file an option names; a failure names the option. */
@@ -51,6 +52,9 @@ function scheduleJobs(deps: LifecycleDeps): void {
   if (deps.hasRetention) jobs.schedule('history-retention', config.history.retentionSchedule, (signal) => deps.temporal.applyRetention(clock.now(), signal));
   jobs.schedule('subscriptions-periodic', config.notifications.periodicSchedule, () => deps.notifier.runPeriodic(clock.now()));
   jobs.schedule('wal-checkpoint', config.storage.checkpointSchedule, () => store.checkpoint('PASSIVE'));
+  // Users and clients removed (scripts/idp.mjs writes while the broker runs): their tokens stop working.
+  const { identity } = deps;
+  if (identity) jobs.schedule('identity-subjects', config.application.identityProvider.subjectRefreshSchedule, () => identity.refreshSubjects());
 }
 
 /** Starts serving; resolves with the HTTP port. */

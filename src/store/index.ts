@@ -34,6 +34,7 @@ export type {
 /** Opens (creating when needed) the database at opts.path, applies pragmas and pending migrations. */
 export { openStore } from './open.js';
 export { StoreLockedError } from './lock.js';
+export { StoreFileModeError } from './file-modes.js';
 /** How the last run ended (a marker next to the database), and what recovery resumes with after an unclean stop. */
 export { describeRecovery, readRecovery, readRunState, type Recovery, type RunState, type UncleanStop } from './run-state.js';
 

@@ -1,7 +1,7 @@
 // Opens the database (directory, pragmas, migrations) and assembles the Store from its parts.
 
 import Database from 'better-sqlite3';
-import { mkdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createBucketCatalogue } from './history/buckets.js';
 import { createContextPersistence } from './contexts/contexts.js';
@@ -24,6 +24,7 @@ import { MIGRATIONS, runMigrations } from './migrations/migrations.js';
 import { createTxRunner } from './transactions.js';
 import { createCacheGroup } from './tx-cache.js';
 import { lockStore } from './lock.js';
+import { makePrivateDatabaseFile, makePrivateDir } from './file-modes.js';
 import { watchDiskSpace } from './disk-space.js';
 import type { DiskStats, Store, StoreOptions } from './types.js';
 import { registerSqlFunctions } from './entities/entity-filters.js';
@@ -90,9 +91,11 @@ function openDatabase(
   path: string, log: StoreOptions['log'], busyTimeoutMs: number, walLimitBytes: number,
 ): { db: Database.Database; lock: ReturnType<typeof lockStore> | undefined } {
   // Taken before the database is opened: a second broker must not even run migrations.
+  if (!isMemory(path)) makePrivateDatabaseFile(`${path}.lock`, log);
   const lock = isMemory(path) ? undefined : lockStore(path);
   let db: Database.Database;
   try {
+    if (!isMemory(path)) makePrivateDatabaseFile(path, log);
     db = new Database(path, { timeout: busyTimeoutMs });
   } catch (err) {
     lock?.release();
@@ -113,7 +116,7 @@ function openDatabase(
 
 export function openStore(opts: StoreOptions): Store {
   const { path, log } = opts;
-  if (!isMemory(path)) mkdirSync(dirname(path), { recursive: true });
+  if (!isMemory(path)) makePrivateDir(dirname(path));
   const busyTimeoutMs = opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   const walLimitBytes = opts.walLimitBytes ?? DEFAULT_WAL_LIMIT_BYTES;
   const { db, lock } = openDatabase(path, log, busyTimeoutMs, walLimitBytes);

@@ -4,7 +4,7 @@
 // WAL, and what the journal readers, the notification queue and the federation drain resume with.
 
 import Database from 'better-sqlite3';
-import { closeSync, fsyncSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /** What the marker of an unfinished run says. */
@@ -84,6 +84,8 @@ export function readRunState(dbPath: string): RunState {
     begin(now) {
       const fd = openSync(markerPath, 'w', 0o600);
       try {
+        // NOTE: the mode of open() applies only to a new file; a marker left by an older run keeps its own.
+        fchmodSync(fd, 0o600);
         writeSync(fd, JSON.stringify({ pid: process.pid, startedAt: new Date(now).toISOString() }) + '\n');
         fsyncSync(fd);
       } finally {

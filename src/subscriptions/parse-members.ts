@@ -128,11 +128,22 @@ export function parseUri(member: string, uri: string): string {
 const MQTT_VERSIONS = ['mqtt3.1.1', 'mqtt5.0'];
 const MQTT_QOS = ['0', '1', '2'];
 
+/** RFC 9110 §5.1 field-name: a token (§5.6.2). */
+const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** RFC 9110 §5.5 field-value characters: visible ASCII, space, tab and obs-text; never CR, LF or NUL. */
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * NOTE: receiverInfo pairs become HTTP headers of every notification, and notifierInfo pairs name
+ * sender settings: a pair the sender cannot write would fail each delivery, so it is refused here.
+ */
 function parsePairs(member: string, pairs: readonly KeyValueInput[]): KeyValuePair[] {
   return pairs.map((p, i) => {
     if (p.key.trim() === '') throw invalidMember(`${member}[${i}].key`, 'must not be empty');
-    // NOTE: receiverInfo pairs become HTTP headers: a line break would split the header.
-    if (/[\r\n]/.test(p.key) || /[\r\n]/.test(p.value)) throw invalidMember(`${member}[${i}]`, 'must not contain line breaks');
+    if (!FIELD_NAME.test(p.key)) throw invalidMember(`${member}[${i}].key`, 'must be an HTTP field name (RFC 9110 token: letters, digits, !#$%&\'*+-.^_`|~)');
+    if (!FIELD_VALUE.test(p.value)) {
+      throw invalidMember(`${member}[${i}].value`, 'must be an HTTP field value: no line breaks, NUL or other control characters');
+    }
     if (member.endsWith('notifierInfo') && p.key === 'MQTT-Version' && !MQTT_VERSIONS.includes(p.value)) {
       throw invalidMember(`${member}[${i}].value`, `MQTT-Version must be one of ${MQTT_VERSIONS.join(', ')}`);
     }

@@ -1,6 +1,7 @@
 // The built-in identity provider over a real store: grants, token claims, signing keys kept across
 // restarts, and the secret hash format.
 
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { calculateJwkThumbprint, createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import {
@@ -168,6 +169,54 @@ describe('identity provider signing keys', () => {
       issuer: ISSUER, token_endpoint: 'http://gw:1026/auth/token', jwks_uri: 'http://gw:1026/auth/jwks',
       grant_types_supported: ['client_credentials', 'password'], id_token_signing_alg_values_supported: ['ES256'],
     });
+  });
+});
+
+describe('identity provider subjects', () => {
+  it('knows its users and clients, and forgets a deleted one at the next refresh', () => {
+    const store = track(memoryStore());
+    seed(store);
+    const idp = provider(store);
+    expect(idp.hasSubject('urn:ngsi-ld:User:alice')).toBe(true);
+    expect(idp.hasSubject('urn:ngsi-ld:Client:sensor-gw')).toBe(true);
+    expect(idp.hasSubject('urn:ngsi-ld:User:mallory')).toBe(false);
+    store.identity.deleteUser('alice');
+    store.identity.deleteClient('sensor-gw');
+    idp.refreshSubjects();
+    expect(idp.hasSubject('urn:ngsi-ld:User:alice')).toBe(false);
+    expect(idp.hasSubject('urn:ngsi-ld:Client:sensor-gw')).toBe(false);
+  });
+
+  it('notices a user removed by another connection to the database (scripts/idp.mjs)', () => {
+    const tmp = tempDir();
+    try {
+      const store = track(fileStore(tmp.file));
+      seed(store);
+      const idp = provider(store);
+      const other = new Database(tmp.file, { timeout: 5_000 });
+      try {
+        other.prepare('DELETE FROM idp_users WHERE username = ?').run('alice');
+      } finally {
+        other.close();
+      }
+      expect(idp.hasSubject('urn:ngsi-ld:User:alice')).toBe(true);
+      idp.refreshSubjects();
+      expect(idp.hasSubject('urn:ngsi-ld:User:alice')).toBe(false);
+      expect(idp.hasSubject('urn:ngsi-ld:Client:sensor-gw')).toBe(true);
+    } finally {
+      for (const s of stores) s.close();
+      stores = [];
+      tmp.cleanup();
+    }
+  });
+
+  it('counts a user added since the last refresh as soon as it is granted a token', async () => {
+    const store = track(memoryStore());
+    const idp = provider(store);
+    seed(store);
+    expect(idp.hasSubject('urn:ngsi-ld:User:alice')).toBe(false);
+    await idp.issueToken({ grantType: 'password', username: 'alice', password: 'correct horse' });
+    expect(idp.hasSubject('urn:ngsi-ld:User:alice')).toBe(true);
   });
 });
 

@@ -260,3 +260,47 @@ describe('createTokenVerifier: logging', () => {
     }
   });
 });
+
+describe('createTokenVerifier: expiry, and the tokens of the built-in identity provider', () => {
+  const OWN_ISSUER = 'http://127.0.0.1:1026';
+  let own: SigningKey;
+  let ownKeys: { keys: SigningKey['jwk'][] };
+  beforeAll(async () => {
+    own = await signingKey('ES256', 'own-1');
+    ownKeys = { keys: [own.jwk] };
+  });
+  /** The JWKS server's keys (no issuer configured) beside the provider's own. */
+  const withProvider = (overrides: Partial<TokenVerifierOptions> = {}): ReturnType<typeof verifier> =>
+    verifier({ issuer: '', localKeys: () => ownKeys, localIssuer: () => OWN_ISSUER, ...overrides });
+
+  it('refuses a token without exp, whoever signed it, saying so', async () => {
+    const v = withProvider();
+    expect(await refusal(v, await mint(rsa, { exp: undefined }))).toMatch(/no expiry \(exp\)/);
+    expect(await refusal(v, await mint(own, { iss: OWN_ISSUER, exp: undefined }))).toMatch(/no expiry \(exp\)/);
+    v.close();
+  });
+
+  it('refuses a token of the provider\'s key naming another issuer, or none, when no issuer is configured', async () => {
+    const v = withProvider();
+    expect(await refusal(v, await mint(own, { iss: 'https://evil.example/' }))).toMatch(/wrong issuer/);
+    expect(await refusal(v, await mint(own, { iss: undefined }))).toMatch(/no iss claim/);
+    // Without a kid, the provider's key is still the one that verifies, and its issuer still checked.
+    expect(await refusal(v, await mint({ ...own, kid: undefined }, { iss: 'https://evil.example/' }))).toMatch(/wrong issuer/);
+    v.close();
+  });
+
+  it('accepts the provider\'s own tokens, telling them from those of other keys, which keep any issuer', async () => {
+    const v = withProvider();
+    expect(await v.verifyToken(await mint(own, { iss: OWN_ISSUER }))).toMatchObject({ isLocal: true, claims: { sub: 'user-1', iss: OWN_ISSUER } });
+    expect(await v.verifyToken(await mint(rsa, { iss: 'https://keycloak.example/' }))).toMatchObject({ isLocal: false, claims: { sub: 'user-1' } });
+    v.close();
+  });
+
+  it('checks a configured issuer on every token, the provider\'s included', async () => {
+    const v = withProvider({ issuer: ISSUER });
+    expect(await refusal(v, await mint(own, { iss: OWN_ISSUER }))).toMatch(/wrong issuer/);
+    expect((await v.verifyToken(await mint(own, { iss: ISSUER }))).isLocal).toBe(true);
+    expect(await refusal(v, await mint(rsa, { iss: OWN_ISSUER }))).toMatch(/wrong issuer/);
+    v.close();
+  });
+});

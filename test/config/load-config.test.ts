@@ -65,7 +65,7 @@ describe('defaultConfig', () => {
           enabled: false, jwksUri: '', publicKeyFile: '', issuer: '', audience: '', clockTolerance: 30, jwksRefreshInterval: 30_000,
           jwksTimeout: 5_000, adminRole: 'service-admin', claimsPaths: 'realm_access.roles,groups', allowPublicPermission: false,
         },
-        identityProvider: { enabled: false, issuer: '', tokenLifetime: 3_600, algorithm: 'ES256' },
+        identityProvider: { enabled: false, issuer: '', tokenLifetime: 3_600, algorithm: 'ES256', subjectRefreshSchedule: '* * * * * *' },
       },
       search: { onOwnerDeleteCascadeEntities: false },
     });
@@ -158,6 +158,7 @@ describe('CONFIG_OPTIONS', () => {
       'application.identity-provider.issuer',
       'application.identity-provider.token-lifetime',
       'application.identity-provider.algorithm',
+      'application.identity-provider.subject-refresh-schedule',
       'search.on-owner-delete-cascade-entities',
     ]);
     const limit = CONFIG_OPTIONS.find((o) => o.name === 'pagination.limit-default');

@@ -18,8 +18,12 @@ export interface BrokerProcess {
   exited: Promise<number | string>;
 }
 
-export async function startBrokerProcess(env: Record<string, string>, timeoutMs = 15_000): Promise<BrokerProcess> {
-  const child = spawn(process.execPath, [MAIN], {
+/** `umask`: the file mode creation mask the process starts with (octal text such as '022'), set by a shell. */
+export async function startBrokerProcess(env: Record<string, string>, timeoutMs = 15_000, opts: { umask?: string } = {}): Promise<BrokerProcess> {
+  const [command, args] = opts.umask === undefined
+    ? [process.execPath, [MAIN]]
+    : ['/bin/sh', ['-c', `umask ${opts.umask} && exec "$0" "$1"`, process.execPath, MAIN]];
+  const child = spawn(command, args, {
     env: { PATH: process.env['PATH'] ?? '', SERVER_HOST: '127.0.0.1', SERVER_PORT: '0', MQTT_HOST: '127.0.0.1', MQTT_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -21,6 +21,13 @@ export interface IdentityRepository {
   signingKeys(): SigningKeyRecord[];
   /** Adds a key; a key with the same kid is left as it is. */
   addSigningKey(key: SigningKeyRecord): void;
+  /** The `sub` of every user and client (at most `limit`). */
+  subjects(limit: number): string[];
+  /**
+   * Changes whenever users or clients may have changed: a commit by another connection (such as
+   * scripts/idp.mjs, which writes while the broker runs) or an insert or delete through this repository.
+   */
+  changeMark(): string;
 }
 
 interface UserRow {
@@ -99,6 +106,12 @@ export function createIdentityRepository(db: BetterSqlite3.Database): IdentityRe
   const keys = db.prepare<[number], KeyRow>(
     'SELECT kid, alg, private_jwk, public_jwk, created_at FROM idp_signing_keys ORDER BY created_at DESC, rowid DESC LIMIT CAST(? AS INTEGER)',
   );
+  const subjects = db.prepare<[number], string>(
+    'SELECT sub FROM idp_users UNION ALL SELECT sub FROM idp_clients LIMIT CAST(? AS INTEGER)',
+  ).pluck();
+  // NOTE: PRAGMA data_version changes on this connection only when another connection committed.
+  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+  let localChanges = 0;
   const addKey = db.prepare<[KeyRow]>(
     `INSERT INTO idp_signing_keys (kid, alg, private_jwk, public_jwk, created_at) VALUES (@kid, @alg, @private_jwk, @public_jwk, @created_at)
      ON CONFLICT (kid) DO NOTHING`,
@@ -128,6 +141,7 @@ export function createIdentityRepository(db: BetterSqlite3.Database): IdentityRe
         roles: JSON.stringify(u.roles), groups: JSON.stringify(u.groups), created_at: u.createdAt,
       };
       insertOrThrow(() => insertUser.run(row), `A user named ${u.username} or with sub ${u.sub}`);
+      localChanges += 1;
     },
     insertClient(cl) {
       const row: ClientRow = {
@@ -135,14 +149,23 @@ export function createIdentityRepository(db: BetterSqlite3.Database): IdentityRe
         created_at: cl.createdAt,
       };
       insertOrThrow(() => insertClient.run(row), `A client ${cl.clientId} or with sub ${cl.sub}`);
+      localChanges += 1;
     },
-    deleteUser: (username) => deleteUser.run(username).changes > 0,
-    deleteClient: (clientId) => deleteClient.run(clientId).changes > 0,
+    deleteUser(username) {
+      localChanges += 1;
+      return deleteUser.run(username).changes > 0;
+    },
+    deleteClient(clientId) {
+      localChanges += 1;
+      return deleteClient.run(clientId).changes > 0;
+    },
     listUsers: (p) => users.all(p.limit, p.offset).map(toUser),
     listClients: (p) => clients.all(p.limit, p.offset).map(toClient),
     signingKeys: () => keys.all(MAX_KEYS).map(toKey),
     addSigningKey(k) {
       addKey.run({ kid: k.kid, alg: k.alg, private_jwk: k.privateJwk, public_jwk: k.publicJwk, created_at: k.createdAt });
     },
+    subjects: (limit) => subjects.all(limit),
+    changeMark: () => `${dataVersion.get() ?? 0}.${localChanges}`,
   };
 }
