@@ -4,7 +4,10 @@
 export { startMqttBroker, isPublishTopic, type MqttBroker, type MqttBrokerOptions } from './broker.js';
 export type { MqttQos } from '../subscriptions/index.js';
 export { createAnonymousHooks, type MqttAccessHooks } from './hooks.js';
-export { createMqttAccess, deviceSubject, topicMatches, type MqttAccessDeps, type MqttAuthentication } from './access.js';
+export {
+  createMqttAccess, deviceSubject, topicMatches, type MqttAccess, type MqttAccessDeps, type MqttAccessStats, type MqttAuthentication, type MqttSessionOwners,
+} from './access.js';
+export { mayNotifyOn, notifyPrefixOf } from './topic-classes.js';
 export {
   createIngest, parseMeasurementTopic, type DropReason, type Ingest, type IngestDeps, type IngestOutcome, type IngestStats,
   type MeasurementTopic, type Publisher,
