@@ -31,7 +31,8 @@ type DeviceTopicKind = 'measurement' | 'status' | 'command' | 'command-answer' |
 export type TopicClass =
   | { readonly kind: DeviceTopicKind; readonly tenant: string; readonly deviceId: string }
   | { readonly kind: 'ngsi-other' }
-  | { readonly kind: 'notification'; readonly subject: string }
+  /** subject: undefined when the segment is no subject's encoding (administrators' only). */
+  | { readonly kind: 'notification'; readonly subject: string | undefined }
   | { readonly kind: 'dashboard' }
   | { readonly kind: 'system' }
   | { readonly kind: 'free' };
@@ -60,13 +61,11 @@ function classify(topic: string): TopicClass {
   }
   if (topic.startsWith(NOTIFY_PREFIX)) {
     const segment = topic.slice(NOTIFY_PREFIX.length).split('/', 1)[0] ?? '';
-    let subject: string;
     try {
-      subject = decodeURIComponent(segment);
+      return { kind: 'notification', subject: decodeURIComponent(segment) };
     } catch {
-      return NGSI_OTHER; // NOTE: a segment no subject encodes to: nobody's but the administrators'
+      return { kind: 'notification', subject: undefined };
     }
-    return { kind: 'notification', subject };
   }
   if (topic.startsWith(DASHBOARD_PREFIX)) return DASHBOARD;
   return FREE;
@@ -97,7 +96,7 @@ export function mayRead(c: TopicClass, party: Party, owners: ReadonlySet<string>
     case 'ngsi-other': case 'system':
       return false;
     case 'notification':
-      return party.kind === 'subject' && party.subject === c.subject;
+      return party.kind === 'subject' && c.subject !== undefined && party.subject === c.subject;
     case 'dashboard':
       return party.kind === 'subject' && owners !== undefined && party.subject !== undefined && owners.has(party.subject);
     case 'free':
@@ -135,7 +134,7 @@ export function mayNotifyOn(topic: string, subject: string | undefined, admin: b
   const othersOwn = owners !== undefined && [...owners].some((o) => o !== subject);
   switch (c.kind) {
     case 'notification':
-      return admin || c.subject === subject;
+      return admin || (c.subject !== undefined && c.subject === subject);
     case 'dashboard':
       return admin || (subject !== undefined && !othersOwn);
     case 'free':

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/index.js';
 import { ADMIN_ROLE, startAuthBroker, type AuthBroker } from '../helpers/auth.js';
+import { tempDir } from '../helpers/broker.js';
 import { parseExposition } from '../helpers/metrics.js';
 import { connectInbox, trySubscribe } from '../helpers/mqtt-inbox.js';
 
@@ -76,7 +77,6 @@ describe('MQTT sessions bound to their principal', () => {
   });
 
   it('keeps the binding across a restart of the broker (stored with the session)', async () => {
-    const { tempDir } = await import('../helpers/broker.js');
     const dir = tempDir('edgeld-session-owner-');
     try {
       const dbPath = `${dir.path}/edgeld.db`;
