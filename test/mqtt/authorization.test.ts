@@ -102,14 +102,38 @@ describe('MQTT authorization with authentication on', () => {
     expect(elsewhere.status, elsewhere.text).toBe(201);
   });
 
-  it('neither relays nor retains a measurement another subject may not write', async () => {
+  it('neither creates a device\'s entity for another subject, nor relays nor retains what it publishes there', async () => {
     const admin = await as('root', { roles: [ADMIN_ROLE] });
     expect(await trySubscribe(admin.client, 'ngsi/default/dev1/attrs')).toBe(true);
     const bob = await as('bob');
-    await bob.client.publishAsync('ngsi/default/dev1/attrs', '{"temperature":666}', { qos: 1, retain: true });
+    const before = b.broker.mqttIngest.stats();
+    await bob.client.publishAsync('ngsi/default/dev1/attrs', '{"temperature":665}', { qos: 1, retain: true });
+    expect(b.broker.mqttIngest.stats().dropped['unknown-device'] - before.dropped['unknown-device']).toBe(1);
+    const entity = await b.as('root', 'GET', `/ngsi-ld/v1/entities/${encodeURIComponent('urn:ngsi-ld:Device:dev1')}`, { claims: { roles: [ADMIN_ROLE] } });
+    expect(entity.status).toBe(404);
+    // A later subscriber gets no retained message from it.
+    const later = await as('root', { roles: [ADMIN_ROLE] });
+    expect(await trySubscribe(later.client, 'ngsi/default/dev1/attrs')).toBe(true);
+    await b.broker.publishLocal('ngsi/default/dev1/attrs', 'marker-0', 0);
+    expect(await later.before('ngsi/default/dev1/attrs', 'marker-0')).toEqual([]);
+    expect((await admin.before('ngsi/default/dev1/attrs', 'marker-0')).map((m) => m.payload)).not.toContain('{"temperature":665}');
+  });
+
+  it('neither relays nor retains a measurement another subject may not write', async () => {
+    // The device's entity exists (its own first measurement).
+    const device = await connectInbox(url, { clientId: 'default/dev1', username: 'default/dev1', password: devSecret });
+    open.push(device);
+    await device.client.publishAsync('ngsi/default/dev1/attrs', '{"temperature":20}', { qos: 1 });
+    const admin = await as('root', { roles: [ADMIN_ROLE] });
+    expect(await trySubscribe(admin.client, 'ngsi/default/dev1/attrs')).toBe(true);
+    const bob = await as('bob');
+    const forbidden = b.broker.mqttIngest.stats().dropped.forbidden;
+    await bob.client.publishAsync('ngsi/default/dev1/attrs', '{"temperature":666}', { qos: 1 });
+    expect(b.broker.mqttIngest.stats().dropped.forbidden - forbidden).toBe(1);
     await b.broker.publishLocal('ngsi/default/dev1/attrs', 'marker-1', 0);
     expect((await admin.before('ngsi/default/dev1/attrs', 'marker-1')).map((m) => m.payload)).not.toContain('{"temperature":666}');
-    // A later subscriber gets no retained message from it.
+    // Retained: a later subscriber gets the device's own retained value at most, never bob's.
+    await bob.client.publishAsync('ngsi/default/dev1/attrs', '{"temperature":667}', { qos: 1, retain: true });
     const later = await as('root', { roles: [ADMIN_ROLE] });
     expect(await trySubscribe(later.client, 'ngsi/default/dev1/attrs')).toBe(true);
     await b.broker.publishLocal('ngsi/default/dev1/attrs', 'marker-2', 0);
@@ -117,18 +141,14 @@ describe('MQTT authorization with authentication on', () => {
   });
 
   it('neither relays nor retains a will its client may not publish', async () => {
-    const admin = await as('root', { roles: [ADMIN_ROLE] });
-    expect(await trySubscribe(admin.client, 'ngsi/default/dev1/status')).toBe(true);
     const bob = await connectInbox(url, {
       username: 'bob', password: await b.token('bob'),
       will: { topic: 'ngsi/default/dev1/status', payload: Buffer.from('offline'), qos: 1, retain: true },
     });
     // The connection ends without DISCONNECT: the will is due [MQTT-3.1.2-8].
-    const dropped = b.broker.mqttIngest.stats().dropped.forbidden;
+    const forbidden = b.broker.mqttIngest.stats().dropped.forbidden;
     bob.client.stream.destroy();
-    await vi.waitFor(() => expect(b.broker.mqttIngest.stats().dropped.forbidden).toBeGreaterThan(dropped), { timeout: 5_000 });
-    await b.broker.publishLocal('ngsi/default/dev1/status', 'marker-3', 0);
-    expect((await admin.before('ngsi/default/dev1/status', 'marker-3')).map((m) => m.payload)).not.toContain('offline');
+    await vi.waitFor(() => expect(b.broker.mqttIngest.stats().dropped.forbidden).toBeGreaterThan(forbidden), { timeout: 5_000 });
     const later = await as('root', { roles: [ADMIN_ROLE] });
     expect(await trySubscribe(later.client, 'ngsi/default/dev1/status')).toBe(true);
     await b.broker.publishLocal('ngsi/default/dev1/status', 'marker-4', 0);
