@@ -27,6 +27,17 @@ describe('MQTT authorization with authentication on', () => {
     body: { type: 'Subscription', entities: [{ type }], notification: { endpoint: { uri: `mqtt://127.0.0.1:${b.broker.mqttPort}/${topic}` } } },
   });
 
+  /** Registers a device and stores its first measurement: its entity exists, created by the device. */
+  const deviceWithEntity = async (deviceId: string): Promise<void> => {
+    const reg = await b.as('root', 'POST', '/edgeld/v1/devices', { body: { deviceId }, claims: { roles: [ADMIN_ROLE] } });
+    expect(reg.status, reg.text).toBe(201);
+    const device = await connectInbox(url, { clientId: deviceId, username: deviceId, password: reg.json.secret });
+    await device.client.publishAsync(`ngsi/default/${deviceId}/attrs`, '{"temperature":20}', { qos: 1 });
+    await device.end();
+    const entity = await b.as('root', 'GET', `/ngsi-ld/v1/entities/${encodeURIComponent(`urn:ngsi-ld:Device:${deviceId}`)}`, { claims: { roles: [ADMIN_ROLE] } });
+    expect(entity.status, entity.text).toBe(200);
+  };
+
   beforeAll(async () => {
     b = await startAuthBroker();
     await b.broker.listen();
@@ -120,39 +131,37 @@ describe('MQTT authorization with authentication on', () => {
   });
 
   it('neither relays nor retains a measurement another subject may not write', async () => {
-    // The device's entity exists (its own first measurement).
-    const device = await connectInbox(url, { clientId: 'default/dev1', username: 'default/dev1', password: devSecret });
-    open.push(device);
-    await device.client.publishAsync('ngsi/default/dev1/attrs', '{"temperature":20}', { qos: 1 });
+    await deviceWithEntity('dev2');
     const admin = await as('root', { roles: [ADMIN_ROLE] });
-    expect(await trySubscribe(admin.client, 'ngsi/default/dev1/attrs')).toBe(true);
+    expect(await trySubscribe(admin.client, 'ngsi/default/dev2/attrs')).toBe(true);
     const bob = await as('bob');
     const forbidden = b.broker.mqttIngest.stats().dropped.forbidden;
-    await bob.client.publishAsync('ngsi/default/dev1/attrs', '{"temperature":666}', { qos: 1 });
+    await bob.client.publishAsync('ngsi/default/dev2/attrs', '{"temperature":666}', { qos: 1 });
     expect(b.broker.mqttIngest.stats().dropped.forbidden - forbidden).toBe(1);
-    await b.broker.publishLocal('ngsi/default/dev1/attrs', 'marker-1', 0);
-    expect((await admin.before('ngsi/default/dev1/attrs', 'marker-1')).map((m) => m.payload)).not.toContain('{"temperature":666}');
+    await b.broker.publishLocal('ngsi/default/dev2/attrs', 'marker-1', 0);
+    expect((await admin.before('ngsi/default/dev2/attrs', 'marker-1')).map((m) => m.payload)).not.toContain('{"temperature":666}');
     // Retained: a later subscriber gets the device's own retained value at most, never bob's.
-    await bob.client.publishAsync('ngsi/default/dev1/attrs', '{"temperature":667}', { qos: 1, retain: true });
+    await bob.client.publishAsync('ngsi/default/dev2/attrs', '{"temperature":667}', { qos: 1, retain: true });
     const later = await as('root', { roles: [ADMIN_ROLE] });
-    expect(await trySubscribe(later.client, 'ngsi/default/dev1/attrs')).toBe(true);
-    await b.broker.publishLocal('ngsi/default/dev1/attrs', 'marker-2', 0);
-    expect(await later.before('ngsi/default/dev1/attrs', 'marker-2')).toEqual([]);
+    expect(await trySubscribe(later.client, 'ngsi/default/dev2/attrs')).toBe(true);
+    await b.broker.publishLocal('ngsi/default/dev2/attrs', 'marker-2', 0);
+    expect(await later.before('ngsi/default/dev2/attrs', 'marker-2')).toEqual([]);
   });
 
   it('neither relays nor retains a will its client may not publish', async () => {
+    await deviceWithEntity('dev3');
     const bob = await connectInbox(url, {
       username: 'bob', password: await b.token('bob'),
-      will: { topic: 'ngsi/default/dev1/status', payload: Buffer.from('offline'), qos: 1, retain: true },
+      will: { topic: 'ngsi/default/dev3/status', payload: Buffer.from('offline'), qos: 1, retain: true },
     });
     // The connection ends without DISCONNECT: the will is due [MQTT-3.1.2-8].
     const forbidden = b.broker.mqttIngest.stats().dropped.forbidden;
     bob.client.stream.destroy();
     await vi.waitFor(() => expect(b.broker.mqttIngest.stats().dropped.forbidden).toBeGreaterThan(forbidden), { timeout: 5_000 });
     const later = await as('root', { roles: [ADMIN_ROLE] });
-    expect(await trySubscribe(later.client, 'ngsi/default/dev1/status')).toBe(true);
-    await b.broker.publishLocal('ngsi/default/dev1/status', 'marker-4', 0);
-    expect(await later.before('ngsi/default/dev1/status', 'marker-4')).toEqual([]);
+    expect(await trySubscribe(later.client, 'ngsi/default/dev3/status')).toBe(true);
+    await b.broker.publishLocal('ngsi/default/dev3/status', 'marker-4', 0);
+    expect(await later.before('ngsi/default/dev3/status', 'marker-4')).toEqual([]);
   });
 });
 
