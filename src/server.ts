@@ -24,7 +24,7 @@ import { buildFederation } from './server/federation.js';
 import { buildFoundation } from './server/foundation.js';
 import { buildHttp } from './server/http.js';
 import { closeAll, listenAll, type LifecycleDeps } from './server/lifecycle.js';
-import { buildMqttAccess } from './server/mqtt-access.js';
+import { buildMqttAccess, createEndpointCheck } from './server/mqtt-access.js';
 import { buildNotifications } from './server/notifications.js';
 import type { Runtime } from './server/runtime.js';
 
@@ -95,21 +95,24 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
   // The registry is filled from the store before any request can change it.
   const subscriptionRegistry = createSubscriptionRegistry(loadSubscriptions(store));
-  const subscriptions = createSubscriptionService({ store, registry: subscriptionRegistry, clock, newId });
+  const mqtt = (): Runtime['mqtt'] => runtime.mqtt;
+  const checkEndpoint = createEndpointCheck({ config, registry: subscriptionRegistry, mqtt, auth });
+  const subscriptions = createSubscriptionService({ store, registry: subscriptionRegistry, clock, newId, ...(checkEndpoint ? { checkEndpoint } : {}) });
   const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType });
   const jobs = createJobScheduler({ log: log.child('jobs') });
   const journalMaxAge = parseDuration(config.journal.maxAge);
   if (!journalMaxAge) throw new Error(`journal.max-age: '${config.journal.maxAge}' is too large a duration`);
-  const mqtt = (): Runtime['mqtt'] => runtime.mqtt;
   // Journal consumers: each registers on the feed when built.
   const { notifier, mqttSender, publishLocal } = buildNotifications({
     ...deps, store, feed, registry: subscriptionRegistry, contexts, mqtt, publicUrl,
   });
   notifier.start();
   const federation = buildFederation({ config, store, feed, contexts, clock, log });
-  const { ingest, hooks } = buildMqttAccess({ ...deps, core, contexts, devices, registry: subscriptionRegistry, auth, mqtt });
+  const { ingest, hooks } = buildMqttAccess({
+    ...deps, core, contexts, devices, registry: subscriptionRegistry, auth, mqtt, sessions: store.mqttSessions,
+  });
   const http = buildHttp({
-    ...deps, store, events, runtime, verifier, notifier, ingest, federation,
+    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation,
     services: { contexts, entities, temporal, subscriptions, permissions, subjects, devices, auth, identity },
   });
   const lifecycle: LifecycleDeps = {

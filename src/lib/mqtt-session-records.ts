@@ -77,4 +77,10 @@ export interface MqttSessionStore {
   takeWill(clientId: string): MqttWillRecord | undefined;
   /** Wills in client order, after `afterClientId` ('' for the first page). */
   willsPage(afterClientId: string, limit: number): MqttWillRecord[];
+
+  /** The principal a client id's session belongs to (`device:…` or `subject:…`), if bound. */
+  sessionOwner(clientId: string): string | undefined;
+  /** Binds a client id's session to a principal, replacing a binding. */
+  putSessionOwner(clientId: string, owner: string): void;
+  deleteSessionOwner(clientId: string): void;
 }

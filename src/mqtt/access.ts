@@ -1,79 +1,54 @@
-// Who may connect to the embedded broker, publish and subscribe (edge.md §1), and the hand-off of
-// measurements to ingestion before they are acknowledged.
+// Who may connect to the embedded broker (edge.md §1), and whose a client id's session is.
 //
 // Authentication off: every client is anonymous and may do everything; measurements are written as
 // the broker's own work. Authentication on: a client connects with a user name and a password that
 // is either its device secret or a token the HTTP API accepts (any user name). A device's user name
 // and client id name it as `<tenant>/<deviceId>`, or as the bare `<deviceId>` in the default tenant;
-// both must name the same device. A device publishes only its own measurement topics;
-// a token's subject writes with its own permissions (write on the entity). Subscribing to
-// measurement topics is for administrators and each device to its own; subscribing to a topic that
-// notifications are published on needs the consent of `maySubscribe`.
+// both must name the same device. A client id belongs to the principal that first kept a session
+// under it (a device's id to that device): neither its stored session nor its live connection is
+// ever handed to another principal (CONNACK 5). What each may publish, subscribe to and receive is
+// the topic classes' table (topic-classes.ts), applied by authorize.ts.
 
-import type { AuthenticateError, Client, PublishPacket, Subscription } from 'aedes';
+import type { AuthenticateError, Client } from 'aedes';
 import { anonymousIn, type Principal } from '../ngsi/index.js';
 import { isDeviceId } from '../devices/index.js';
 import { boundedMemo, type Logger } from '../lib/index.js';
 import type { MqttAccessHooks } from './hooks.js';
-import { DEFAULT_TENANT_SEGMENT, MEASUREMENT_PREFIX, parseMeasurementTopic, type Ingest, type Publisher } from './ingest.js';
+import { DEFAULT_TENANT_SEGMENT, MEASUREMENT_PREFIX, parseMeasurementTopic, type Ingest } from './ingest.js';
+import { authorizeForwardWith, authorizePublishWith, authorizeSubscribeWith } from './authorize.js';
+import type { AccessContext, Identity, MqttAccessStats, MqttAuthentication, MqttSessionOwners } from './identity.js';
+
+export { deviceSubject, type MqttAccessStats, type MqttAuthentication, type MqttSessionOwners } from './identity.js';
 
 /** CONNACK return codes of MQTT 3.1.1. */
 const IDENTIFIER_REJECTED = 2;
 const BAD_USERNAME_OR_PASSWORD = 4;
-const SYS_PREFIX = '$SYS/';
+const NOT_AUTHORIZED = 5;
 /** The client id a device must connect with, as its refusal says. */
 const DEVICE_CLIENT_ID = "the device's own name, <tenant>/<deviceId> or, in the default tenant, <deviceId>";
 /** The client id a client with a token must connect with. */
 const TOKEN_CLIENT_ID = 'any client id but the name of a registered device (<tenant>/<deviceId>, or <deviceId> in the default tenant)';
-
-export interface MqttAuthentication {
-  /** The principal of a token in a tenant; rejects when the token is not valid. */
-  principal(token: string, tenant: string): Promise<Principal>;
-  /** Whether `secret` is the MQTT secret of a registered device. */
-  deviceSecret(tenant: string, deviceId: string, secret: string): Promise<boolean>;
-  /** Whether a device is registered (its client id is kept for it). */
-  isDevice(tenant: string, deviceId: string): boolean;
-  /** Whether a subject may subscribe to a topic filter that can match topics notifications go to. */
-  maySubscribe(filter: string, principal: Principal): boolean;
-  /** Whether a client may publish on a topic (not on the topics notifications go to). */
-  mayPublish(topic: string): boolean;
-}
 
 export interface MqttAccessDeps {
   log: Logger;
   ingest: Ingest;
   /** Present when authentication is on. */
   auth?: MqttAuthentication;
+  /** Session owners kept with the sessions (SQLite); in memory when absent. */
+  sessions?: MqttSessionOwners;
 }
 
-/** A connected client as authenticated; also the publisher named when one of its messages is dropped. */
-type Identity = Publisher & (
-  | { readonly kind: 'anonymous' }
-  | { readonly kind: 'token'; readonly token: string }
-  | { readonly kind: 'device'; readonly tenant: string; readonly deviceId: string; principal?: Principal }
-);
+export interface MqttAccess extends MqttAccessHooks {
+  stats(): MqttAccessStats;
+}
 
 interface DeviceName {
   tenant: string;
   deviceId: string;
 }
 
-/** What the three hooks share. */
-interface AccessContext {
-  log: Logger;
-  ingest: Ingest;
-  auth: MqttAuthentication | undefined;
-  identities: WeakMap<Client, Identity>;
-  anonymousOf(tenant: string): Principal;
-}
-
 /** Tenants whose anonymous principal is kept (a client naming more starts the memo over). */
 const MAX_ANONYMOUS_TENANTS = 1000;
-
-/** The subject a device writes as (audit, ownership of what it creates). */
-export function deviceSubject(tenant: string, deviceId: string): string {
-  return `urn:ngsi-ld:Device:${tenant === '' ? DEFAULT_TENANT_SEGMENT : tenant}:${deviceId}`;
-}
 
 /**
  * The device a user name or client id names: `<tenant>/<deviceId>`, or a bare `<deviceId>` of the
@@ -91,38 +66,86 @@ function deviceName(device: DeviceName): string {
   return `${device.tenant === '' ? DEFAULT_TENANT_SEGMENT : device.tenant}/${device.deviceId}`;
 }
 
-/** Whether an MQTT topic filter can match a topic that starts with `ngsi/<tenant>/<deviceId>/` (given parts only). */
-function filterReaches(filter: string, levels: readonly string[]): boolean {
-  const parts = filter.split('/');
-  for (let i = 0; i < levels.length; i++) {
-    const p = parts[i];
-    if (p === undefined) return false;
-    if (p === '#') return true;
-    if (p !== '+' && p !== levels[i]) return false;
-  }
-  return true;
-}
-
 function refuse(done: (error: AuthenticateError | null, success: boolean | null) => void, code: number): void {
+  const message = code === IDENTIFIER_REJECTED ? 'identifier rejected' : code === NOT_AUTHORIZED ? 'not authorized' : 'bad user name or password';
   // NOTE: Aedes reads the CONNACK code from the error's returnCode
-  const err = new Error(code === IDENTIFIER_REJECTED ? 'identifier rejected' : 'bad user name or password') as AuthenticateError;
+  const err = new Error(message) as AuthenticateError;
   err.returnCode = code;
   done(err, false);
 }
 
-export function createMqttAccess(deps: MqttAccessDeps): MqttAccessHooks {
+/** Session owners in memory, for a broker without durable sessions. */
+function memorySessionOwners(): MqttSessionOwners {
+  const owners = new Map<string, string>();
+  return {
+    sessionOwner: (clientId) => owners.get(clientId),
+    putSessionOwner: (clientId, owner) => void owners.set(clientId, owner),
+    deleteSessionOwner: (clientId) => void owners.delete(clientId),
+  };
+}
+
+export function createMqttAccess(deps: MqttAccessDeps): MqttAccess {
+  const stats: MqttAccessStats = { takeoversRefused: 0 };
   const ctx: AccessContext = {
-    log: deps.log, ingest: deps.ingest, auth: deps.auth, identities: new WeakMap(),
+    log: deps.log, ingest: deps.ingest, auth: deps.auth, identities: new WeakMap(), sessions: deps.sessions ?? memorySessionOwners(), stats,
     // NOTE: a principal is read-only, so the one of a device and those of anonymous writers are made
     // once, not per message; the write path also keys its grouping on the principal object.
     anonymousOf: boundedMemo(MAX_ANONYMOUS_TENANTS, anonymousIn),
   };
-  return { authenticate: authenticateWith(ctx), authorizePublish: authorizePublishWith(ctx), authorizeSubscribe: authorizeSubscribeWith(ctx) };
+  return {
+    authenticate: authenticateWith(ctx),
+    authorizePublish: authorizePublishWith(ctx),
+    authorizeSubscribe: authorizeSubscribeWith(ctx),
+    authorizeForward: authorizeForwardWith(ctx),
+    stats: () => ({ ...stats }),
+  };
 }
 
-/** The identity of a client (one made for it if it was never authenticated). */
-function identityOf(ctx: AccessContext, client: Client): Identity {
-  return ctx.identities.get(client) ?? { kind: 'anonymous', clientId: client.id, user: null };
+/** The principal a session is bound to: `device:<tenant>/<deviceId>` or `subject:<sub>`. */
+function ownerOf(identity: Identity): string | undefined {
+  switch (identity.kind) {
+    case 'anonymous': return undefined;
+    case 'device': return `device:${identity.user}`;
+    case 'token': return `subject:${identity.party.subject ?? ''}`;
+  }
+}
+
+/** The client connected now under the same client id, if another. NOTE: Aedes keeps them in `broker.clients`; its types omit both. */
+function liveClientWithId(client: Client): Client | undefined {
+  const broker: unknown = Reflect.get(client, 'broker');
+  const clients: unknown = typeof broker === 'object' && broker !== null ? Reflect.get(broker, 'clients') : undefined;
+  const other: unknown = typeof clients === 'object' && clients !== null ? Reflect.get(clients, client.id) : undefined;
+  return other !== undefined && other !== client ? other as Client : undefined; // NOTE: the values of broker.clients are Clients
+}
+
+/**
+ * Admits an authenticated client unless its client id belongs to another principal: a stored session
+ * (bound when kept, clean: false) or a live connection (which Aedes would otherwise end) [MQTT-3.1.4-2].
+ */
+function admit(ctx: AccessContext, client: Client, identity: Identity, done: (error: AuthenticateError | null, success: boolean | null) => void): void {
+  const owner = ownerOf(identity);
+  const live = liveClientWithId(client);
+  const liveIdentity = live && ctx.identities.get(live);
+  const liveOwner = liveIdentity && ownerOf(liveIdentity);
+  const bound = ctx.sessions.sessionOwner(client.id);
+  if ((live !== undefined && liveOwner !== owner) || (bound !== undefined && bound !== owner)) {
+    refuseTakeover(ctx, client, identity, 'its client id belongs to another principal', done);
+    return;
+  }
+  if (!client.clean) {
+    if (bound !== owner && owner !== undefined) ctx.sessions.putSessionOwner(client.id, owner);
+  } else if (bound !== undefined) {
+    // [MQTT-3.1.2-6] A clean session discards the stored one: nothing is left to hand over.
+    ctx.sessions.deleteSessionOwner(client.id);
+  }
+  ctx.identities.set(client, identity);
+  done(null, true);
+}
+
+function refuseTakeover(ctx: AccessContext, client: Client, identity: Identity, why: string, done: (error: AuthenticateError | null, success: boolean | null) => void, expected?: string): void {
+  ctx.stats.takeoversRefused += 1;
+  ctx.log.warn(`mqtt client refused: ${why}`, { clientId: client.id, user: identity.user, ...(expected ? { expected } : {}) });
+  refuse(done, NOT_AUTHORIZED);
 }
 
 function authenticateWith(ctx: AccessContext): MqttAccessHooks['authenticate'] {
@@ -150,8 +173,7 @@ function authenticateWith(ctx: AccessContext): MqttAccessHooks['authenticate'] {
           refuse(done, IDENTIFIER_REJECTED);
           return;
         }
-        identities.set(client, { kind: 'device', clientId: client.id, user, ...device });
-        done(null, true);
+        admit(ctx, client, { kind: 'device', clientId: client.id, user, ...device, party: { kind: 'device', ...device } }, done);
         return;
       }
       const principal = await auth.principal(secret, '').catch(() => undefined);
@@ -161,112 +183,16 @@ function authenticateWith(ctx: AccessContext): MqttAccessHooks['authenticate'] {
         return;
       }
       const user = principal.subject ?? username ?? null;
+      const identity: Identity = {
+        kind: 'token', clientId: client.id, user, token: secret, party: { kind: 'subject', subject: principal.subject, admin: principal.admin },
+      };
       // NOTE: a client taking a device's client id would end its connection and take over its session.
       const named = deviceOfName(client.id);
       if (named !== undefined && auth.isDevice(named.tenant, named.deviceId)) {
-        log.info('mqtt client refused: its client id is that of a registered device', { clientId: client.id, user, expected: TOKEN_CLIENT_ID });
-        refuse(done, IDENTIFIER_REJECTED);
+        refuseTakeover(ctx, client, identity, 'its client id is that of a registered device', done, TOKEN_CLIENT_ID);
         return;
       }
-      identities.set(client, { kind: 'token', clientId: client.id, user, token: secret });
-      done(null, true);
-    });
-  };
-}
-
-/** The principal a client writes the measurements of `tenant`/`deviceId` as; undefined: not allowed. */
-function actorOf(ctx: AccessContext, identity: Identity, tenant: string, deviceId: string): Principal | undefined | Promise<Principal | undefined> {
-  switch (identity.kind) {
-    case 'anonymous':
-      return ctx.anonymousOf(tenant);
-    case 'device': {
-      if (identity.tenant !== tenant || identity.deviceId !== deviceId) return undefined;
-      const subject = deviceSubject(tenant, deviceId);
-      // NOTE: a registered device writes the one entity the registry (managed by administrators)
-      // maps it to, and publishing is limited to its own topics: that mapping is its permission.
-      return (identity.principal ??= { tenant, subject, admin: true, assignees: [subject], groups: [] });
-    }
-    case 'token':
-      return ctx.auth?.principal(identity.token, tenant).catch(() => undefined);
-  }
-}
-
-function authorizePublishWith(ctx: AccessContext): MqttAccessHooks['authorizePublish'] {
-  const { log, ingest, auth } = ctx;
-  return (client, packet: PublishPacket, done) => {
-    // [MQTT-4.7.2-1] Topics starting with `$` are the server's.
-    if (packet.topic.startsWith(SYS_PREFIX)) {
-      done(new Error(`${SYS_PREFIX} topics are reserved`));
-      return;
-    }
-    if (client === null) {
-      done(null);
-      return;
-    }
-    if (!packet.topic.startsWith(MEASUREMENT_PREFIX)) {
-      // NOTE: MQTT 3.1.1 cannot refuse one publish: an error ends the connection of a client
-      // trying to forge notifications.
-      if (auth !== undefined && !auth.mayPublish(packet.topic)) {
-        log.info('mqtt publish on a notification topic refused', { clientId: client.id, user: identityOf(ctx, client).user, topic: packet.topic });
-        done(new Error('notification topics are published by the broker only'));
-        return;
-      }
-      done(null);
-      return;
-    }
-    const topic = parseMeasurementTopic(packet.topic);
-    const identity = identityOf(ctx, client);
-    // NOTE: Aedes acknowledges a QoS 1 publish (PUBACK) once this calls back: only after the commit.
-    // A dropped message is acknowledged too (MQTT 3.1.1 has no negative acknowledgement): the
-    // client would otherwise resend it forever.
-    if (topic === undefined) {
-      ingest.dropTopic(packet.topic, identity);
-      done(null);
-      return;
-    }
-    const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
-    const actor = actorOf(ctx, identity, topic.tenant, topic.deviceId);
-    const handled = actor instanceof Promise
-      ? actor.then((a) => ingest.handle(a, topic, payload, identity))
-      : ingest.handle(actor, topic, payload, identity);
-    const answer = (): void => done(null);
-    void handled.then(answer, answer);
-  };
-}
-
-function authorizeSubscribeWith(ctx: AccessContext): MqttAccessHooks['authorizeSubscribe'] {
-  const { log, auth, identities } = ctx;
-  return (client, subscription: Subscription, done) => {
-    if (auth === undefined) {
-      done(null, subscription);
-      return;
-    }
-    const identity = identities.get(client);
-    const filter = subscription.topic;
-    const deny = (why: string): void => {
-      log.info('mqtt subscription refused', { clientId: client.id, user: identity?.user ?? null, topic: filter, why });
-      done(null, null);
-    };
-    if (identity === undefined || identity.kind === 'anonymous') {
-      deny('not authenticated');
-      return;
-    }
-    if (identity.kind === 'device') {
-      const own = ['ngsi', identity.tenant === '' ? DEFAULT_TENANT_SEGMENT : identity.tenant, identity.deviceId];
-      const parts = filter.split('/');
-      if (filterReaches(filter, ['ngsi']) && !(parts.length >= 3 && own.every((level, i) => parts[i] === level))) {
-        deny('a device subscribes to its own measurement topics only');
-        return;
-      }
-      done(null, subscription);
-      return;
-    }
-    void (auth.principal(identity.token, '').catch(() => undefined)).then((principal) => {
-      if (principal === undefined) return deny('token no longer valid');
-      if (principal.admin) return done(null, subscription);
-      if (filterReaches(filter, ['ngsi'])) return deny('measurement topics are for administrators and their devices');
-      if (!auth.maySubscribe(filter, principal)) return deny('notifications of a subscription of another subject');
-      return done(null, subscription);
+      admit(ctx, client, identity, done);
     });
   };
 }

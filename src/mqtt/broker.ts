@@ -92,6 +92,7 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
     authenticate: hooks.authenticate,
     authorizePublish: hooks.authorizePublish,
     authorizeSubscribe: hooks.authorizeSubscribe,
+    authorizeForward: hooks.authorizeForward,
     ...(persistence ? { persistence } : {}),
   });
   watchClients(aedes, log);

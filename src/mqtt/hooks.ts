@@ -1,8 +1,8 @@
-// The access seam of the embedded broker: who may connect, publish and subscribe. The broker takes
+// The access seam of the embedded broker: who may connect, publish, subscribe and receive. The broker takes
 // its hooks from the caller (access.ts: devices, tokens and the permission model); these are the
 // hooks of a broker started without any.
 
-import type { AuthenticateError, Client, PublishPacket, Subscription } from 'aedes';
+import type { AedesPublishPacket, AuthenticateError, Client, PublishPacket, Subscription } from 'aedes';
 import type { Logger } from '../lib/index.js';
 
 /** The Aedes hooks that decide access, in the shape Aedes calls them. */
@@ -12,6 +12,8 @@ export interface MqttAccessHooks {
   authorizePublish(client: Client | null, packet: PublishPacket, done: (error?: Error | null) => void): void;
   authorizeSubscribe(client: Client, subscription: Subscription,
     done: (error: Error | null, subscription?: Subscription | null) => void): void;
+  /** Called for every message delivered to every client (retained and queued ones too); null: not delivered. */
+  authorizeForward(client: Client, packet: AedesPublishPacket): AedesPublishPacket | null;
 }
 
 const SYS_PREFIX = '$SYS/';
@@ -33,6 +35,7 @@ export function createAnonymousHooks(log: Logger): MqttAccessHooks {
       done(null);
     },
     authorizeSubscribe: (_client, subscription, done) => done(null, subscription),
+    authorizeForward: (_client, packet) => packet,
   };
 }
 

@@ -7,7 +7,10 @@ export {
 } from './connection-gate.js';
 export type { MqttQos } from '../subscriptions/index.js';
 export { createAnonymousHooks, type MqttAccessHooks } from './hooks.js';
-export { createMqttAccess, deviceSubject, topicMatches, type MqttAccessDeps, type MqttAuthentication } from './access.js';
+export {
+  createMqttAccess, deviceSubject, topicMatches, type MqttAccess, type MqttAccessDeps, type MqttAccessStats, type MqttAuthentication, type MqttSessionOwners,
+} from './access.js';
+export { mayNotifyOn, notifyPrefixOf } from './topic-classes.js';
 export {
   createIngest, parseMeasurementTopic, type DropReason, type Ingest, type IngestDeps, type IngestOutcome, type IngestStats,
   type MeasurementTopic, type Publisher,

@@ -133,8 +133,9 @@ async function measure(deps: IngestDeps, caches: IngestCaches, actor: Principal 
   };
   if (device !== undefined && Object.keys(device.staticAttributes).length > 0) m.initial = initialInstances(device, mapper, now(), nowMs);
   try {
-    // A registered device's entity is created on first use; an unregistered one's only with autoprovisioning.
-    const { created } = await deps.record(actor, m, { create: device !== undefined || deps.autoprovision });
+    // A registered device's entity is created on first use, by the device or an administrator (a
+    // subject creating it would own it); an unregistered one's only with autoprovisioning.
+    const { created } = await deps.record(actor, m, { create: (device !== undefined && actor.admin) || deps.autoprovision });
     return { stored: true, created };
   } catch (err) {
     if (err instanceof InsufficientStorageError) throw new Dropped('disk-full', err.detail ?? err.message);

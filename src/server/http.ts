@@ -10,7 +10,7 @@ import type { ChangeEmitter } from '../events.js';
 import { disabledStatus, type Federation } from '../federation/index.js';
 import { createApp, createMetrics, type App, type AppDeps, type Metrics } from '../http/index.js';
 import { uuid, type IdGenerator, type Logger } from '../lib/index.js';
-import type { Ingest } from '../mqtt/index.js';
+import type { Ingest, MqttAccess } from '../mqtt/index.js';
 import type { Store } from '../store/index.js';
 import type { Notifier } from '../subscriptions/index.js';
 import { federationMetrics } from './federation.js';
@@ -36,6 +36,8 @@ export interface HttpWiring {
   verifier: TokenVerifier | undefined;
   notifier: Notifier;
   ingest: Ingest;
+  /** The MQTT access hooks (their refusals are counted). */
+  mqttAccess: Pick<MqttAccess, 'stats'>;
   federation: Federation | undefined;
 }
 
@@ -55,7 +57,11 @@ function buildMetrics(deps: HttpWiring): Metrics | undefined {
     mqtt: () => ({ ...deps.ingest.stats(), connectedClients: runtime.mqtt?.connectedClients ?? 0 }),
     storage: () => ({ ...store.diskStats(), liveEntities: liveEntities(), historyRows: store.estimateHistoryRows() }),
     // Metrics of other modules (queue depths and the like) are added here as MetricsSources.
-    sources: [...federationMetrics(deps.federation), ...mqttConnectionMetrics(runtime)],
+    sources: [...federationMetrics(deps.federation), ...mqttConnectionMetrics(runtime), {
+      name: 'edgeld_mqtt_session_takeovers_refused_total', type: 'counter',
+      help: 'MQTT CONNECTs refused because their client id belongs to another principal (a device, or another subject\'s session)',
+      collect: () => deps.mqttAccess.stats().takeoversRefused,
+    }],
   });
 }
 

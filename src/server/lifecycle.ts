@@ -9,7 +9,7 @@ import type { Federation } from '../federation/index.js';
 import { listenHttp } from '../http/index.js';
 import type { JobScheduler } from '../jobs/index.js';
 import type { Clock, Logger } from '../lib/index.js';
-import { startMqttBroker, type createMqttAccess } from '../mqtt/index.js';
+import { startMqttBroker, type MqttAccess } from '../mqtt/index.js';
 import type { Store } from '../store/index.js';
 import type { MqttSender, Notifier } from '../subscriptions/index.js';
 import type { TemporalService } from '../temporal/index.js';
@@ -31,7 +31,7 @@ export interface LifecycleDeps {
   horizon(now: number): number;
   notifier: Notifier;
   mqttSender: MqttSender;
-  mqttHooks: ReturnType<typeof createMqttAccess>;
+  mqttHooks: MqttAccess;
   federation: Federation | undefined;
   verifier: TokenVerifier | undefined;
   identity: IdentityProvider | undefined;

@@ -1,6 +1,7 @@
 // The embedded MQTT broker's access hooks: measurement ingestion through the write core and, with
-// authentication, who may connect, subscribe and publish (the topics of notifications are the
-// broker's own, each readable only by its subscription's owner).
+// authentication, who may connect, subscribe, publish and receive (the topics of notifications are
+// the broker's own, each readable only by its subscription's owner), and the check that a
+// subscription's MQTT endpoint on the embedded broker names its subscriber's own topics.
 
 import type { Authenticator } from '../auth/index.js';
 import type { Config } from '../config/index.js';
@@ -9,7 +10,9 @@ import { createMeasurementService } from '../entities/index.js';
 import type { WriteCore } from '../events.js';
 import type { ContextInput, ContextService } from '../jsonld/index.js';
 import { uuid, type Clock, type IdGenerator, type Logger } from '../lib/index.js';
-import { createIngest, createMqttAccess, isEmbeddedBrokerUrl, topicMatches, type Ingest, type MqttBroker } from '../mqtt/index.js';
+import {
+  createIngest, createMqttAccess, isEmbeddedBrokerUrl, mayNotifyOn, notifyPrefixOf, topicMatches, type Ingest, type MqttAccess, type MqttBroker, type MqttSessionOwners,
+} from '../mqtt/index.js';
 import type { Principal } from '../ngsi/index.js';
 import type { SubscriptionRegistry } from '../subscriptions/index.js';
 
@@ -25,35 +28,76 @@ export interface MqttWiringDeps {
   auth: Authenticator | undefined;
   /** The embedded MQTT broker once started. */
   mqtt(): MqttBroker | undefined;
+  /** Where the principal each MQTT session belongs to is kept (with the sessions). */
+  sessions: MqttSessionOwners;
 }
 
-type NotificationTopic = { topic: string; owner: string | undefined };
+/** The topics notifications go to on the embedded broker, each with the subjects owning its subscriptions ('' for an ownerless one). */
+interface NotificationTopics {
+  list: ReadonlyArray<{ topic: string; owner: string }>;
+  owners: ReadonlyMap<string, ReadonlySet<string>>;
+}
 
-/** The topics notifications go to on the embedded broker, with the subject owning each subscription (kept until one changes). */
-function createNotificationTopics(deps: Pick<MqttWiringDeps, 'config' | 'registry' | 'mqtt'>): () => NotificationTopic[] {
-  let known: { revision: number; list: NotificationTopic[] } | undefined;
+const NO_TOPICS: NotificationTopics = { list: [], owners: new Map() };
+
+/** The topic an mqtt:// endpoint names on the embedded broker; undefined for any other endpoint. */
+function embeddedTopicOf(uri: string, embedded: { port: number; host: string }): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return undefined;
+  }
+  if (!isEmbeddedBrokerUrl(url, embedded)) return undefined;
+  try {
+    return decodeURIComponent(url.pathname.slice(1));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The topics notifications go to on the embedded broker (kept until a subscription changes). */
+function createNotificationTopics(deps: Pick<MqttWiringDeps, 'config' | 'registry' | 'mqtt'>): () => NotificationTopics {
+  let known: { revision: number; port: number; topics: NotificationTopics } | undefined;
   return () => {
     const mqtt = deps.mqtt();
-    if (mqtt === undefined) return [];
+    if (mqtt === undefined) return NO_TOPICS;
     const revision = deps.registry.revision();
-    if (known !== undefined && known.revision === revision) return known.list;
+    if (known !== undefined && known.revision === revision && known.port === mqtt.port) return known.topics;
     const embedded = { port: mqtt.port, host: deps.config.mqtt.host };
-    const list: NotificationTopic[] = [];
+    const list: Array<{ topic: string; owner: string }> = [];
+    const owners = new Map<string, Set<string>>();
     for (const { sub } of deps.registry.all()) {
-      let uri: URL;
-      try {
-        uri = new URL(sub.notification.endpoint.uri);
-      } catch {
-        continue;
-      }
-      if (isEmbeddedBrokerUrl(uri, embedded)) list.push({ topic: decodeURIComponent(uri.pathname.slice(1)), owner: sub.owner?.subject });
+      const topic = embeddedTopicOf(sub.notification.endpoint.uri, embedded);
+      if (topic === undefined) continue;
+      const owner = sub.owner?.subject ?? '';
+      list.push({ topic, owner });
+      owners.set(topic, (owners.get(topic) ?? new Set()).add(owner));
     }
-    known = { revision, list };
-    return list;
+    known = { revision, port: mqtt.port, topics: { list, owners } };
+    return known.topics;
   };
 }
 
-export function buildMqttAccess(deps: MqttWiringDeps): { ingest: Ingest; hooks: ReturnType<typeof createMqttAccess> } {
+/**
+ * With authentication on, the check of a subscription's endpoint: on the embedded broker, only the
+ * subscriber's own notification topics (`edgeld/notify/<subject>/…`, or a dashboard topic nobody
+ * else notifies on; administrators: any topic but the devices' and the system's). Returns why not.
+ */
+export function createEndpointCheck(deps: Pick<MqttWiringDeps, 'config' | 'registry' | 'mqtt' | 'auth'>): ((actor: Principal, uri: string) => string | undefined) | undefined {
+  if (deps.auth === undefined) return undefined;
+  const topics = createNotificationTopics(deps);
+  return (actor, uri) => {
+    const mqtt = deps.mqtt();
+    if (mqtt === undefined) return undefined;
+    const topic = embeddedTopicOf(uri, { port: mqtt.port, host: deps.config.mqtt.host });
+    if (topic === undefined || mayNotifyOn(topic, actor.subject, actor.admin, topics().owners.get(topic))) return undefined;
+    const own = actor.subject === undefined ? 'edgeld/notify/<subject>/' : notifyPrefixOf(actor.subject);
+    return `An MQTT endpoint on the embedded broker names one of the subscriber's own notification topics (${own}...); '${topic}' is not one`;
+  };
+}
+
+export function buildMqttAccess(deps: MqttWiringDeps): { ingest: Ingest; hooks: MqttAccess } {
   const { config, log, clock, contexts, devices, auth } = deps;
   const authConfig = config.application.authentication;
   const measurements = createMeasurementService({ core: deps.core, newId: deps.newId ?? uuid });
@@ -66,19 +110,17 @@ export function buildMqttAccess(deps: MqttWiringDeps): { ingest: Ingest; hooks: 
   });
   const topics = createNotificationTopics(deps);
   /** Whether a subject may receive what is published on topics matching `filter`: not the notifications of another's subscription. */
-  const maySubscribe = (filter: string, principal: Principal): boolean =>
-    topics().every(({ topic, owner }) => !topicMatches(filter, topic) || (owner !== undefined && owner === principal.subject));
-  /** Only the broker publishes on the topics of notifications (a client could otherwise forge them). */
-  const mayPublish = (topic: string): boolean => topics().every((n) => n.topic !== topic);
+  const maySubscribe = (filter: string, subject: string | undefined): boolean =>
+    topics().list.every(({ topic, owner }) => !topicMatches(filter, topic) || (subject !== undefined && owner === subject));
   const hooks = createMqttAccess({
-    log: log.child('mqtt'), ingest,
+    log: log.child('mqtt'), ingest, sessions: deps.sessions,
     ...(auth ? {
       auth: {
         principal: (token, tenant) => auth.authenticate(token, tenant),
         deviceSecret: (tenant, deviceId, secret) => devices.checkSecret(tenant, deviceId, secret),
         isDevice: (tenant, deviceId) => devices.resolve(tenant, deviceId) !== undefined,
         maySubscribe,
-        mayPublish,
+        owners: (topic) => topics().owners.get(topic),
       },
     } : {}),
   });

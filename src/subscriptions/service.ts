@@ -2,7 +2,7 @@
 // the store and then reflected in the in-memory registry; and the delivery record of a notifier.
 
 import type { Clock, IdGenerator } from '../lib/index.js';
-import { AccessDeniedError, ResourceNotFoundError, type Json, type Principal, type TermMapper } from '../ngsi/index.js';
+import { AccessDeniedError, BadRequestDataError, ResourceNotFoundError, type Json, type Principal, type TermMapper } from '../ngsi/index.js';
 import type { DeliveryOutcome, DeliveryState, Store } from '../store/index.js';
 import { documentOf, fromStored, toStored } from './codec.js';
 import type { SubscriptionInput } from './input.js';
@@ -15,6 +15,11 @@ export interface SubscriptionServiceDeps {
   registry: SubscriptionRegistry;
   clock: Clock;
   newId: IdGenerator;
+  /**
+   * Why an actor may not name this notification endpoint (undefined: it may); a broker-wide rule
+   * injected by the composition root (an MQTT endpoint on the embedded broker). Absent: any.
+   */
+  checkEndpoint?: (actor: Principal, uri: string) => string | undefined;
 }
 
 /** The request's term maps and @context as given (absent: core only). */
@@ -63,11 +68,16 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Subscr
     if (actor.admin || (sub.owner !== undefined && sub.owner.subject === actor.subject)) return sub;
     throw new AccessDeniedError('Access denied', `Subscription ${sub.id} belongs to another subject`);
   };
+  const checkEndpoint = (actor: Principal, sub: Subscription): void => {
+    const why = deps.checkEndpoint?.(actor, sub.notification.endpoint.uri);
+    if (why !== undefined) throw new BadRequestDataError('Notification endpoint not allowed', why);
+  };
   return {
     now: () => clock.now(),
     create(actor, input, ctx) {
       const { tenant } = actor;
       const parsed = parseSubscription(input, { mapper: ctx.mapper, context: ctx.context, now: clock.now(), newId: deps.newId });
+      checkEndpoint(actor, parsed);
       // Behaviour §8: a subscription belongs to its creator.
       const sub = actor.subject === undefined ? parsed
         : { ...parsed, owner: { subject: actor.subject, admin: actor.admin, assignees: [...actor.assignees] } };
@@ -87,7 +97,10 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Subscr
     update(actor, id, input, ctx) {
       const { tenant } = actor;
       return store.transaction((tx) => {
-        const next = patchSubscription(owned(actor, load(tenant, id)), input, { mapper: ctx.mapper, now: clock.now() });
+        const previous = owned(actor, load(tenant, id));
+        const next = patchSubscription(previous, input, { mapper: ctx.mapper, now: clock.now() });
+        // A subscription keeps the endpoint it was created with (renewing a dashboard's, say); a new one is checked.
+        if (next.notification.endpoint.uri !== previous.notification.endpoint.uri) checkEndpoint(actor, next);
         store.subscriptions.replace(tenant, id, documentOf(next), next.modifiedAt);
         tx.onCommit(() => registry.put(tenant, next));
         return next;

@@ -66,19 +66,19 @@ describe('embedded MQTT broker with authentication', () => {
 
   it('lets only its owner subscribe to the topic a subscription notifies on', async () => {
     const created = await b.as('alice', 'POST', '/ngsi-ld/v1/subscriptions', {
-      body: { type: 'Subscription', entities: [{ type: 'Device' }], notification: { endpoint: { uri: `mqtt://127.0.0.1:${b.broker.mqttPort}/alerts/alice` } } },
+      body: { type: 'Subscription', entities: [{ type: 'Device' }], notification: { endpoint: { uri: `mqtt://127.0.0.1:${b.broker.mqttPort}/edgeld/notify/alice/alerts` } } },
     });
     expect(created.status, created.text).toBe(201);
     const alice = await connectClient(url, { username: 'alice', password: await b.token('alice') });
     const bob = await connectClient(url, { username: 'bob', password: await b.token('bob') });
     try {
-      await expect(bob.subscribeAsync('alerts/alice', { qos: 0 })).rejects.toThrow(/Subscribe error/);
-      await expect(bob.subscribeAsync('alerts/+', { qos: 0 })).rejects.toThrow(/Subscribe error/);
-      expect((await bob.subscribeAsync('alerts/bob', { qos: 0 }))[0]?.qos).toBe(0);
-      expect((await alice.subscribeAsync('alerts/alice', { qos: 0 }))[0]?.qos).toBe(0);
+      await expect(bob.subscribeAsync('edgeld/notify/alice/alerts', { qos: 0 })).rejects.toThrow(/Subscribe error/);
+      await expect(bob.subscribeAsync('edgeld/notify/+/alerts', { qos: 0 })).rejects.toThrow(/Subscribe error/);
+      expect((await bob.subscribeAsync('edgeld/notify/bob/alerts', { qos: 0 }))[0]?.qos).toBe(0);
+      expect((await alice.subscribeAsync('edgeld/notify/alice/alerts', { qos: 0 }))[0]?.qos).toBe(0);
       // Nobody but the broker publishes there: a forged notification ends the connection.
       const closed = new Promise<void>((resolve) => bob.once('close', () => resolve()));
-      bob.publish('alerts/alice', '{"forged":true}', { qos: 1 });
+      bob.publish('edgeld/notify/alice/alerts', '{"forged":true}', { qos: 1 });
       await within(closed, 5_000, 'forging client disconnected');
       expect(bob.connected).toBe(false);
       // Other topics stay open to publish on.
@@ -194,10 +194,10 @@ describe('devices named by their bare id in the default tenant', () => {
     await device.endAsync();
   });
 
-  it('keeps a registered device\'s client id, bare or not, from clients with a token (CONNACK 2)', async () => {
+  it('keeps a registered device\'s client id, bare or not, from clients with a token (CONNACK 5)', async () => {
     const token = await b.token('alice');
     for (const clientId of ['th-01', 'default/th-01', 'acme/th-02']) {
-      await expect(connectClient(url, { clientId, username: 'alice', password: token }, 3_000)).rejects.toMatchObject({ code: 2 });
+      await expect(connectClient(url, { clientId, username: 'alice', password: token }, 3_000)).rejects.toMatchObject({ code: 5 });
     }
     const refusals = lines.filter((l) => l['msg'] === 'mqtt client refused: its client id is that of a registered device');
     expect(refusals.at(-1)).toMatchObject({ clientId: 'acme/th-02', user: 'alice', expected: expect.stringContaining('registered device') });

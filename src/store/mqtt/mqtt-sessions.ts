@@ -1,5 +1,6 @@
 // The embedded MQTT broker's durable state: retained messages, persistent sessions (subscriptions and
-// the packets queued for a client), QoS 2 packets awaiting PUBREL, and wills. Packets are opaque here.
+// the packets queued for a client), QoS 2 packets awaiting PUBREL, wills, and the principal each
+// client id's session belongs to. Packets are opaque here.
 
 import type BetterSqlite3 from 'better-sqlite3';
 import type {
@@ -82,6 +83,9 @@ function prepareMqttSessionStatements(db: BetterSqlite3.Database) {
     putWill: db.prepare<[string, string, Buffer, Buffer]>('INSERT OR REPLACE INTO mqtt_wills (client_id, broker_id, meta, payload) VALUES (?, ?, ?, ?)'),
     getWill: db.prepare<[string], WillRow>('SELECT client_id, broker_id, meta, payload FROM mqtt_wills WHERE client_id = ?'),
     deleteWill: db.prepare<[string]>('DELETE FROM mqtt_wills WHERE client_id = ?'),
+    getOwner: db.prepare<[string], { owner: string }>('SELECT owner FROM mqtt_session_owners WHERE client_id = ?'),
+    putOwner: db.prepare<[string, string]>('INSERT OR REPLACE INTO mqtt_session_owners (client_id, owner) VALUES (?, ?)'),
+    deleteOwner: db.prepare<[string]>('DELETE FROM mqtt_session_owners WHERE client_id = ?'),
     willsPage: db.prepare<[string, number], WillRow>(
       'SELECT client_id, broker_id, meta, payload FROM mqtt_wills WHERE client_id > ? ORDER BY client_id LIMIT CAST(? AS INTEGER)',
     ),
@@ -143,5 +147,9 @@ export function createMqttSessionRepository(db: BetterSqlite3.Database, atomic: 
       return toWill(row);
     }),
     willsPage: (afterClientId, limit) => st.willsPage.all(afterClientId, limit).map(toWill),
+
+    sessionOwner: (clientId) => st.getOwner.get(clientId)?.owner,
+    putSessionOwner: (clientId, owner) => void st.putOwner.run(clientId, owner),
+    deleteSessionOwner: (clientId) => void st.deleteOwner.run(clientId),
   };
 }

@@ -1,0 +1,172 @@
+// The access hooks that apply the topic classes' table (topic-classes.ts) once a client is
+// authenticated: at PUBLISH (wills included), at SUBSCRIBE, and at the delivery of every message to
+// every client (Aedes' authorizeForward, retained and queued messages included).
+//
+// A refused publish is acknowledged (MQTT 3.1.1 has no negative acknowledgement: the client would
+// resend it forever) but never retained, queued or relayed; a forged publish on a topic only the
+// broker publishes on ends the connection.
+
+import type { PublishPacket } from 'aedes';
+import type { MqttAccessHooks } from './hooks.js';
+import { actorOf, identityOf, identityOfOwner, type AccessContext, type Identity } from './identity.js';
+import { MEASUREMENT_PREFIX, parseMeasurementTopic, type IngestOutcome } from './ingest.js';
+import { REFUSED_TOPIC, classifyTopic, mayRead, notifyPrefixOf, publishRule, type Party, type TopicClass } from './topic-classes.js';
+
+const SYS_PREFIX = '$SYS/';
+
+/** Whether an MQTT topic filter can match a topic that starts with the given levels. */
+function filterReaches(filter: string, levels: readonly string[]): boolean {
+  const parts = filter.split('/');
+  for (let i = 0; i < levels.length; i++) {
+    const p = parts[i];
+    if (p === undefined) return false;
+    if (p === '#') return true;
+    if (p !== '+' && p !== levels[i]) return false;
+  }
+  return true;
+}
+
+/**
+ * Moves a refused publish where nothing reaches: not retained, not queued for persistent sessions,
+ * delivered to nobody. NOTE: Aedes has no way to drop one publish without ending the connection, so
+ * the packet it goes on handling is made harmless instead.
+ */
+function neutralize(packet: PublishPacket): void {
+  packet.topic = REFUSED_TOPIC;
+  packet.retain = false;
+}
+
+const isAdmin = (party: Party): boolean => party.kind === 'subject' && party.admin;
+const isOwnDevice = (party: Party, c: TopicClass): boolean =>
+  party.kind === 'device' && 'deviceId' in c && c.tenant === party.tenant && c.deviceId === party.deviceId;
+
+export function authorizePublishWith(ctx: AccessContext): MqttAccessHooks['authorizePublish'] {
+  const { log, auth } = ctx;
+  return (client, packet: PublishPacket, done) => {
+    // [MQTT-4.7.2-1] Topics starting with `$` are the server's.
+    if (packet.topic.startsWith(SYS_PREFIX)) {
+      done(new Error(`${SYS_PREFIX} topics are reserved`));
+      return;
+    }
+    if (client !== null) {
+      publishAs(ctx, identityOf(ctx, client), packet, done);
+      return;
+    }
+    if (auth === undefined) {
+      done(null);
+      return;
+    }
+    // A will of an earlier run: checked against the rules of the principal its session is bound to.
+    const clientId: unknown = Reflect.get(packet, 'clientId');
+    const id = typeof clientId === 'string' ? clientId : '';
+    const identity = identityOfOwner(id, id === '' ? undefined : ctx.sessions.sessionOwner(id));
+    log.debug('mqtt will of an earlier run checked', { clientId: id, user: identity.user, topic: packet.topic });
+    publishAs(ctx, identity, packet, done);
+  };
+}
+
+function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket, done: (error?: Error | null) => void): void {
+  const { log, ingest, auth } = ctx;
+  const { topic } = packet;
+  // Authentication off: everything is relayed, measurements or not.
+  let relayAnyway = true;
+  if (auth !== undefined) {
+    if (identity.kind === 'anonymous') {
+      neutralize(packet);
+      done(null);
+      return;
+    }
+    const { party } = identity;
+    const c = classifyTopic(topic);
+    const rule = publishRule(c, party, c.kind === 'free' ? auth.owners(topic) : undefined);
+    if (rule === 'broker') {
+      // NOTE: MQTT 3.1.1 cannot refuse one publish: an error ends the connection of a client trying to forge.
+      log.info('mqtt publish on a notification topic refused', { clientId: identity.clientId, user: identity.user, topic });
+      done(new Error('this topic is published on by the broker only'));
+      return;
+    }
+    if (rule === 'no') {
+      log.info('mqtt publish refused: a topic of another device', { clientId: identity.clientId, user: identity.user, topic });
+      neutralize(packet);
+    }
+    // A measurement is relayed when stored, or when its device or an administrator sent it (the
+    // device's subscribers see what it sends); never when a subject without write permission did.
+    relayAnyway = isAdmin(party) || isOwnDevice(party, c);
+  }
+  if (!topic.startsWith(MEASUREMENT_PREFIX)) {
+    done(null);
+    return;
+  }
+  const measurement = parseMeasurementTopic(topic);
+  // NOTE: Aedes acknowledges a QoS 1 publish (PUBACK) once this calls back: only after the commit.
+  if (measurement === undefined) {
+    ingest.dropTopic(topic, identity);
+    done(null);
+    return;
+  }
+  const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
+  const actor = actorOf(ctx, identity, measurement.tenant, measurement.deviceId);
+  const handled = actor instanceof Promise
+    ? actor.then((a) => ingest.handle(a, measurement, payload, identity))
+    : ingest.handle(actor, measurement, payload, identity);
+  const answer = (outcome: IngestOutcome | undefined): void => {
+    if (!relayAnyway && outcome?.stored !== true) neutralize(packet);
+    done(null);
+  };
+  void handled.then(answer, answer);
+}
+
+export function authorizeSubscribeWith(ctx: AccessContext): MqttAccessHooks['authorizeSubscribe'] {
+  const { log, auth, identities } = ctx;
+  return (client, subscription, done) => {
+    if (auth === undefined) {
+      done(null, subscription);
+      return;
+    }
+    const identity = identities.get(client);
+    const filter = subscription.topic;
+    const deny = (why: string): void => {
+      log.info('mqtt subscription refused', { clientId: client.id, user: identity?.user ?? null, topic: filter, why });
+      done(null, null);
+    };
+    if (identity === undefined || identity.kind === 'anonymous') return deny('not authenticated');
+    if (filter.startsWith(REFUSED_TOPIC)) return deny('refused messages reach nobody');
+    if (identity.kind === 'device') {
+      if (filter.startsWith('$')) return deny('system topics are for administrators');
+      const own = ['ngsi', identity.tenant === '' ? 'default' : identity.tenant, identity.deviceId];
+      const parts = filter.split('/');
+      if (filterReaches(filter, ['ngsi']) && !(parts.length >= 3 && own.every((level, i) => parts[i] === level))) {
+        return deny('a device subscribes to its own measurement topics only');
+      }
+      if (filterReaches(filter, ['edgeld', 'notify']) || filterReaches(filter, ['edgeld', 'dashboard']) || !auth.maySubscribe(filter, undefined)) {
+        return deny('notification topics are for the subjects of their subscriptions');
+      }
+      return done(null, subscription);
+    }
+    void (identity.token === undefined ? Promise.resolve(undefined) : auth.principal(identity.token, '').catch(() => undefined)).then((principal) => {
+      if (principal === undefined) return deny('token no longer valid');
+      if (principal.admin) return done(null, subscription);
+      if (filter.startsWith('$')) return deny('system topics are for administrators');
+      if (filterReaches(filter, ['ngsi'])) return deny('measurement topics are for administrators and their devices');
+      const own = principal.subject === undefined ? undefined : notifyPrefixOf(principal.subject);
+      if (filterReaches(filter, ['edgeld', 'notify']) && (own === undefined || !filter.startsWith(own))) {
+        return deny('notification topics of another subject');
+      }
+      if (!auth.maySubscribe(filter, principal.subject)) return deny('notifications of a subscription of another subject');
+      return done(null, subscription);
+    });
+  };
+}
+
+/** Delivery of each message to each client: only what the client may read, whatever filter it matched. */
+export function authorizeForwardWith(ctx: AccessContext): MqttAccessHooks['authorizeForward'] {
+  const { auth, identities } = ctx;
+  return (client, packet) => {
+    if (auth === undefined) return packet;
+    if (packet.topic === REFUSED_TOPIC) return null;
+    const identity = identities.get(client);
+    if (identity === undefined || identity.kind === 'anonymous') return null;
+    const c = classifyTopic(packet.topic);
+    return mayRead(c, identity.party, c.kind === 'free' || c.kind === 'dashboard' ? auth.owners(packet.topic) : undefined) ? packet : null;
+  };
+}
