@@ -18,6 +18,7 @@ import { up as mqtt } from './migration-014-mqtt.js';
 import { up as federation } from './migration-015-federation.js';
 import { up as entityOwner } from './migration-016-entity-owner.js';
 import { up as entityVersion } from './migration-017-entity-version.js';
+import { up as scopeOwners } from './migration-018-scope-owners.js';
 
 /** Where applied migrations are reported (the store's logger fits). */
 export interface MigrationLog {
@@ -106,6 +107,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 15, up: federation },
   { version: 16, up: entityOwner },
   { version: 17, up: entityVersion },
+  { version: 18, up: scopeOwners },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {
