@@ -23,6 +23,7 @@ import { buildAuth } from './server/auth.js';
 import { buildFederation } from './server/federation.js';
 import { buildFoundation } from './server/foundation.js';
 import { buildHttp } from './server/http.js';
+import { buildLoginLimiter } from './server/login-limiter.js';
 import { closeAll, listenAll, type LifecycleDeps } from './server/lifecycle.js';
 import { buildMqttAccess } from './server/mqtt-access.js';
 import { buildNotifications } from './server/notifications.js';
@@ -107,9 +108,10 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
   notifier.start();
   const federation = buildFederation({ config, store, feed, contexts, clock, log });
-  const { ingest, hooks } = buildMqttAccess({ ...deps, core, contexts, devices, registry: subscriptionRegistry, auth, mqtt });
+  const loginLimiter = buildLoginLimiter(deps);
+  const { ingest, hooks } = buildMqttAccess({ ...deps, core, contexts, devices, registry: subscriptionRegistry, auth, mqtt, loginLimiter });
   const http = buildHttp({
-    ...deps, store, events, runtime, verifier, notifier, ingest, federation,
+    ...deps, store, events, runtime, verifier, notifier, ingest, federation, loginLimiter,
     services: { contexts, entities, temporal, subscriptions, permissions, subjects, devices, auth, identity },
   });
   const lifecycle: LifecycleDeps = {

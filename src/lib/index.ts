@@ -6,6 +6,7 @@ export * from './lru.js';
 export * from './generations.js';
 export * from './deadline.js';
 export * from './memo.js';
+export * from './login-limiter.js';
 export type * from './context-records.js';
 export type * from './identity-records.js';
 export type * from './mqtt-session-records.js';

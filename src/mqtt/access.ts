@@ -13,8 +13,9 @@
 import type { AuthenticateError, Client, PublishPacket, Subscription } from 'aedes';
 import { anonymousIn, type Principal } from '../ngsi/index.js';
 import { isDeviceId } from '../devices/index.js';
-import { boundedMemo, type Logger } from '../lib/index.js';
+import { boundedMemo, type Logger, type LoginLimiter } from '../lib/index.js';
 import type { MqttAccessHooks } from './hooks.js';
+import { limitConnects } from './connect-limit.js';
 import { DEFAULT_TENANT_SEGMENT, MEASUREMENT_PREFIX, parseMeasurementTopic, type Ingest, type Publisher } from './ingest.js';
 
 /** CONNACK return codes of MQTT 3.1.1. */
@@ -44,6 +45,8 @@ export interface MqttAccessDeps {
   ingest: Ingest;
   /** Present when authentication is on. */
   auth?: MqttAuthentication;
+  /** Makes CONNECTs wait after repeated failed logins (with authentication on). */
+  loginLimiter?: LoginLimiter;
 }
 
 /** A connected client as authenticated; also the publisher named when one of its messages is dropped. */
@@ -117,7 +120,11 @@ export function createMqttAccess(deps: MqttAccessDeps): MqttAccessHooks {
     // once, not per message; the write path also keys its grouping on the principal object.
     anonymousOf: boundedMemo(MAX_ANONYMOUS_TENANTS, anonymousIn),
   };
-  return { authenticate: authenticateWith(ctx), authorizePublish: authorizePublishWith(ctx), authorizeSubscribe: authorizeSubscribeWith(ctx) };
+  const authenticate = authenticateWith(ctx);
+  return {
+    authenticate: deps.auth && deps.loginLimiter ? limitConnects(authenticate, { limiter: deps.loginLimiter, log: deps.log }) : authenticate,
+    authorizePublish: authorizePublishWith(ctx), authorizeSubscribe: authorizeSubscribeWith(ctx),
+  };
 }
 
 /** The identity of a client (one made for it if it was never authenticated). */

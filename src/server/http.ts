@@ -9,11 +9,12 @@ import { createBatchService, createDiscoveryService, trackLiveEntities } from '.
 import type { ChangeEmitter } from '../events.js';
 import { disabledStatus, type Federation } from '../federation/index.js';
 import { createApp, createMetrics, type App, type AppDeps, type Metrics } from '../http/index.js';
-import { uuid, type IdGenerator, type Logger } from '../lib/index.js';
+import { uuid, type IdGenerator, type Logger, type LoginLimiter } from '../lib/index.js';
 import type { Ingest } from '../mqtt/index.js';
 import type { Store } from '../store/index.js';
 import type { Notifier } from '../subscriptions/index.js';
 import { federationMetrics } from './federation.js';
+import { loginMetrics } from './login-limiter.js';
 import type { Runtime } from './runtime.js';
 
 /** Where the HTTP port accepts MQTT over WebSocket while the dashboard is on: its live updates arrive there. */
@@ -36,6 +37,7 @@ export interface HttpWiring {
   notifier: Notifier;
   ingest: Ingest;
   federation: Federation | undefined;
+  loginLimiter: LoginLimiter | undefined;
 }
 
 export interface HttpParts {
@@ -54,7 +56,7 @@ function buildMetrics(deps: HttpWiring): Metrics | undefined {
     mqtt: () => ({ ...deps.ingest.stats(), connectedClients: runtime.mqtt?.connectedClients ?? 0 }),
     storage: () => ({ ...store.diskStats(), liveEntities: liveEntities(), historyRows: store.estimateHistoryRows() }),
     // Metrics of other modules (queue depths and the like) are added here as MetricsSources.
-    sources: federationMetrics(deps.federation),
+    sources: [...federationMetrics(deps.federation), ...loginMetrics(deps.loginLimiter)],
   });
 }
 
@@ -84,6 +86,7 @@ export function buildHttp(deps: HttpWiring): HttpParts {
     notReady,
     ...(metrics ? { metrics } : {}),
     ...(identity ? { identity } : {}),
+    ...(deps.loginLimiter ? { loginLimiter: deps.loginLimiter } : {}),
     ...(config.dashboard.enabled ? {
       dashboard: { websocketPath: MQTT_WEBSOCKET_PATH, mqttPort: () => runtime.mqtt?.port, ...(deps.dashboardDir ? { assetDir: deps.dashboardDir } : {}) },
     } : {}),

@@ -8,7 +8,7 @@ import type { DeviceService } from '../devices/index.js';
 import { createMeasurementService } from '../entities/index.js';
 import type { WriteCore } from '../events.js';
 import type { ContextInput, ContextService } from '../jsonld/index.js';
-import { uuid, type Clock, type IdGenerator, type Logger } from '../lib/index.js';
+import { uuid, type Clock, type IdGenerator, type Logger, type LoginLimiter } from '../lib/index.js';
 import { createIngest, createMqttAccess, isEmbeddedBrokerUrl, topicMatches, type Ingest, type MqttBroker } from '../mqtt/index.js';
 import type { Principal } from '../ngsi/index.js';
 import type { SubscriptionRegistry } from '../subscriptions/index.js';
@@ -25,6 +25,8 @@ export interface MqttWiringDeps {
   auth: Authenticator | undefined;
   /** The embedded MQTT broker once started. */
   mqtt(): MqttBroker | undefined;
+  /** Makes CONNECTs wait after repeated failed logins; undefined when off. */
+  loginLimiter?: LoginLimiter | undefined;
 }
 
 type NotificationTopic = { topic: string; owner: string | undefined };
@@ -71,7 +73,7 @@ export function buildMqttAccess(deps: MqttWiringDeps): { ingest: Ingest; hooks: 
   /** Only the broker publishes on the topics of notifications (a client could otherwise forge them). */
   const mayPublish = (topic: string): boolean => topics().every((n) => n.topic !== topic);
   const hooks = createMqttAccess({
-    log: log.child('mqtt'), ingest,
+    log: log.child('mqtt'), ingest, ...(deps.loginLimiter ? { loginLimiter: deps.loginLimiter } : {}),
     ...(auth ? {
       auth: {
         principal: (token, tenant) => auth.authenticate(token, tenant),

@@ -172,7 +172,11 @@ describe('public permissions [interface 2.6, behaviour §8]', () => {
     expect((await as(undefined, 'GET', `/ngsi-ld/v1/temporal/entities/${enc(ROOM1)}`)).status).toBe(200);
     expectProblem(await as(undefined, 'PATCH', `${E}/${enc(ROOM1)}/attrs`, { temperature: { type: 'Property', value: 1 } }), 401);
     expectProblem(await as(undefined, 'DELETE', `${E}/${enc(ROOM1)}`), 401);
-    expectProblem(await as(undefined, 'GET', `${E}/${enc(ROOM2)}`), 403);
+    // A read public permissions do not allow: 401 with the scheme to authenticate with, not 403 [RFC 9110 §15.5.2].
+    const refused = await as(undefined, 'GET', `${E}/${enc(ROOM2)}`);
+    expectProblem(refused, 401);
+    expect(refused.headers.get('www-authenticate')).toBe('Bearer');
+    expectProblem(await as(undefined, 'GET', `/ngsi-ld/v1/temporal/entities/${enc(ROOM2)}`), 401);
     const listed = await as(undefined, 'GET', `${E}?type=Room`);
     expect(listed.json.map((e: { id: string }) => e.id)).toEqual([ROOM1]);
     // An authenticated subject is public too.
