@@ -23,6 +23,7 @@ import { buildAuth } from './server/auth.js';
 import { buildFederation } from './server/federation.js';
 import { buildFoundation } from './server/foundation.js';
 import { buildHttp } from './server/http.js';
+import { buildLoginLimiter } from './server/login-limiter.js';
 import { closeAll, listenAll, type LifecycleDeps } from './server/lifecycle.js';
 import { buildMqttAccess, createEndpointCheck } from './server/mqtt-access.js';
 import { buildNotifications } from './server/notifications.js';
@@ -108,11 +109,12 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
   notifier.start();
   const federation = buildFederation({ config, store, feed, contexts, clock, log });
+  const loginLimiter = buildLoginLimiter(deps);
   const { ingest, hooks } = buildMqttAccess({
-    ...deps, core, contexts, devices, registry: subscriptionRegistry, auth, mqtt, sessions: store.mqttSessions,
+    ...deps, core, contexts, devices, registry: subscriptionRegistry, auth, mqtt, sessions: store.mqttSessions, loginLimiter,
   });
   const http = buildHttp({
-    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation,
+    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, loginLimiter,
     services: { contexts, entities, temporal, subscriptions, permissions, subjects, devices, auth, identity },
   });
   const lifecycle: LifecycleDeps = {

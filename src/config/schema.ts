@@ -38,6 +38,11 @@ export const configSchema = z
         shutdownTimeout: positiveInt(10_000, 'Milliseconds to drain in-flight work on SIGTERM before closing'),
         publicUrl: z.string().regex(/^$|^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'expected an http(s) URL such as http://gateway.local:1026, or empty').default('')
           .describe('The URL receivers reach this broker at, for links to contexts it serves (empty: http://127.0.0.1:<port>)'),
+        // Bounds of the HTTP listener on slow or many clients.
+        headersTimeout: positiveInt(10_000, 'Milliseconds a client has to send a request line and its headers (then 408 and the connection closes)'),
+        requestTimeout: positiveInt(30_000, 'Milliseconds a client has to send a whole request, body included (then 408 and the connection closes)'),
+        keepAliveTimeout: positiveInt(5_000, 'Milliseconds an idle keep-alive HTTP connection stays open'),
+        maxConnections: positiveInt(1_024, 'Most open HTTP connections (WebSocket ones included); further ones are closed at once'),
       })
       .prefault({}),
     storage: z
@@ -242,6 +247,19 @@ export const configSchema = z
               .describe('When the users and clients are read again (cron with seconds, UTC): from then on the tokens of removed ones are refused'),
           })
           .prefault({}),
+        lockout: z
+          .strictObject({
+            enabled: z.boolean().default(true)
+              .describe('After repeated failed logins (POST /auth/token, MQTT CONNECT) from one address or for one user name, make further attempts wait (HTTP 429 with Retry-After; MQTT: CONNACK server unavailable, answered late)'),
+            nameFailures: positiveInt(5, 'Failed logins for one user name or client id before each further attempt must wait'),
+            addressFailures: positiveInt(10, 'Failed logins from one client address (IPv6: its /64) before each further attempt must wait'),
+            baseDelay: positiveInt(1_000, 'Milliseconds of the first wait, doubled at each further failure'),
+            maxDelay: positiveInt(900_000, 'Longest wait after failed logins, in milliseconds'),
+            forgetAfter: positiveInt(3_600_000, 'Milliseconds after its last failure that an address or user name starts afresh'),
+            maxEntries: z.int().min(16).max(100_000).default(10_000)
+              .describe('Addresses and user names tracked at most; beyond, the least recently seen are forgotten, so address rotation cannot grow memory (16 to 100000)'),
+          })
+          .prefault({}),
       })
       .prefault({}),
     search: z
@@ -266,6 +284,13 @@ export const configSchema = z
         path: ['application', 'authentication', 'enabled'],
         message: 'needs a key to verify tokens: application.authentication.jwks-uri, application.authentication.public-key-file or application.identity-provider.enabled',
       });
+    }
+    if (config.server.headersTimeout > config.server.requestTimeout) {
+      ctx.addIssue({ code: 'custom', path: ['server', 'headersTimeout'], message: `must not exceed server.request-timeout (${config.server.requestTimeout})` });
+    }
+    const { lockout } = config.application;
+    if (lockout.baseDelay > lockout.maxDelay) {
+      ctx.addIssue({ code: 'custom', path: ['application', 'lockout', 'baseDelay'], message: `must not exceed application.lockout.max-delay (${lockout.maxDelay})` });
     }
     const { mqtt } = config;
     if (mqtt.tlsPort >= 0 && (mqtt.tlsKey === '' || mqtt.tlsCert === '')) {

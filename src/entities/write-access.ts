@@ -1,6 +1,8 @@
 // Permissions on the write path (behaviour §8), inside the write's transaction: the right each
 // operation needs on the entity it touches, and the permissions a write creates (the owner of a new
-// entity id or of a first-used scope, specificAccessPolicy) or removes (an entity gone for good).
+// entity id, specificAccessPolicy) or removes (an entity gone for good).
+// NOTE: writing into a scope grants nothing on the scope (docs/auth.md, Scopes): its first writer
+// would otherwise own every entity others later put in it. Permissions by scope come from administrators.
 
 import { actionIncludes, allows } from '../auth/index.js';
 import {
@@ -13,10 +15,8 @@ import type { Store } from '../store/index.js';
 export interface WriteAccess {
   /** Throws AccessDenied (403) unless the actor may `action` on the entity (`entity`: its latest state). */
   require(actor: Principal, id: EntityId, entity: Entity | undefined, action: Action): void;
-  /** Records what creating `entity` grants: its owner, the owner of new scopes, its specificAccessPolicy. */
+  /** Records what creating `entity` grants: its owner and its specificAccessPolicy. */
   created(actor: Principal, entity: Entity, now: number): void;
-  /** Records the owner of scopes first used by an update. */
-  scopesUsed(actor: Principal, scopes: readonly string[] | undefined, now: number): void;
   /** The entity is gone for good: its permissions go too. */
   removed(tenant: string, id: EntityId): void;
 }
@@ -34,14 +34,6 @@ export function createWriteAccess({ store, newId }: WriteAccessDeps): WriteAcces
 
   const grant = (tenant: string, p: Omit<Permission, 'id' | 'createdAt' | 'modifiedAt'>, now: number): void => {
     permissions.insert(tenant, { ...p, id: permissionId(newId), createdAt: now, modifiedAt: now });
-  };
-
-  const scopesUsed = (actor: Principal, scopes: readonly string[] | undefined, now: number): void => {
-    // Behaviour §8: the first use of a scope makes the writer its owner.
-    if (actor.subject === undefined || scopes === undefined) return;
-    for (const scope of scopes) {
-      if (!permissions.scopeOwned(actor.tenant, scope)) grant(actor.tenant, { target: { scopes: [scope] }, assignee: actor.subject, action: 'own' }, now);
-    }
   };
 
   /** The permissions on the id a create checked last: `created` right after needs the same. */
@@ -76,7 +68,6 @@ export function createWriteAccess({ store, newId }: WriteAccessDeps): WriteAcces
       const known = targeting(tenant, entity.id);
       lastNew = undefined;
       if (subject !== undefined && !known.some((p) => p.action === 'own')) permissions.own(tenant, entity.id, subject, now);
-      scopesUsed(actor, entity.scope, now);
       // Interface 2.6 rule 5: specificAccessPolicy read/write opens the entity to every authenticated subject.
       const policy = entity.attrs[SPECIFIC_ACCESS_POLICY]?.[0];
       const action = policy?.kind === 'Property' ? policy.value : undefined;
@@ -85,8 +76,6 @@ export function createWriteAccess({ store, newId }: WriteAccessDeps): WriteAcces
         if (!permissions.findSame(tenant, p)) grant(tenant, subject === undefined ? p : { ...p, assigner: subject }, now);
       }
     },
-
-    scopesUsed,
 
     removed(tenant, id) {
       permissions.removeForEntity(tenant, id);

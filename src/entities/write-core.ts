@@ -145,13 +145,10 @@ function insert(run: Run, entity: Entity, instances: HistoryInstance[]): void {
 
 function update(run: Run, previous: Entity, next: Entity, instances: HistoryInstance[], opts?: { replaced?: boolean }): void {
   if (next === previous && instances.length === 0) return;
-  const { entities, history, access } = run.core;
+  const { entities, history } = run.core;
   need(run, previous.id, 'write', () => previous);
   const t = touch(run, previous.id, () => previous);
-  if (next !== previous) {
-    entities.update(run.tenant, next, previous);
-    if (next.scope !== previous.scope) access?.scopesUsed(run.actor, next.scope, run.now);
-  }
+  if (next !== previous) entities.update(run.tenant, next, previous);
   if (instances.length > 0) history.append(run.tenant, instances);
   t.after = next;
   if (opts?.replaced === true) t.replaced = true;
@@ -179,10 +176,8 @@ function addObserved(run: Run, previous: Entity | undefined, next: Entity | unde
   if (previous === undefined && next !== undefined) {
     entities.insert(tenant, next);
     if (stored === undefined) access?.created(actor, next, now);
-    else access?.scopesUsed(actor, next.scope, now);
   } else if (previous !== undefined && next !== undefined && next !== previous) {
     entities.update(tenant, next, previous);
-    if (next.scope !== previous.scope) access?.scopesUsed(actor, next.scope, now);
   }
   if (instances.length > 0) history.upsertObserved(tenant, instances);
   t.after = next;

@@ -3,7 +3,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Context, Handler, Hono } from 'hono';
-import type { Logger } from '../lib/index.js';
+import type { Logger, LoginLimiter } from '../lib/index.js';
 import { MethodNotAllowedError, type Principal } from '../ngsi/index.js';
 import type { Authenticator } from '../auth/index.js';
 import type { PermissionService, SubjectService } from '../permissions/index.js';
@@ -59,6 +59,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** The built-in identity provider; its routes (/auth/token, /auth/jwks, discovery) exist only with it. */
   identity?: IdentityProvider;
+  /** Makes logins wait after repeated failures (application.lockout); absent when off. */
+  loginLimiter?: LoginLimiter;
   /** The read-only LAN dashboard (/ui/, and GET / redirecting there); absent when dashboard.enabled is off. */
   dashboard?: DashboardOptions;
 }

@@ -3,7 +3,10 @@
 
 import { Hono, type MiddlewareHandler } from 'hono';
 import { authenticate } from './authenticate.js';
-import { BadRequestDataError, MethodNotAllowedError, ResourceNotFoundError, isTenantName } from '../ngsi/index.js';
+import {
+  AccessDeniedError, BadRequestDataError, MethodNotAllowedError, ResourceNotFoundError, UnauthorizedError, isTenantName, type NgsiError,
+  type Principal,
+} from '../ngsi/index.js';
 import { requestIdOf, type App, type AppDeps, type AppEnv } from './app-env.js';
 import { problemResponse, toNgsiError } from './problem.js';
 import { registerEntityRoutes } from './routes/entities.js';
@@ -27,6 +30,15 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Longest error title in a request log line: a title may quote the input at fault, of any length. */
 const LOG_TITLE_MAX = 200;
 const clipTitle = (title: string): string => (title.length > LOG_TITLE_MAX ? `${title.slice(0, LOG_TITLE_MAX)}…` : title);
+
+/**
+ * Behaviour §8 and RFC 9110 §15.5.2: a request without a token that public permissions do not
+ * allow is answered 401 (with `WWW-Authenticate: Bearer`), not 403: a token may well allow it.
+ */
+function asAnonymous(err: NgsiError, principal: Principal | undefined): NgsiError {
+  if (!(err instanceof AccessDeniedError) || principal === undefined || principal.subject !== undefined) return err;
+  return new UnauthorizedError('Authentication required', 'Public permissions do not allow this request; it needs an access token (Authorization: Bearer <token>)');
+}
 
 export function createApp(deps: AppDeps): App {
   // A trailing slash names the same resource (`POST /entities/` is `POST /entities`).
@@ -97,7 +109,7 @@ export function createApp(deps: AppDeps): App {
   registerAttributeRoutes(app, deps);
   registerTemporalEntityRoutes(app, deps);
   registerSubscriptionRoutes(app, deps);
-  if (deps.identity) registerIdentityRoutes(app, deps.identity);
+  if (deps.identity) registerIdentityRoutes(app, deps.identity, deps.loginLimiter);
   registerPermissionRoutes(app, deps);
   registerDeviceRoutes(app, deps);
   registerFederationRoutes(app, deps);
@@ -110,7 +122,7 @@ export function createApp(deps: AppDeps): App {
   });
   app.onError((err, c) => {
     const requestId = requestIdOf(c);
-    const ngsi = toNgsiError(err, log, requestId);
+    const ngsi = asAnonymous(toNgsiError(err, log, requestId), c.get('principal'));
     c.set('problem', { type: ngsi.errorType, title: ngsi.message });
     const headers: Record<string, string> = { 'X-Request-Id': requestId };
     if (ngsi instanceof MethodNotAllowedError) headers['Allow'] = ngsi.allow.join(', ');

@@ -1,5 +1,6 @@
 // The HTTP listener: serves the Hono app on Node's http server, answers what Node's parser refuses
-// with ProblemDetails, hands WebSocket upgrades of one path over (MQTT for the dashboard), and closes
+// with ProblemDetails, hands WebSocket upgrades of one path over (MQTT for the dashboard), bounds
+// slow and numerous clients (header, request and keep-alive timeouts, a connection cap), and closes
 // with a drain that ends keep-alive connections after their request.
 
 import { serve, type ServerType } from '@hono/node-server';
@@ -13,8 +14,25 @@ import type { Logger } from '../lib/index.js';
 import type { App } from './app-env.js';
 import { problemOf } from './problem.js';
 
+/** Bounds on slow and numerous clients (server.headers-timeout and the like). */
+export interface HttpServerLimits {
+  /** Milliseconds to receive a request line and headers (Node's default: 60 s). */
+  headersTimeout: number;
+  /** Milliseconds to receive a whole request (Node's default: 300 s). */
+  requestTimeout: number;
+  /** Milliseconds an idle keep-alive connection stays open. */
+  keepAliveTimeout: number;
+  /** Most open connections; further ones are closed at once (Node's default: no limit). */
+  maxConnections: number;
+}
+
+/** How often Node looks for requests past their timeouts, at most (its default, 30 s, would stretch them). */
+const MAX_TIMEOUT_CHECK_MS = 1_000;
+
 export interface HttpListener {
   port: number;
+  /** The bounds in force, read back from the server. */
+  limits(): HttpServerLimits;
   /**
    * Stops accepting; every response from now on carries `Connection: close` and each connection
    * closes after its in-flight request; what is still open after `timeoutMs` is dropped.
@@ -100,7 +118,24 @@ function serveAsHttp(server: ServerType, req: IncomingMessage, socket: Duplex, h
 /** The path of a request target (`/mqtt?x` → `/mqtt`). */
 const pathOf = (url: string | undefined): string => (url ?? '').split('?')[0] ?? '';
 
-export function listenHttp(app: App, opts: { port: number; host: string; log: Logger; upgrade?: UpgradeHandler }): Promise<HttpListener> {
+/** Sets the bounds on Node's server (each a public property of http.Server). */
+function applyLimits(server: ServerType, limits: HttpServerLimits): void {
+  if (!('headersTimeout' in server)) return;
+  server.headersTimeout = limits.headersTimeout;
+  server.requestTimeout = limits.requestTimeout;
+  server.keepAliveTimeout = limits.keepAliveTimeout;
+  server.maxConnections = limits.maxConnections;
+}
+
+function limitsOf(server: ServerType): HttpServerLimits {
+  if (!('headersTimeout' in server)) throw new Error('not a node:http server');
+  const { headersTimeout, requestTimeout, keepAliveTimeout, maxConnections } = server;
+  return { headersTimeout, requestTimeout, keepAliveTimeout, maxConnections };
+}
+
+export function listenHttp(
+  app: App, opts: { port: number; host: string; log: Logger; limits: HttpServerLimits; upgrade?: UpgradeHandler },
+): Promise<HttpListener> {
   return new Promise((resolve, reject) => {
     let server: ServerType | undefined;
     let closing = false;
@@ -108,11 +143,18 @@ export function listenHttp(app: App, opts: { port: number; host: string; log: Lo
     // Upgraded connections (WebSocket) are no longer HTTP: the server would wait for them to end.
     const upgraded = new Set<Duplex>();
     const onError = (err: unknown): void => reject(err);
-    server = serve({ fetch: app.fetch, port: opts.port, hostname: opts.host }, (info: AddressInfo) => {
+    const { limits } = opts;
+    // NOTE: the timeouts are enforced when Node checks its connections, so they are checked often enough to matter.
+    const serverOptions = {
+      headersTimeout: limits.headersTimeout, requestTimeout: limits.requestTimeout, keepAliveTimeout: limits.keepAliveTimeout,
+      connectionsCheckingInterval: Math.max(50, Math.min(MAX_TIMEOUT_CHECK_MS, Math.floor(limits.headersTimeout / 4))),
+    };
+    server = serve({ fetch: app.fetch, port: opts.port, hostname: opts.host, serverOptions }, (info: AddressInfo) => {
       const s = server!;
       s.off('error', onError);
       resolve({
         port: info.port,
+        limits: () => limitsOf(s),
         close: (timeoutMs) => new Promise<void>((done) => {
           closing = true;
           for (const socket of upgraded) socket.destroy();
@@ -132,6 +174,7 @@ export function listenHttp(app: App, opts: { port: number; host: string; log: Lo
         }),
       });
     });
+    applyLimits(server, limits);
     // NOTE: runs after the app's listener has started the request, before any response is written
     // (the app answers asynchronously): once closing, the response says `Connection: close` and Node
     // closes the connection after it, so keep-alive clients cannot keep a draining broker busy.

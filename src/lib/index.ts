@@ -8,6 +8,7 @@ export * from './deadline.js';
 export * from './memo.js';
 export * from './host-allow-list.js';
 export * from './outbound-fetch.js';
+export * from './login-limiter.js';
 export type * from './context-records.js';
 export type * from './identity-records.js';
 export type * from './mqtt-session-records.js';

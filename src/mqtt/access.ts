@@ -12,13 +12,14 @@
 import type { AuthenticateError, Client } from 'aedes';
 import { anonymousIn, type Principal } from '../ngsi/index.js';
 import { isDeviceId } from '../devices/index.js';
-import { boundedMemo, type Logger } from '../lib/index.js';
+import { boundedMemo, type Logger, type LoginLimiter } from '../lib/index.js';
 import type { MqttAccessHooks } from './hooks.js';
 import { DEFAULT_TENANT_SEGMENT, MEASUREMENT_PREFIX, parseMeasurementTopic, type Ingest } from './ingest.js';
 import { authorizeForwardWith, authorizePublishWith, authorizeSubscribeWith } from './authorize.js';
 import type { AccessContext, Identity, MqttAccessStats, MqttAuthentication, MqttSessionOwners } from './identity.js';
 
 export { deviceSubject, type MqttAccessStats, type MqttAuthentication, type MqttSessionOwners } from './identity.js';
+import { limitConnects } from './connect-limit.js';
 
 /** CONNACK return codes of MQTT 3.1.1. */
 const IDENTIFIER_REJECTED = 2;
@@ -36,6 +37,8 @@ export interface MqttAccessDeps {
   auth?: MqttAuthentication;
   /** Session owners kept with the sessions (SQLite); in memory when absent. */
   sessions?: MqttSessionOwners;
+  /** Makes CONNECTs wait after repeated failed logins (with authentication on). */
+  loginLimiter?: LoginLimiter;
 }
 
 export interface MqttAccess extends MqttAccessHooks {
@@ -92,8 +95,9 @@ export function createMqttAccess(deps: MqttAccessDeps): MqttAccess {
     // once, not per message; the write path also keys its grouping on the principal object.
     anonymousOf: boundedMemo(MAX_ANONYMOUS_TENANTS, anonymousIn),
   };
+  const authenticate = authenticateWith(ctx);
   return {
-    authenticate: authenticateWith(ctx),
+    authenticate: deps.auth && deps.loginLimiter ? limitConnects(authenticate, { limiter: deps.loginLimiter, log: deps.log }) : authenticate,
     authorizePublish: authorizePublishWith(ctx),
     authorizeSubscribe: authorizeSubscribeWith(ctx),
     authorizeForward: authorizeForwardWith(ctx),

@@ -9,11 +9,12 @@ import { createBatchService, createDiscoveryService, trackLiveEntities } from '.
 import type { ChangeEmitter } from '../events.js';
 import { disabledStatus, type Federation } from '../federation/index.js';
 import { createApp, createMetrics, type App, type AppDeps, type Metrics } from '../http/index.js';
-import { uuid, type IdGenerator, type Logger } from '../lib/index.js';
+import { uuid, type IdGenerator, type Logger, type LoginLimiter } from '../lib/index.js';
 import type { Ingest, MqttAccess } from '../mqtt/index.js';
 import type { Store } from '../store/index.js';
 import type { Notifier } from '../subscriptions/index.js';
 import { federationMetrics } from './federation.js';
+import { loginMetrics } from './login-limiter.js';
 import { mqttConnectionMetrics } from './mqtt-metrics.js';
 import type { Runtime } from './runtime.js';
 
@@ -39,6 +40,7 @@ export interface HttpWiring {
   /** The MQTT access hooks (their refusals are counted). */
   mqttAccess: Pick<MqttAccess, 'stats'>;
   federation: Federation | undefined;
+  loginLimiter: LoginLimiter | undefined;
 }
 
 export interface HttpParts {
@@ -57,7 +59,7 @@ function buildMetrics(deps: HttpWiring): Metrics | undefined {
     mqtt: () => ({ ...deps.ingest.stats(), connectedClients: runtime.mqtt?.connectedClients ?? 0 }),
     storage: () => ({ ...store.diskStats(), liveEntities: liveEntities(), historyRows: store.estimateHistoryRows() }),
     // Metrics of other modules (queue depths and the like) are added here as MetricsSources.
-    sources: [...federationMetrics(deps.federation), ...mqttConnectionMetrics(runtime), {
+    sources: [...federationMetrics(deps.federation), ...mqttConnectionMetrics(runtime), ...loginMetrics(deps.loginLimiter), {
       name: 'edgeld_mqtt_session_takeovers_refused_total', type: 'counter',
       help: 'MQTT CONNECTs refused because their client id belongs to another principal (a device, or another subject\'s session)',
       collect: () => deps.mqttAccess.stats().takeoversRefused,
@@ -91,6 +93,7 @@ export function buildHttp(deps: HttpWiring): HttpParts {
     notReady,
     ...(metrics ? { metrics } : {}),
     ...(identity ? { identity } : {}),
+    ...(deps.loginLimiter ? { loginLimiter: deps.loginLimiter } : {}),
     ...(config.dashboard.enabled ? {
       dashboard: { websocketPath: MQTT_WEBSOCKET_PATH, mqttPort: () => runtime.mqtt?.port, ...(deps.dashboardDir ? { assetDir: deps.dashboardDir } : {}) },
     } : {}),

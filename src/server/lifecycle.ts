@@ -64,8 +64,10 @@ export async function listenAll(deps: LifecycleDeps): Promise<number> {
   // Loads the cached JWKS and starts fetching a fresh one; requests never wait for the network.
   if (deps.verifier) await deps.verifier.start();
   try {
+    const { headersTimeout, requestTimeout, keepAliveTimeout, maxConnections } = config.server;
     runtime.listener = await listenHttp(http.app, {
-      port: config.server.port, host: config.server.host, log: log.child('http'), ...(http.upgrade ? { upgrade: http.upgrade } : {}),
+      port: config.server.port, host: config.server.host, log: log.child('http'), limits: { headersTimeout, requestTimeout, keepAliveTimeout, maxConnections },
+      ...(http.upgrade ? { upgrade: http.upgrade } : {}),
     });
     runtime.mqtt = await startMqttBroker({
       port: config.mqtt.port,

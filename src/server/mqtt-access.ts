@@ -9,7 +9,7 @@ import type { DeviceService } from '../devices/index.js';
 import { createMeasurementService } from '../entities/index.js';
 import type { WriteCore } from '../events.js';
 import type { ContextInput, ContextService } from '../jsonld/index.js';
-import { uuid, type Clock, type IdGenerator, type Logger } from '../lib/index.js';
+import { uuid, type Clock, type IdGenerator, type Logger, type LoginLimiter } from '../lib/index.js';
 import {
   createIngest, createMqttAccess, isEmbeddedBrokerUrl, mayNotifyOn, notifyPrefixOf, topicMatches, type Ingest, type MqttAccess, type MqttBroker, type MqttSessionOwners,
 } from '../mqtt/index.js';
@@ -30,6 +30,8 @@ export interface MqttWiringDeps {
   mqtt(): MqttBroker | undefined;
   /** Where the principal each MQTT session belongs to is kept (with the sessions). */
   sessions: MqttSessionOwners;
+  /** Makes CONNECTs wait after repeated failed logins; undefined when off. */
+  loginLimiter?: LoginLimiter | undefined;
 }
 
 /** The topics notifications go to on the embedded broker, each with the subjects owning its subscriptions ('' for an ownerless one). */
@@ -113,7 +115,7 @@ export function buildMqttAccess(deps: MqttWiringDeps): { ingest: Ingest; hooks: 
   const maySubscribe = (filter: string, subject: string | undefined): boolean =>
     topics().list.every(({ topic, owner }) => !topicMatches(filter, topic) || (subject !== undefined && owner === subject));
   const hooks = createMqttAccess({
-    log: log.child('mqtt'), ingest, sessions: deps.sessions,
+    log: log.child('mqtt'), ingest, sessions: deps.sessions, ...(deps.loginLimiter ? { loginLimiter: deps.loginLimiter } : {}),
     ...(auth ? {
       auth: {
         principal: (token, tenant) => auth.authenticate(token, tenant),

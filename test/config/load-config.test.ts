@@ -35,7 +35,10 @@ function loadError(fn: () => unknown): ConfigError {
 describe('defaultConfig', () => {
   it('holds every documented default', () => {
     expect(defaultConfig()).toEqual({
-      server: { port: 1026, host: '0.0.0.0', shutdownTimeout: 10_000, publicUrl: '' },
+      server: {
+        port: 1026, host: '0.0.0.0', shutdownTimeout: 10_000, publicUrl: '',
+        headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, maxConnections: 1_024,
+      },
       storage: { dir: './data', busyTimeout: 5_000, minFreeBytes: 67_108_864, walLimitBytes: 4_194_304, checkpointSchedule: '* * * * *' },
       mqtt: {
         port: 1883, host: '0.0.0.0', wsPort: -1, connectTimeout: 5_000, tlsPort: -1, tlsKey: '', tlsCert: '', defaultEntityType: 'Device',
@@ -66,6 +69,9 @@ describe('defaultConfig', () => {
           jwksTimeout: 5_000, adminRole: 'service-admin', claimsPaths: 'realm_access.roles,groups', allowPublicPermission: false,
         },
         identityProvider: { enabled: false, issuer: '', tokenLifetime: 3_600, algorithm: 'ES256', subjectRefreshSchedule: '* * * * * *' },
+        lockout: {
+          enabled: true, nameFailures: 5, addressFailures: 10, baseDelay: 1_000, maxDelay: 900_000, forgetAfter: 3_600_000, maxEntries: 10_000,
+        },
       },
       search: { onOwnerDeleteCascadeEntities: false },
     });
@@ -83,6 +89,10 @@ describe('CONFIG_OPTIONS', () => {
       'server.host',
       'server.shutdown-timeout',
       'server.public-url',
+      'server.headers-timeout',
+      'server.request-timeout',
+      'server.keep-alive-timeout',
+      'server.max-connections',
       'storage.dir',
       'storage.busy-timeout',
       'storage.min-free-bytes',
@@ -159,6 +169,13 @@ describe('CONFIG_OPTIONS', () => {
       'application.identity-provider.token-lifetime',
       'application.identity-provider.algorithm',
       'application.identity-provider.subject-refresh-schedule',
+      'application.lockout.enabled',
+      'application.lockout.name-failures',
+      'application.lockout.address-failures',
+      'application.lockout.base-delay',
+      'application.lockout.max-delay',
+      'application.lockout.forget-after',
+      'application.lockout.max-entries',
       'search.on-owner-delete-cascade-entities',
     ]);
     const limit = CONFIG_OPTIONS.find((o) => o.name === 'pagination.limit-default');
@@ -178,7 +195,7 @@ describe('loadConfig from a file', () => {
   it('reads nested groups from the file named by --config', () => {
     const path = writeConfig({ server: { port: 8080, 'shutdown-timeout': 500 }, application: { authentication: { enabled: false } }, contexts: { 'allow-remote': false } });
     const config = loadConfig({ argv: ['--config', path], env: {} });
-    expect(config.server).toEqual({ port: 8080, host: '0.0.0.0', shutdownTimeout: 500, publicUrl: '' });
+    expect(config.server).toMatchObject({ port: 8080, host: '0.0.0.0', shutdownTimeout: 500, publicUrl: '', headersTimeout: 10_000 });
     expect(config.application.authentication.enabled).toBe(false);
     expect(config.contexts.allowRemote).toBe(false);
     expect(config.mqtt.port).toBe(1883);
@@ -349,6 +366,14 @@ describe('ConfigError', () => {
     const err = loadError(() => loadConfig({ argv: [], env: { PAGINATION_LIMIT_DEFAULT: '200', PAGINATION_LIMIT_MAX: '100' } }));
     expect(err.issues).toEqual([
       { option: 'pagination.limit-default', source: 'env PAGINATION_LIMIT_DEFAULT', message: 'must not exceed pagination.limit-max (100)' },
+    ]);
+  });
+
+  it('rejects server.headers-timeout above server.request-timeout, and a lockout base delay above its maximum', () => {
+    const err = loadError(() => loadConfig({ argv: [], env: { SERVER_HEADERS_TIMEOUT: '40000', APPLICATION_LOCKOUT_BASE_DELAY: '5000', APPLICATION_LOCKOUT_MAX_DELAY: '1000' } }));
+    expect(err.issues).toEqual([
+      { option: 'server.headers-timeout', source: 'env SERVER_HEADERS_TIMEOUT', message: 'must not exceed server.request-timeout (30000)' },
+      { option: 'application.lockout.base-delay', source: 'env APPLICATION_LOCKOUT_BASE_DELAY', message: 'must not exceed application.lockout.max-delay (1000)' },
     ]);
   });
 

@@ -1,13 +1,16 @@
 // The built-in identity provider's endpoints, outside /ngsi-ld/: the OAuth 2.0 token endpoint
 // (RFC 6749 §3.2), its JWK Set and OpenID Connect discovery metadata. Errors take the RFC 6749 §5.2
-// shape, not ProblemDetails: OAuth clients read `error`.
+// shape, not ProblemDetails: OAuth clients read `error`. Repeated failed logins from one address or
+// for one name make further attempts wait: 429 with Retry-After, before any credential is checked.
 
 import { z } from 'zod';
 import { TokenRequestError, type ClientCredentials, type IdentityProvider, type TokenErrorCode, type TokenGrant } from '../../auth/index.js';
+import type { LoginAttempt, LoginLimiter } from '../../lib/index.js';
 import { PayloadTooLargeError } from '../../ngsi/index.js';
-import { resource, type App } from '../app-env.js';
+import { resource, type App, type AppContext } from '../app-env.js';
 import { readBytes } from '../body.js';
 import { APP_JSON } from '../media.js';
+import { peerAddressOf } from '../peer-address.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 /** A token request is a few short fields. */
@@ -103,16 +106,51 @@ async function readTokenRequest(req: Request): Promise<TokenGrant> {
   return parseGrant(readForm(text), basicCredentials(req.headers.get('authorization') ?? undefined));
 }
 
-export function registerIdentityRoutes(app: App, identity: IdentityProvider): void {
+/** The login a grant attempts: its address, and the user name (password grant) or the client id. */
+function loginOf(c: AppContext, grant: TokenGrant): LoginAttempt {
+  const name = grant.grantType === 'password' ? grant.username : grant.client.clientId;
+  return { channel: 'http', address: peerAddressOf(c), name };
+}
+
+/** RFC 6585 §4 Too Many Requests, in the RFC 6749 §5.2 shape; Retry-After in whole seconds (RFC 9110 §10.2.3). */
+function tooManyAttempts(waitMs: number): Response {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return sendJson(
+    { error: 'temporarily_unavailable', error_description: `Too many failed logins; retry after ${seconds} s` },
+    429, { ...NO_STORE, 'Retry-After': String(seconds) },
+  );
+}
+
+/** A refusal that checked credentials, and so counts as a failed login. */
+const isCredentialFailure = (err: TokenRequestError): boolean => err.code === 'invalid_grant' || err.code === 'invalid_client';
+
+export function registerIdentityRoutes(app: App, identity: IdentityProvider, limiter?: LoginLimiter): void {
   resource(app, '/auth/token', {
     // RFC 6749 §4.3.2 password grant, §4.4.2 client credentials grant; §5.1 and §5.2 answers
     POST: async (c) => {
+      /** The admitted login being checked, which must be ended once (undefined without a limiter). */
+      let login: LoginAttempt | undefined;
       try {
-        const token = await identity.issueToken(await readTokenRequest(c.req.raw));
+        const grant = await readTokenRequest(c.req.raw);
+        if (limiter !== undefined) {
+          const attempt = loginOf(c, grant);
+          const wait = limiter.begin(attempt);
+          if (wait > 0) return tooManyAttempts(wait);
+          login = attempt;
+        }
+        const token = await identity.issueToken(grant);
+        if (login !== undefined) limiter?.succeeded(login);
+        login = undefined;
         return sendJson(token, 200, NO_STORE);
       } catch (err) {
+        if (err instanceof TokenRequestError && login !== undefined && isCredentialFailure(err)) {
+          limiter?.failed(login);
+          login = undefined;
+        }
         if (err instanceof TokenRequestError) return oauthError(err.code, err.message);
         throw err;
+      } finally {
+        if (login !== undefined) limiter?.released(login);
       }
     },
   });

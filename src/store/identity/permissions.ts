@@ -49,8 +49,6 @@ export interface PermissionRepository {
   applicableTo(tenant: string, assignees: readonly string[], entityId: EntityId): Permission[];
   /** The permissions of any of the assignees by types/scopes (no id target). */
   byTypesOrScopes(tenant: string, assignees: readonly string[]): Permission[];
-  /** Whether an `own` permission of the scope exists (its first user became its owner). */
-  scopeOwned(tenant: string, scope: string): boolean;
   /** Every permission on the entity id (whoever holds it). */
   targeting(tenant: string, entityId: EntityId): Permission[];
   /** Removes every permission targeting the entity (it is gone for good). */
@@ -102,7 +100,7 @@ const ownerPermission = (r: OwnerRow): Permission => ({
 /**
  * Permissions held in rows (a) and owners held in entity rows (b), each in creation order, as one list
  * in order of creation time. On a tie the owner comes first: a write grants the owner of a new entity
- * before the owner of a scope it uses first or its specificAccessPolicy.
+ * before its specificAccessPolicy.
  */
 function mergeByCreation(a: Permission[], b: Permission[]): Permission[] {
   if (b.length === 0) return a;
@@ -146,9 +144,6 @@ function preparePermissionStatements(db: BetterSqlite3.Database) {
     wide: db.prepare<[string, string], PermissionRow>(
       `SELECT ${COLUMNS} FROM permissions WHERE tenant = ? AND target_id IS NULL AND assignee IN (SELECT value FROM json_each(?))`,
     ),
-    scopeOwner: db.prepare<[string, string], number>(
-      'SELECT 1 FROM permissions WHERE tenant = ? AND target_id IS NULL AND action = 3 AND target_types IS NULL AND target_scopes = ? LIMIT 1',
-    ).pluck(),
     onId: db.prepare<[string, string], PermissionRow>(`SELECT ${COLUMNS} FROM permissions WHERE tenant = ? AND target_id = ?`),
     removeTargeting: db.prepare<[string, string]>('DELETE FROM permissions WHERE tenant = ? AND target_id = ?'),
     owned: db.prepare<[string], { tenant: string; target_id: string }>(
@@ -363,7 +358,6 @@ export function createPermissionRepository(db: BetterSqlite3.Database): Permissi
       if (owner) found.push(owner);
       return found;
     },
-    scopeOwned: (tenant, scope) => st.scopeOwner.get(tenant, JSON.stringify([scope])) !== undefined,
     removeForEntity(tenant, entityId) {
       const n = st.removeTargeting.run(tenant, entityId).changes;
       if (n > 0) changed();

@@ -19,6 +19,7 @@ import { up as federation } from './migration-015-federation.js';
 import { up as entityOwner } from './migration-016-entity-owner.js';
 import { up as entityVersion } from './migration-017-entity-version.js';
 import { up as mqttSessionOwners } from './migration-018-mqtt-session-owners.js';
+import { up as scopeOwners } from './migration-019-scope-owners.js';
 
 /** Where applied migrations are reported (the store's logger fits). */
 export interface MigrationLog {
@@ -108,6 +109,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 16, up: entityOwner },
   { version: 17, up: entityVersion },
   { version: 18, up: mqttSessionOwners },
+  { version: 19, up: scopeOwners },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {

@@ -26,13 +26,13 @@ describe('POST /auth/permissions', () => {
 
   it('is served under /auth/permissions too, with a Location under that prefix [behaviour §8]', async () => {
     const { as } = await fresh();
-    const res = await as('alice', 'POST', '/auth/permissions', perm({ types: 'Room', scopes: '/a' }, 'bob', 'write'));
+    const res = await as('root', 'POST', '/auth/permissions', perm({ types: 'Room', scopes: '/a' }, 'bob', 'write'));
     expect(res.status, res.text).toBe(201);
     const location = res.headers.get('location') ?? '';
     expect(location).toMatch(/^\/auth\/permissions\/urn/);
     const read = await as('bob', 'GET', location);
     expect(read.status, read.text).toBe(200);
-    expect(read.json).toMatchObject({ type: 'Permission', target: { types: ['Room'], scopes: ['/a'] }, assignee: 'bob', assigner: 'alice', action: 'write' });
+    expect(read.json).toMatchObject({ type: 'Permission', target: { types: ['Room'], scopes: ['/a'] }, assignee: 'bob', assigner: WHO.root.sub, action: 'write' });
     // The same permission through the other prefix.
     expect((await as('bob', 'GET', `${P}/${location.slice('/auth/permissions/'.length)}`)).json).toEqual(read.json);
   });

@@ -46,7 +46,7 @@ async function grant(by: Who, target: Record<string, unknown>, assignee: string,
 
 beforeAll(async () => {
   b = await startAuthBroker();
-  // alice creates and so owns every entity (interface 2.6 rule 4), and owns the scope /plant/a.
+  // alice creates and so owns every entity (interface 2.6 rule 4); writing into /plant/a gives her nothing on the scope.
   for (const e of [entity(ROOM1, 'Room'), entity(ROOM2, 'Room', '/plant/a'), entity(SENSOR3, 'Sensor', '/plant/a'), entity(SENSOR4, 'Sensor')]) {
     const res = await as('alice', 'POST', E, e);
     expect(res.status, res.text).toBe(201);
@@ -56,8 +56,9 @@ beforeAll(async () => {
   expect((await as('alice', 'POST', E, entity(OPEN5, 'Room', undefined, { specificAccessPolicy: { type: 'Property', value: 'write' } }))).status).toBe(201);
   await grant('alice', { id: ROOM1 }, 'bob', 'read');
   await grant('admin', { types: ['Room'] }, 'operators', 'write');
-  await grant('alice', { scopes: ['/plant/a'] }, 'auditor', 'read');
-  await grant('alice', { types: ['Sensor'], scopes: ['/plant/a'] }, 'dave', 'admin');
+  // Permissions by scope come from an administrator (docs/auth.md, Scopes).
+  await grant('admin', { scopes: ['/plant/a'] }, 'auditor', 'read');
+  await grant('admin', { types: ['Sensor'], scopes: ['/plant/a'] }, 'dave', 'admin');
   await grant('admin', { types: ['Room'] }, 'eve', 'admin');
   await grant('admin', { types: ['Sensor'] }, 'eve', 'admin');
 });
@@ -108,6 +109,7 @@ const CASES: Array<[Who | undefined, string, string, unknown, number, string]> =
   // Interface 5 rule 5: managing a permission needs admin on its target.
   ['bob', 'POST', P, { type: 'Permission', target: { id: ROOM1 }, assignee: 'carol', action: 'read' }, 403, 'read holder cannot grant'],
   ['alice', 'POST', P, { type: 'Permission', target: { id: THING9 }, assignee: 'carol', action: 'read' }, 201, 'owner grants'],
+  ['alice', 'POST', P, { type: 'Permission', target: { scopes: ['/plant/a'] }, assignee: 'bob', action: 'read' }, 403, 'the first writer of a scope does not administer it'],
   ['dave', 'POST', P, { type: 'Permission', target: { id: SENSOR3 }, assignee: 'carol', action: 'write' }, 201, 'admin by type+scope grants on an entity it covers'],
   ['dave', 'POST', P, { type: 'Permission', target: { id: SENSOR4 }, assignee: 'carol', action: 'write' }, 403, 'admin by type+scope cannot grant outside'],
   // Interface 5 rule 6: forbidden combinations (400) beside an allowed one.

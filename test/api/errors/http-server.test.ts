@@ -93,7 +93,8 @@ describe('closing the listener', () => {
     app.get('/fast', (c) => c.text('ok'));
     const quiet = { warn() {}, info() {}, error() {}, debug() {}, child: () => quiet, isEnabled: () => false };
     // NOTE: the app's env type is not needed by the listener; the logger is a silent stand-in.
-    const listener = await listenHttp(app as never, { port: 0, host: '127.0.0.1', log: quiet as never });
+    const limits = { headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, maxConnections: 100 };
+    const listener = await listenHttp(app as never, { port: 0, host: '127.0.0.1', log: quiet as never, limits });
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const get = (path: string) => new Promise<string | undefined>((resolve, reject) => {
       request(`http://127.0.0.1:${listener.port}${path}`, { agent }, (res) => {
