@@ -1,11 +1,12 @@
 // The dependency checker (scripts/check-deps.mjs): its rules on small trees, then the real src/ tree.
 
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkDeps, findImports, formatViolation } from '../../scripts/check-deps.mjs';
+import { writeTree } from '../helpers/sources.js';
 
 let root: string;
 
@@ -19,12 +20,7 @@ afterEach(() => {
 
 /** Writes `files` (path under src/ → content) and returns the checker's messages as `file:line: message`. */
 function check(files: Record<string, string>): string[] {
-  for (const [path, content] of Object.entries(files)) {
-    const full = join(root, 'src', path);
-    mkdirSync(dirname(full), { recursive: true });
-    writeFileSync(full, content);
-  }
-  return checkDeps(join(root, 'src')).map(formatViolation);
+  return checkDeps(writeTree(join(root, 'src'), files)).map(formatViolation);
 }
 
 describe('findImports', () => {

@@ -3,12 +3,12 @@
 // what an old database is migrated into.
 
 import { builtinModules } from 'node:module';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { typeScriptSources } from '../helpers/sources.js';
+import { typeScriptSources, writeTree } from '../helpers/sources.js';
 import { findImports } from '../../scripts/check-deps.mjs';
 
 const MIGRATIONS = fileURLToPath(new URL('../../src/store/migrations', import.meta.url));
@@ -44,11 +44,7 @@ describe('frozen migrations', () => {
   });
 
   function tree(files: Record<string, string>): string {
-    for (const [path, content] of Object.entries(files)) {
-      const full = join(root, path);
-      mkdirSync(dirname(full), { recursive: true });
-      writeFileSync(full, content);
-    }
+    writeTree(root, files);
     return join(root, 'migrations');
   }
 

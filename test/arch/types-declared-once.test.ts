@@ -2,12 +2,12 @@
 // lives in the lower one (or in lib, when neither may import the other) and is imported where needed.
 
 import { parse } from '@babel/parser';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { typeScriptSources } from '../helpers/sources.js';
+import { typeScriptSources, writeTree } from '../helpers/sources.js';
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
 
@@ -59,12 +59,7 @@ describe('exported types declared once', () => {
   });
 
   function tree(files: Record<string, string>): string {
-    for (const [path, content] of Object.entries(files)) {
-      const full = join(root, 'src', path);
-      mkdirSync(dirname(full), { recursive: true });
-      writeFileSync(full, content);
-    }
-    return join(root, 'src');
+    return writeTree(join(root, 'src'), files);
   }
 
   it('reports an interface or type alias exported by two files, however it is exported', () => {

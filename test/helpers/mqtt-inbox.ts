@@ -3,6 +3,7 @@
 // NOT delivered without sleeping: a later marker arrives first.
 
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
+import { awaitConnack } from './mqtt.js';
 import { within } from './process.js';
 
 export interface InboxMessage {
@@ -30,20 +31,7 @@ export async function connectInbox(url: string, opts: IClientOptions = {}, timeo
     messages.push({ topic, payload: payload.toString('utf8') });
     for (const w of waiters.splice(0)) w();
   });
-  let sessionPresent = false;
-  try {
-    await within(new Promise<void>((resolve, reject) => {
-      client.once('connect', (ack) => {
-        sessionPresent = ack.sessionPresent;
-        resolve();
-      });
-      client.once('error', reject);
-    }), timeoutMs, `connect to ${url}`);
-  } catch (err) {
-    client.end(true);
-    throw err;
-  }
-  client.on('error', () => undefined);
+  const { sessionPresent } = await awaitConnack(client, url, timeoutMs);
   const indexOf = (topic: string, payload: string): number => messages.findIndex((m) => m.topic === topic && m.payload === payload);
   const arrived = async (topic: string, payload: string, timeoutMs: number): Promise<number> => {
     const found = (): Promise<number> => new Promise((resolve) => {

@@ -6,15 +6,18 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { connect, type IClientOptions, type MqttClient } from 'mqtt';
+import { connect, type IClientOptions, type IConnackPacket, type MqttClient } from 'mqtt';
 import { within } from './process.js';
 
-/** Connects and resolves after CONNACK; rejects on the first error or after `timeoutMs`. */
-export async function connectClient(url: string, opts: IClientOptions = {}, timeoutMs = 5_000): Promise<MqttClient> {
-  const client = connect(url, { reconnectPeriod: 0, connectTimeout: timeoutMs, ...opts });
+/**
+ * Resolves with the CONNACK of a client just made; rejects on its first error (ending it) or after
+ * `timeoutMs`. Later errors are ignored.
+ */
+export async function awaitConnack(client: MqttClient, url: string, timeoutMs: number): Promise<IConnackPacket> {
+  let ack: IConnackPacket;
   try {
-    await within(new Promise<void>((resolve, reject) => {
-      client.once('connect', () => resolve());
+    ack = await within(new Promise<IConnackPacket>((resolve, reject) => {
+      client.once('connect', resolve);
       client.once('error', reject);
     }), timeoutMs, `connect to ${url}`);
   } catch (err) {
@@ -22,6 +25,13 @@ export async function connectClient(url: string, opts: IClientOptions = {}, time
     throw err;
   }
   client.on('error', () => undefined);
+  return ack;
+}
+
+/** Connects and resolves after CONNACK; rejects on the first error or after `timeoutMs`. */
+export async function connectClient(url: string, opts: IClientOptions = {}, timeoutMs = 5_000): Promise<MqttClient> {
+  const client = connect(url, { reconnectPeriod: 0, connectTimeout: timeoutMs, ...opts });
+  await awaitConnack(client, url, timeoutMs);
   return client;
 }
 
