@@ -1,7 +1,7 @@
 // Context source registrations (NGSI-LD §5.2.9, §5.9, §5.10): the model, parsing and rendering of the
 // API form, the mode rules, and the use cases over the store and its match index.
 
-export { REGISTRATION_MODES, type Registration, type RegistrationQuery } from './model.js';
+export type { Registration, RegistrationQuery } from './model.js';
 export { READ_ONLY_MEMBERS, type RegistrationInput } from './input.js';
 /** The API form of a registration, compacted with a request's context. */
 export { renderRegistration } from './render.js';

@@ -56,7 +56,7 @@ function parseGiven(input: RegistrationInput, opts: Omit<ParseRegistrationOption
 }
 
 /** The operations a registration names, groups resolved. */
-export function operationsOf(reg: Pick<Registration, 'operations'>): Set<Operation> {
+function operationsOf(reg: Pick<Registration, 'operations'>): Set<Operation> {
   const out = new Set<Operation>();
   for (const op of reg.operations) {
     const group = Object.hasOwn(OPERATION_GROUPS, op) ? OPERATION_GROUPS[op] : undefined;
@@ -71,7 +71,7 @@ export function operationsOf(reg: Pick<Registration, 'operations'>): Set<Operati
  * entities by id and the attributes it holds of them (no idPattern, no whole type); an auxiliary one
  * only reads.
  */
-export function checkRegistration(reg: Registration): void {
+function checkRegistration(reg: Registration): void {
   if (reg.mode === 'exclusive') {
     reg.information.forEach((info, i) => {
       if (info.entities === undefined) throw invalidMember(`information[${i}].entities`, 'an exclusive registration names its entities by id');

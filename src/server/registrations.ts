@@ -12,7 +12,7 @@ const LOOPBACK_HOSTS = new Set(['localhost', '[::1]', '0.0.0.0', '[::]']);
 const portOf = (url: URL): number => (url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80);
 
 /** Whether an endpoint names this broker: its public URL's origin, or its HTTP port on loopback. */
-export function selfEndpointCheck(config: Config, runtime: Runtime): (url: URL) => boolean {
+function selfEndpointCheck(config: Config, runtime: Runtime): (url: URL) => boolean {
   const publicOrigin = config.server.publicUrl === '' ? undefined : new URL(config.server.publicUrl).origin;
   return (url) => {
     if (publicOrigin !== undefined && url.origin === publicOrigin) return true;
