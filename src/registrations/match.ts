@@ -2,7 +2,7 @@
 // Registrations), and the overlaps of exclusive and redirect registrations (§4.3.6.3).
 
 import {
-  LOCATION, NGSI_LD, OBSERVATION_SPACE, OPERATION_SPACE, compileIdPattern, evaluateQ, evaluateScopeQ, isPlainObject, matchesGeo,
+  LOCATION, NGSI_LD, OBSERVATION_SPACE, OPERATION_SPACE, compileIdPattern, evaluateQ, evaluateScopeQ, isPlainObject, matchesGeo, parseDateTime,
   type Attribute, type Entity, type Iri, type Json,
 } from '../ngsi/index.js';
 import type { EntityInfo, Registration, RegistrationInfo, RegistrationQuery } from './model.js';
@@ -58,10 +58,22 @@ function asEntity(reg: Registration): Entity {
   return out;
 }
 
+/** NGSI-LD §5.10.2: the interval a temporal query names overlaps the query's time span; a registration without it does not match. */
+function matchesTime(reg: Registration, t: NonNullable<RegistrationQuery['timeQ']>): boolean {
+  const interval = reg[t.interval];
+  if (interval === undefined) return false;
+  const start = parseDateTime(interval.startAt) ?? Number.NEGATIVE_INFINITY;
+  const end = interval.endAt === undefined ? Number.POSITIVE_INFINITY : (parseDateTime(interval.endAt) ?? Number.POSITIVE_INFINITY);
+  if (t.timerel === 'before') return start < t.timeAt;
+  if (t.timerel === 'after') return end > t.timeAt;
+  return start < (t.endTimeAt ?? Number.POSITIVE_INFINITY) && end > t.timeAt;
+}
+
 /** Whether a registration answers a query: one RegistrationInfo matches entities and attributes, and every filter holds. */
 export function matchesQuery(reg: Registration, q: RegistrationQuery): boolean {
   if (!reg.information.some((info) => infoMatches(info, q))) return false;
   if (q.scopeQ !== undefined && !evaluateScopeQ(q.scopeQ, reg.scope)) return false;
+  if (q.timeQ !== undefined && !matchesTime(reg, q.timeQ)) return false;
   if (q.q === undefined && q.csf === undefined && q.geoQ === undefined) return true;
   const entity = asEntity(reg);
   if (q.q !== undefined && !evaluateQ(q.q, entity)) return false;

@@ -122,4 +122,6 @@ export interface RegistrationQuery {
   csf?: QExpr;
   geoQ?: GeoQuery;
   scopeQ?: ScopeExpr;
+  /** A temporal query on observationInterval (timeproperty observedAt) or managementInterval (createdAt, modifiedAt). */
+  timeQ?: { timerel: 'before' | 'after' | 'between'; timeAt: number; endTimeAt?: number; interval: 'observationInterval' | 'managementInterval' };
 }

@@ -4,14 +4,14 @@
 
 import { z } from 'zod';
 import {
-  BadRequestDataError, compileIdPattern, hasGeoQueryMembers, isAbsoluteUri, nameProblem, parseGeoQuery, parseQ, parseScopeQ,
+  BadRequestDataError, compileIdPattern, hasGeoQueryMembers, isAbsoluteUri, nameProblem, parseDateTime, parseGeoQuery, parseQ, parseScopeQ,
   type Json, type JsonObject, type TermMapper,
 } from '../../ngsi/index.js';
 import { READ_ONLY_MEMBERS, renderRegistration, type RegistrationInput, type RegistrationQuery } from '../../registrations/index.js';
 import { resource, type App, type AppContext, type AppDeps } from '../app-env.js';
 import { readJsonBody } from '../body.js';
 import { APP_JSON, APP_LD_JSON, negotiate } from '../media.js';
-import { csv, page, readParams, representation, type Params } from '../params.js';
+import { csv, oneOf, page, readParams, representation, type Params } from '../params.js';
 import { BASE, created, idSegment, noContent, pageHeaders, sendPayload } from '../respond.js';
 import { actorOf, linkContext } from '../request-context.js';
 
@@ -63,10 +63,37 @@ function registrationIdParam(c: AppContext): string {
 }
 
 const QUERY_PARAMS = [
-  'type', 'id', 'idPattern', 'attrs', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty', 'scopeQ', 'limit', 'offset', 'count', 'options',
+  'type', 'id', 'idPattern', 'attrs', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty', 'scopeQ', 'timerel', 'timeAt', 'endTimeAt', 'timeproperty',
+  'limit', 'offset', 'count', 'options',
 ];
-/** NGSI-LD §5.10.2 temporal query of registrations (observationInterval, managementInterval): not implemented. */
-const UNIMPLEMENTED_PARAMS = ['timerel', 'timeAt', 'endTimeAt', 'timeproperty'];
+
+const TIMERELS = ['before', 'after', 'between'] as const;
+const TIME_PROPERTIES = ['observedAt', 'createdAt', 'modifiedAt'] as const;
+
+function instantParam(params: Params, name: string): number {
+  const text = params.get(name);
+  const at = text === undefined ? undefined : parseDateTime(text);
+  if (at === undefined) throw new BadRequestDataError(`Invalid temporal query: '${name}' must be an ISO 8601 date-time`, `${name}=${text ?? ''}`);
+  return at;
+}
+
+/**
+ * NGSI-LD §5.10.2 temporal query of registrations: on observationInterval (timeproperty observedAt,
+ * the default) or managementInterval (createdAt, modifiedAt).
+ */
+function timeQuery(params: Params): RegistrationQuery['timeQ'] {
+  const timerel = oneOf(params, 'timerel', TIMERELS);
+  if (timerel === undefined) {
+    if (['timeAt', 'endTimeAt', 'timeproperty'].some((p) => params.has(p))) throw new BadRequestDataError('Invalid temporal query: timerel is missing');
+    return undefined;
+  }
+  const timeproperty = oneOf(params, 'timeproperty', TIME_PROPERTIES) ?? 'observedAt';
+  const out: NonNullable<RegistrationQuery['timeQ']> = {
+    timerel, timeAt: instantParam(params, 'timeAt'), interval: timeproperty === 'observedAt' ? 'observationInterval' : 'managementInterval',
+  };
+  if (timerel === 'between') out.endTimeAt = instantParam(params, 'endTimeAt');
+  return out;
+}
 
 function checkedName(name: string): string {
   const problem = nameProblem(name);
@@ -79,8 +106,11 @@ function registrationQuery(params: Params, mapper: TermMapper): RegistrationQuer
   const geo = { georel: params.get('georel'), geometry: params.get('geometry'), coordinates: params.get('coordinates'), geoproperty: params.get('geoproperty') };
   const hasGeo = hasGeoQueryMembers(geo);
   const selectors = ['type', 'id', 'idPattern', 'attrs', 'q', 'csf', 'scopeQ'].filter((p) => params.has(p));
-  if (selectors.length === 0 && !hasGeo) throw new BadRequestDataError('A query of registrations needs one of type, id, idPattern, attrs, q, csf, scopeQ or a geo-query');
-  const query: RegistrationQuery = {};
+  const timeQ = timeQuery(params);
+  if (selectors.length === 0 && !hasGeo && timeQ === undefined) {
+    throw new BadRequestDataError('A query of registrations needs one of type, id, idPattern, attrs, q, csf, scopeQ, a geo-query or a temporal query');
+  }
+  const query: RegistrationQuery = timeQ === undefined ? {} : { timeQ };
   const types = csv(params, 'type');
   if (types) query.types = types.map((t) => mapper.expandTerm(checkedName(t)));
   const ids = csv(params, 'id');
@@ -122,7 +152,7 @@ export function registerCsourceRegistrationRoutes(app: App, deps: AppDeps): void
     },
     // NGSI-LD §6.8.3.2 Query Context Source Registrations (§5.10.2)
     GET: async (c) => {
-      const params = readParams(c.req.url, QUERY_PARAMS, UNIMPLEMENTED_PARAMS);
+      const params = readParams(c.req.url, QUERY_PARAMS);
       const mediaType = negotiate(c.req.header('accept'), OFFERED);
       const ctx = await linkContext(c, deps);
       const p = page(params, config);
