@@ -36,12 +36,15 @@ function expectProblem(res: TestResponse, status: number, type: string): void {
   expect(typeof res.json.title).toBe('string');
 }
 
+/** The core context as the IoT Agent names it by default (contextBroker.jsonLdContext). */
+const AGENT_CONTEXT = 'https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context.jsonld';
+
 /** The body the FIWARE IoT Agent (iotagent-node-lib 4.14) sends to register a device's command. */
 const IOT_AGENT_BODY = {
   type: 'ContextSourceRegistration',
   information: [{ entities: [{ type: 'Thermometer', id: 'urn:ngsi-ld:Thermometer:thermo001' }], propertyNames: ['open'] }],
   mode: 'exclusive', operations: ['updateOps'], endpoint: 'http://iot-agent:4041',
-  contextSourceInfo: [{ key: 'jsonldContext', value: CORE_CONTEXT_URL }], '@context': CORE_CONTEXT_URL,
+  contextSourceInfo: [{ key: 'jsonldContext', value: AGENT_CONTEXT }], '@context': AGENT_CONTEXT,
 };
 
 describe('register, retrieve, update and delete a context source registration', () => {
@@ -69,7 +72,13 @@ describe('register, retrieve, update and delete a context source registration', 
     const id = location.slice(location.lastIndexOf('/') + 1);
     expect(id).toMatch(/^urn:ngsi-ld:ContextSourceRegistration:/);
     const got = await b.request('GET', `${R}/${id}`, { headers: { 'NGSILD-Tenant': 'openiot' } });
-    expect(got.json).toMatchObject({ mode: 'exclusive', operations: ['updateOps'], contextSourceInfo: [{ key: 'jsonldContext', value: CORE_CONTEXT_URL }] });
+    expect(got.json).toMatchObject({
+      mode: 'exclusive', operations: ['updateOps'], contextSourceInfo: [{ key: 'jsonldContext', value: AGENT_CONTEXT }],
+      information: [{ entities: [{ type: 'Thermometer', id: 'urn:ngsi-ld:Thermometer:thermo001' }], propertyNames: ['open'] }],
+    });
+    // Its lazy attributes come the same way, with retrieveOps.
+    const lazy = { ...IOT_AGENT_BODY, information: [{ ...IOT_AGENT_BODY.information[0], propertyNames: ['temperature'] }], operations: ['retrieveOps'] };
+    expect((await b.request('POST', `${R}/`, { body: lazy, headers })).status).toBe(201);
     // Another tenant does not see it.
     expectProblem(await b.request('GET', `${R}/${id}`), 404, 'ResourceNotFound');
     expect((await b.request('DELETE', `${R}/${id}`, { headers: { 'NGSILD-Tenant': 'openiot' } })).status).toBe(204);
