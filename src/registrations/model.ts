@@ -96,6 +96,8 @@ export interface Registration {
   observationSpace?: Json;
   operationSpace?: Json;
   expiresAt?: number;
+  /** expiresAt as written, when that differs from formatDateTime's form: shown back verbatim. */
+  expiresAtText?: string;
   endpoint: string;
   contextSourceInfo?: Array<{ key: string; value: string }>;
   scope?: string[];

@@ -1,7 +1,7 @@
 // Create and Update Context Source Registration inputs to the model (NGSI-LD §5.9.2, §5.9.3): every
 // member parsed and expanded, then the rules of the registration modes checked on the result.
 
-import { isAbsoluteUri, type Iri, type Json, type TermMapper } from '../ngsi/index.js';
+import { formatDateTime, isAbsoluteUri, type Iri, type Json, type TermMapper } from '../ngsi/index.js';
 import type { RegistrationInput } from './input.js';
 import { DEFAULT_OPERATIONS, OPERATION_GROUPS, READ_OPERATIONS, type Operation, type Registration } from './model.js';
 import {
@@ -24,7 +24,7 @@ export interface ParseRegistrationOptions {
 /** Members an update may set or remove. */
 type Writable = Omit<Registration, 'id' | 'createdAt' | 'modifiedAt' | 'context' | 'owner' | 'properties'>;
 type Optional = 'registrationName' | 'description' | 'tenant' | 'observationInterval' | 'managementInterval' | 'location'
-  | 'observationSpace' | 'operationSpace' | 'expiresAt' | 'contextSourceInfo' | 'scope' | 'management';
+  | 'observationSpace' | 'operationSpace' | 'expiresAt' | 'expiresAtText' | 'contextSourceInfo' | 'scope' | 'management';
 
 /** The members present in the input, parsed; `null` ones listed to be removed. */
 function parseGiven(input: RegistrationInput, opts: Omit<ParseRegistrationOptions, 'newId' | 'context'>): { set: Partial<Writable>; removed: Optional[] } {
@@ -49,6 +49,11 @@ function parseGiven(input: RegistrationInput, opts: Omit<ParseRegistrationOption
   put('managementInterval', input.managementInterval, () => parseInterval('managementInterval', input.managementInterval ?? {}));
   for (const geo of ['location', 'observationSpace', 'operationSpace'] as const) put(geo, input[geo], () => parseGeometry(geo, input[geo] ?? null));
   put('expiresAt', input.expiresAt, () => parseExpiresAt(input.expiresAt ?? '', opts.now));
+  if (input.expiresAt === null) removed.push('expiresAtText');
+  if (typeof input.expiresAt === 'string') {
+    if (set.expiresAt !== undefined && formatDateTime(set.expiresAt) !== input.expiresAt) set.expiresAtText = input.expiresAt;
+    else removed.push('expiresAtText');
+  }
   put('contextSourceInfo', input.contextSourceInfo, () => (input.contextSourceInfo ?? []).map((p) => ({ key: p.key, value: p.value })));
   put('scope', input.scope, () => parseScope(input.scope ?? []));
   put('management', input.management, () => parseManagement(input.management ?? {}));
@@ -99,7 +104,8 @@ export function parseRegistration(input: RegistrationInput, opts: ParseRegistrat
   if (id === undefined) id = `urn:ngsi-ld:ContextSourceRegistration:${opts.newId()}`;
   else if (!isAbsoluteUri(id)) throw invalidMember('id', `'${id}' is not an absolute URI`);
   const { set, removed } = parseGiven(input, opts);
-  if (removed.length > 0) throw invalidMember(removed[0] ?? '', 'null is not a value');
+  const nulls = removed.filter((m) => m !== 'expiresAtText' || input.expiresAt === null);
+  if (nulls.length > 0) throw invalidMember(nulls[0] ?? '', 'null is not a value');
   if (set.information === undefined) throw invalidMember('information', 'is required');
   if (set.endpoint === undefined) throw invalidMember('endpoint', 'is required');
   const reg: Registration = {

@@ -34,7 +34,7 @@ export function renderRegistration(reg: Registration, mapper: TermMapper, opts: 
   if (reg.location !== undefined) out.location = reg.location;
   if (reg.observationSpace !== undefined) out.observationSpace = reg.observationSpace;
   if (reg.operationSpace !== undefined) out.operationSpace = reg.operationSpace;
-  if (reg.expiresAt !== undefined) out.expiresAt = formatDateTime(reg.expiresAt);
+  if (reg.expiresAt !== undefined) out.expiresAt = reg.expiresAtText ?? formatDateTime(reg.expiresAt);
   out.endpoint = reg.endpoint;
   if (reg.contextSourceInfo !== undefined) out.contextSourceInfo = reg.contextSourceInfo.map((p) => ({ key: p.key, value: p.value }));
   if (reg.scope !== undefined) out.scope = reg.scope.length === 1 ? (reg.scope[0] ?? '') : [...reg.scope];

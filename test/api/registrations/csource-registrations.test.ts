@@ -90,6 +90,8 @@ describe('register, retrieve, update and delete a context source registration', 
     const b = await broker();
     const id = 'urn:ngsi-ld:ContextSourceRegistration:p1';
     await b.request('POST', R, { body: reg(id, { expiresAt: '2030-01-01T00:00:00Z', note: 'x' }) });
+    // expiresAt is shown as written.
+    expect((await b.request('GET', `${R}/${id}`)).json).toMatchObject({ expiresAt: '2030-01-01T00:00:00Z', note: 'x' });
     const patched = await b.request('PATCH', `${R}/${id}`, { body: { endpoint: 'http://other.example:1026', expiresAt: null, note: null, extra: 2 } });
     expect(patched.status, patched.text).toBe(204);
     const got = (await b.request('GET', `${R}/${id}`)).json;
