@@ -4,14 +4,14 @@
 
 import { z } from 'zod';
 import {
-  BadRequestDataError, compileIdPattern, hasGeoQueryMembers, isAbsoluteUri, nameProblem, parseDateTime, parseGeoQuery, parseQ, parseScopeQ,
+  BadRequestDataError, InvalidRequestError, compileIdPattern, hasGeoQueryMembers, isAbsoluteUri, nameProblem, parseDateTime, parseGeoQuery, parseQ, parseScopeQ,
   type Json, type JsonObject, type TermMapper,
 } from '../../ngsi/index.js';
 import { READ_ONLY_MEMBERS, renderRegistration, type RegistrationInput, type RegistrationQuery } from '../../registrations/index.js';
 import { resource, type App, type AppContext, type AppDeps } from '../app-env.js';
 import { readJsonBody } from '../body.js';
 import { APP_JSON, APP_LD_JSON, negotiate } from '../media.js';
-import { csv, oneOf, page, readParams, representation, type Params } from '../params.js';
+import { csv, oneOf, page, readParams, type Params } from '../params.js';
 import { BASE, created, idSegment, noContent, pageHeaders, sendPayload } from '../respond.js';
 import { actorOf, linkContext } from '../request-context.js';
 
@@ -137,7 +137,13 @@ function registrationQuery(params: Params, mapper: TermMapper): RegistrationQuer
 
 export function registerCsourceRegistrationRoutes(app: App, deps: AppDeps): void {
   const { registrations, contexts, config } = deps;
-  const sysAttrs = (params: Params): boolean => representation(params).sysAttrs;
+  /** `options=sysAttrs` is the one representation option of a registration (§5.10.1). */
+  const sysAttrs = (params: Params): boolean => {
+    const options = csv(params, 'options') ?? [];
+    const other = options.find((o) => o !== 'sysAttrs');
+    if (other !== undefined) throw new InvalidRequestError(`Unknown option '${other}'`, 'Allowed: sysAttrs');
+    return options.length > 0;
+  };
 
   resource(app, PATH, {
     // NGSI-LD §6.8.3.1 Register Context Source (§5.9.2)

@@ -246,6 +246,8 @@ describe('query context source registrations [§5.10.2]', () => {
     const b = await seeded();
     const got = (await b.request('GET', `${R}/urn:ngsi-ld:ContextSourceRegistration:q1?options=sysAttrs`)).json;
     expect(got).toMatchObject({ createdAt: '2026-05-01T10:00:00.000Z', modifiedAt: '2026-05-01T10:00:00.000Z' });
+    expect((await b.request('GET', `${R}/urn:ngsi-ld:ContextSourceRegistration:q1`)).json.createdAt).toBeUndefined();
+    expectProblem(await b.request('GET', `${R}/urn:ngsi-ld:ContextSourceRegistration:q1?options=keyValues`), 400, 'InvalidRequest');
   });
 
   it('matches a temporal query against observationInterval, or managementInterval with timeproperty createdAt or modifiedAt', async () => {
