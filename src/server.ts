@@ -22,6 +22,7 @@ import { addDuration, createTemporalService, parseDuration, type TemporalService
 import { buildAuth } from './server/auth.js';
 import { buildFederation } from './server/federation.js';
 import { buildFoundation } from './server/foundation.js';
+import { buildRegistrations } from './server/registrations.js';
 import { buildHttp } from './server/http.js';
 import { buildLoginLimiter } from './server/login-limiter.js';
 import { closeAll, listenAll, type LifecycleDeps } from './server/lifecycle.js';
@@ -99,6 +100,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   const mqtt = (): Runtime['mqtt'] => runtime.mqtt;
   const checkEndpoint = createEndpointCheck({ config, registry: subscriptionRegistry, mqtt, auth });
   const subscriptions = createSubscriptionService({ store, registry: subscriptionRegistry, clock, newId, ...(checkEndpoint ? { checkEndpoint } : {}) });
+  const registrations = buildRegistrations({ config, runtime, store, clock, newId });
   const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType });
   const jobs = createJobScheduler({ log: log.child('jobs') });
   const journalMaxAge = parseDuration(config.journal.maxAge);
@@ -115,7 +117,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
   const http = buildHttp({
     ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, loginLimiter,
-    services: { contexts, entities, temporal, subscriptions, permissions, subjects, devices, auth, identity },
+    services: { contexts, entities, temporal, subscriptions, registrations, permissions, subjects, devices, auth, identity },
   });
   const lifecycle: LifecycleDeps = {
     config, log, clock, store, runtime, http, jobs, temporal, hasRetention: retention !== undefined,

@@ -18,6 +18,7 @@ import { registerAttributeRoutes } from './routes/attributes.js';
 import { registerTemporalEntityRoutes } from './routes/temporal-entities.js';
 import { registerEntityQueryRoutes } from './routes/entity-query.js';
 import { registerSubscriptionRoutes } from './routes/subscriptions.js';
+import { registerCsourceRegistrationRoutes } from './routes/csource-registrations.js';
 import { registerIdentityRoutes } from './routes/identity.js';
 import { registerPermissionRoutes } from './routes/permissions.js';
 import { registerDeviceRoutes } from './routes/devices.js';
@@ -109,6 +110,7 @@ export function createApp(deps: AppDeps): App {
   registerAttributeRoutes(app, deps);
   registerTemporalEntityRoutes(app, deps);
   registerSubscriptionRoutes(app, deps);
+  registerCsourceRegistrationRoutes(app, deps);
   if (deps.identity) registerIdentityRoutes(app, deps.identity, deps.loginLimiter);
   registerPermissionRoutes(app, deps);
   registerDeviceRoutes(app, deps);

@@ -37,6 +37,13 @@ export class AlreadyExistsError extends NgsiError {
   readonly status = 409;
 }
 
+/** NGSI-LD §5.9.2.4: a context source registration that would clash with another one or with local data. */
+export class ConflictError extends NgsiError {
+  override name = 'ConflictError';
+  readonly errorType = 'Conflict';
+  readonly status = 409;
+}
+
 export class OperationNotSupportedError extends NgsiError {
   override name = 'OperationNotSupportedError';
   readonly errorType = 'OperationNotSupported';
@@ -141,7 +148,8 @@ export class InsufficientStorageError extends NgsiError {
 const WHEN: Record<string, string> = {
   InvalidRequest: 'malformed JSON, unknown or repeated query parameter, bad parameter syntax, body not an array for batches',
   BadRequestData: 'well-formed JSON but invalid NGSI-LD content: invalid id or name, JSON null, NGSI-LD Null on create, bad @context or Link header, id mismatch',
-  AlreadyExists: 'an entity or a subscription with that id exists',
+  AlreadyExists: 'an entity, a subscription or a context source registration with that id exists',
+  Conflict: 'a context source registration overlapping an exclusive or redirect one for the same entity id and attribute, or local data it would hide',
   OperationNotSupported: 'an operation that cannot apply to the data, e.g. aggregation over values of mixed kinds',
   ResourceNotFound: 'missing entity, attribute, datasetId, @context, subscription or path',
   AccessDenied: 'authenticated but not permitted',
@@ -162,7 +170,7 @@ const WHEN: Record<string, string> = {
 
 /** The catalogue as data, for the table of docs/api.md and its check. */
 export const ERROR_CATALOGUE: ReadonlyArray<{ type: string; status: number; when: string }> = [
-  InvalidRequestError, BadRequestDataError, AlreadyExistsError, OperationNotSupportedError,
+  InvalidRequestError, BadRequestDataError, AlreadyExistsError, ConflictError, OperationNotSupportedError,
   ResourceNotFoundError, AccessDeniedError, TooManyResultsError, TooComplexQueryError,
   LdContextNotAvailableError, NotImplementedError, UnauthorizedError, InternalError,
   NotAcceptableError, UnsupportedMediaTypeError, PayloadTooLargeError, MethodNotAllowedError,

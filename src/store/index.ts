@@ -25,6 +25,7 @@ export type { IdentityRepository } from './identity/identity.js';
 
 
 export type { ChangeJournal, JournalEntry, JournalSources, PruneReport, ReadOptions } from './journal/journal.js';
+export type { RegistrationKeys, RegistrationRepository, RegistrationSelection, StoredRegistration } from './registrations/registrations.js';
 export type { NewNotification, NotificationQueue, QueuedNotification } from './subscriptions/notification-queue.js';
 export type {
   HistoryEditor, HistoryReadOptions, HistoryReader, HistoryRetention, HistorySeries, HistoryWindow, PeriodGrid, PeriodStats,

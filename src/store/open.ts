@@ -14,6 +14,7 @@ import { createHistoryRepository } from './history/history.js';
 import { createIdentityRepository } from './identity/identity.js';
 import { createMqttSessionRepository } from './mqtt/mqtt-sessions.js';
 import { createSubscriptionRepository } from './subscriptions/subscriptions.js';
+import { createRegistrationRepository } from './registrations/registrations.js';
 import { createPermissionRepository } from './identity/permissions.js';
 import { createSubjectRepository } from './identity/subjects.js';
 import type { ReadFilter } from './read-scope.js';
@@ -160,6 +161,7 @@ export function openStore(opts: StoreOptions): Store {
     }),
     notifications: createNotificationQueue(db, runner.atomic),
     subscriptions: createSubscriptionRepository(db),
+    registrations: createRegistrationRepository(db),
     permissions,
     subjects: createSubjectRepository(db),
     identity: createIdentityRepository(db),

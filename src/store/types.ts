@@ -12,6 +12,7 @@ import type { FederationRepository } from './federation/federation.js';
 import type { IdentityRepository } from './identity/identity.js';
 import type { ChangeJournal } from './journal/journal.js';
 import type { NotificationQueue } from './subscriptions/notification-queue.js';
+import type { RegistrationRepository } from './registrations/registrations.js';
 import type { ReadScope } from './read-scope.js';
 import type { PermissionRepository } from './identity/permissions.js';
 import type { SubjectRepository } from './identity/subjects.js';
@@ -70,6 +71,8 @@ export interface Store {
   readonly notifications: NotificationQueue;
   /** NGSI-LD subscriptions (§5.8) and their delivery counters. */
   readonly subscriptions: SubscriptionRepository;
+  /** Context source registrations (§5.2.9) and their match index. */
+  readonly registrations: RegistrationRepository;
   /** Permissions of the authorization model (interface 2.6) and the read filter of a subject. */
   readonly permissions: PermissionRepository;
   /** Users and groups known from valid tokens (interface 2.8). */

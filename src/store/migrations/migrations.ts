@@ -20,6 +20,7 @@ import { up as entityOwner } from './migration-016-entity-owner.js';
 import { up as entityVersion } from './migration-017-entity-version.js';
 import { up as mqttSessionOwners } from './migration-018-mqtt-session-owners.js';
 import { up as scopeOwners } from './migration-019-scope-owners.js';
+import { up as registrations } from './migration-020-registrations.js';
 
 /** Where applied migrations are reported (the store's logger fits). */
 export interface MigrationLog {
@@ -110,6 +111,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 17, up: entityVersion },
   { version: 18, up: mqttSessionOwners },
   { version: 19, up: scopeOwners },
+  { version: 20, up: registrations },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {

@@ -1,0 +1,9 @@
+// Context source registrations (NGSI-LD §5.2.9, §5.9, §5.10): the model, parsing and rendering of the
+// API form, the mode rules, and the use cases over the store and its match index.
+
+export type { Registration, RegistrationQuery } from './model.js';
+export { READ_ONLY_MEMBERS, type RegistrationInput } from './input.js';
+/** The API form of a registration, compacted with a request's context. */
+export { renderRegistration } from './render.js';
+/** The use cases. */
+export { createRegistrationService, type RegistrationService } from './service.js';

@@ -1,0 +1,118 @@
+// Context source registration use cases (NGSI-LD §5.9, §5.10): register, retrieve, query, update,
+// delete; each write one transaction that checks the mode rules against the stored registrations
+// and the local entities.
+
+import type { Clock, IdGenerator } from '../lib/index.js';
+import { AccessDeniedError, ConflictError, ResourceNotFoundError, type Json, type Principal, type TermMapper } from '../ngsi/index.js';
+import type { Store } from '../store/index.js';
+import { fromStored, keysOf, toStored } from './codec.js';
+import type { RegistrationInput } from './input.js';
+import { clashingModes, matchesQuery, registrationsOverlap } from './match.js';
+import type { Registration, RegistrationQuery } from './model.js';
+import { parseRegistration, patchRegistration } from './parse.js';
+import { localClash } from './local-clash.js';
+
+export interface RegistrationServiceDeps {
+  store: Store;
+  clock: Clock;
+  newId: IdGenerator;
+  /** Whether an endpoint is this broker itself (a registration would forward to itself). */
+  isSelf: (url: URL) => boolean;
+}
+
+/** The request's term maps and @context as given (absent: core only). */
+export interface RegistrationContext {
+  mapper: TermMapper;
+  context?: Json | undefined;
+}
+
+export interface RegistrationPage {
+  items: Registration[];
+  count?: number;
+}
+
+export interface RegistrationService {
+  /** §5.9.2: 409 AlreadyExists when the tenant has that id, 409 Conflict when the mode rules forbid it. */
+  create(actor: Principal, input: RegistrationInput, ctx: RegistrationContext): Registration;
+  /** §5.10.1: 404 ResourceNotFound when unknown or expired. */
+  get(actor: Principal, id: string): Registration;
+  /** §5.10.2, in creation order; expired registrations are left out. */
+  list(actor: Principal, query: RegistrationQuery, page: { limit: number; offset: number; count: boolean }): RegistrationPage;
+  /** §5.9.3: members given replace the stored ones, null removes one; 404 when unknown. */
+  update(actor: Principal, id: string, input: RegistrationInput, ctx: RegistrationContext): Registration;
+  /** §5.9.4: 404 when unknown. */
+  delete(actor: Principal, id: string): void;
+}
+
+/** Most registrations of a tenant one listing or conflict check reads (an edge gateway holds a few). */
+const MAX_CANDIDATES = 10_000;
+
+const notFound = (id: string): ResourceNotFoundError => new ResourceNotFoundError('Context source registration not found', `No registration ${id}`);
+
+export function createRegistrationService(deps: RegistrationServiceDeps): RegistrationService {
+  const { store, clock } = deps;
+  const load = (tenant: string, id: string): Registration => {
+    const stored = store.registrations.get(tenant, id);
+    if (stored === undefined || (stored.expiresAt !== undefined && stored.expiresAt <= clock.now())) throw notFound(id);
+    return fromStored(stored);
+  };
+  /** Behaviour §8, as for subscriptions: others than its owner (and administrators) get 403; existence is told first (404). */
+  const owned = (actor: Principal, reg: Registration): Registration => {
+    if (actor.admin || (reg.owner !== undefined && reg.owner.subject === actor.subject)) return reg;
+    throw new AccessDeniedError('Access denied', `Registration ${reg.id} belongs to another subject`);
+  };
+  /** NGSI-LD §4.3.6.3, §5.9.2.4: the mode rules against the other registrations and the local entities. */
+  const checkConflicts = (tenant: string, reg: Registration): void => {
+    const modes = clashingModes(reg.mode);
+    if (modes.length === 0) return;
+    for (const stored of store.registrations.withModes(tenant, modes, clock.now(), MAX_CANDIDATES)) {
+      const other = fromStored(stored);
+      if (other.id !== reg.id && registrationsOverlap(reg, other)) {
+        throw new ConflictError('Conflicting registration', `${reg.mode} registration overlaps the ${other.mode} registration ${other.id}`);
+      }
+    }
+    const why = localClash(store, tenant, reg);
+    if (why !== undefined) throw new ConflictError('Conflicting registration', why);
+  };
+  return {
+    create(actor, input, ctx) {
+      const { tenant } = actor;
+      const parsed = parseRegistration(input, { ...ctx, now: clock.now(), newId: deps.newId, isSelf: deps.isSelf });
+      const reg: Registration = actor.subject === undefined ? parsed : { ...parsed, owner: { subject: actor.subject } };
+      store.transaction(() => {
+        checkConflicts(tenant, reg);
+        store.registrations.insert(tenant, toStored(reg), keysOf(reg));
+      });
+      return reg;
+    },
+    get: (actor, id) => owned(actor, load(actor.tenant, id)),
+    list(actor, query, page) {
+      const owner = actor.admin ? undefined : actor.subject ?? '';
+      const selection = {
+        now: clock.now(), limit: MAX_CANDIDATES, ...(owner !== undefined ? { owner } : {}),
+        ...(query.types ? { types: query.types } : query.attrs ? { attrs: query.attrs } : query.ids ? { ids: query.ids } : {}),
+      };
+      const found = store.registrations.candidates(actor.tenant, selection).map(fromStored).filter((r) => matchesQuery(r, query));
+      const out: RegistrationPage = { items: found.slice(page.offset, page.offset + page.limit) };
+      if (page.count) out.count = found.length;
+      return out;
+    },
+    update(actor, id, input, ctx) {
+      const { tenant } = actor;
+      return store.transaction(() => {
+        const previous = owned(actor, load(tenant, id));
+        const next = patchRegistration(previous, input, { mapper: ctx.mapper, now: clock.now(), isSelf: deps.isSelf });
+        checkConflicts(tenant, next);
+        store.registrations.replace(tenant, toStored(next), keysOf(next));
+        return next;
+      });
+    },
+    delete(actor, id) {
+      const { tenant } = actor;
+      store.transaction(() => {
+        owned(actor, load(tenant, id));
+        if (!store.registrations.delete(tenant, id)) throw notFound(id);
+      });
+    },
+  };
+}
