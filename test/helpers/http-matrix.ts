@@ -27,6 +27,9 @@ export interface Res { status: number; headers: Headers; text: string; json: unk
 export const V1 = '/ngsi-ld/v1';
 /** The type of every target entity (and of nothing else). */
 export const TYPE = 'MatrixRoom';
+export const PUBLIC_TYPE = 'PublicRoom';
+const ATTRIBUTE = 'temperature';
+const PUBLIC_ATTRIBUTE = 'publicTemperature';
 /** The dashboard asset served. */
 export const ASSET = 'app.0123abcd.js';
 export const SUBSCRIPTION = { type: 'Subscription', entities: [{ type: 'NeverWritten' }], notification: { endpoint: { uri: 'http://127.0.0.1:9/matrix' } } };
@@ -74,7 +77,11 @@ export interface MatrixBroker {
   broker: Broker;
   /** A request as `caller` (its Authorization header, if any). */
   call(r: Req, caller: Caller): Promise<Res>;
-  newWorld(): World;
+  /**
+   * Targets of their own; `readable: 'public'` (allow-public-permission on): an entity of type
+   * PUBLIC_TYPE whose attribute is PUBLIC_ATTRIBUTE, readable without a token.
+   */
+  newWorld(opts?: { readable?: 'public' }): World;
   close(): Promise<void>;
 }
 
@@ -106,8 +113,11 @@ async function request(broker: Broker, r: Req, token: string | undefined): Promi
   return { status: res.status, headers: res.headers, text, json };
 }
 
-/** The broker, its callers' tokens, and a user `zed` of the identity provider (password `matrix password`). */
-export async function startMatrixBroker(): Promise<MatrixBroker> {
+/**
+ * The broker, its callers' tokens, and a user `zed` of the identity provider (password `matrix
+ * password`); `allowPublic`: application.authentication.allow-public-permission.
+ */
+export async function startMatrixBroker(opts: { allowPublic?: boolean } = {}): Promise<MatrixBroker> {
   const dir = mkdtempSync(join(tmpdir(), 'edgeld-matrix-'));
   const { publicKey, privateKey: key } = await generateKeyPair('ES256');
   const keyFile = join(dir, 'key.pem');
@@ -124,7 +134,7 @@ export async function startMatrixBroker(): Promise<MatrixBroker> {
       ...application,
       authentication: {
         ...application.authentication!, enabled: true, publicKeyFile: keyFile, jwksUri: '', issuer: '', audience: '', adminRole: ADMIN_ROLE,
-        allowPublicPermission: false,
+        allowPublicPermission: opts.allowPublic ?? false,
       },
     },
     mqtt: { port: 0, host: '127.0.0.1' }, server: { port: 0, host: '127.0.0.1' }, contexts: { allowedHosts: '127.0.0.1' }, log: { level: 'silent' },
@@ -155,13 +165,17 @@ export async function startMatrixBroker(): Promise<MatrixBroker> {
   };
 
   let worlds = 0;
-  const newWorld = (): World => {
+  const newWorld = (opts: { readable?: 'public' } = {}): World => {
     const n = ++worlds;
+    const isPublic = opts.readable === 'public';
+    const type = isPublic ? PUBLIC_TYPE : TYPE;
+    const attribute = isPublic ? PUBLIC_ATTRIBUTE : ATTRIBUTE;
     const grant = async (entity: string, assignee: string, action: string): Promise<string> =>
       idFrom(await must('owner', send('POST', `${V1}/auth/permissions`, { type: 'Permission', target: { id: entity }, assignee, action })));
     const entity = once(async () => {
-      const id = `urn:ngsi-ld:${TYPE}:w${n}`;
-      await must('owner', send('POST', `${V1}/entities`, { id, type: TYPE, temperature: temperature(20) }));
+      const id = `urn:ngsi-ld:${type}:w${n}`;
+      await must('owner', send('POST', `${V1}/entities`, { id, type, [attribute]: temperature(20) }));
+      if (isPublic) await grant(id, 'urn:ngsi-ld:Subject:public', 'read');
       return id;
     });
     const permissions = once(async () => {
@@ -172,11 +186,11 @@ export async function startMatrixBroker(): Promise<MatrixBroker> {
     });
     return {
       entity: async () => (await permissions(), entity()),
-      type: async () => (await entity(), TYPE),
-      attribute: async () => (await entity(), 'temperature'),
+      type: async () => (await entity(), type),
+      attribute: async () => (await entity(), attribute),
       instance: once(async () => {
         const res = await must('owner', get(`${V1}/temporal/entities/${enc(await entity())}`));
-        const instances = [(res.json as Record<string, unknown>)['temperature']].flat() as Array<{ instanceId: string }>;
+        const instances = [(res.json as Record<string, unknown>)[attribute]].flat() as Array<{ instanceId: string }>;
         return instances[0]!.instanceId;
       }),
       permission: async () => (await permissions()).other,

@@ -25,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { T0 } from '../helpers/broker.js';
 import {
   ABSENT, ASSET, SUBSCRIPTION, TYPE, V1, at, del, enc, get, send, startMatrixBroker, temperature, type Caller, type MatrixBroker, type Req,
-  type World,
+  type Res, type World,
 } from '../helpers/http-matrix.js';
 
 /** The callers (test/helpers/http-matrix.ts), and `absent`: the stranger naming a target that does not exist. */
@@ -44,6 +44,8 @@ interface Row {
   cells?: Partial<Record<Who, Outcome>>;
   /** What a caller that may gets (default 'ok'). */
   answer?: Outcome;
+  /** What a caller without a token gets when public permissions are on, where expectedWithPublic cannot tell. */
+  withPublic?: Outcome;
   /** A label when a route has several rows (targets of different kinds). */
   label?: string;
   req: (w: World) => Promise<Req> | Req;
@@ -60,10 +62,13 @@ interface Row {
 /** A new entity id of the caller's own making (nobody holds any permission on it). */
 let made = 0;
 const madeEntity = (): { id: string; type: string; made: object } => ({ id: `urn:ngsi-ld:MatrixMade:m${++made}`, type: 'MatrixMade', made: { type: 'Property', value: made } });
-const permission = (base: string): Record<string, Row> => ({
+const permission = (base: string): Record<string, Row | Row[]> => ({
   [`POST ${base}`]: { need: 'own', req: async (w) => send('POST', base, { type: 'Permission', target: { id: await w.entity() }, assignee: 'urn:ngsi-ld:User:frank', action: 'read' }) },
   [`GET ${base}`]: { need: 'own', refused: 'hidden', req: async (w) => get(`${base}?targetId=${enc(await w.entity())}&action=read`), mentions: (w) => w.permission() },
-  [`GET ${base}/:id`]: { need: 'own', req: async (w) => get(`${base}/${enc(await w.permission())}`) },
+  [`GET ${base}/:id`]: [
+    { label: "another's", need: 'own', req: async (w) => get(`${base}/${enc(await w.permission())}`) },
+    { label: "the reader's", need: 'own', cells: { reader: 'ok' }, req: async (w) => get(`${base}/${enc(await w.readerPermission())}`) },
+  ],
   [`PATCH ${base}/:id`]: { need: 'own', req: async (w) => send('PATCH', `${base}/${enc(await w.permission())}`, { action: 'write' }) },
   [`DELETE ${base}/:id`]: { need: 'own', req: async (w) => del(`${base}/${enc(await w.permission())}`) },
   // Beside :id (one route in the table): the permissions assigned to the caller; the target is the reader's.
@@ -93,7 +98,7 @@ const MATRIX: Record<string, Row | Row[]> = {
 
   // Entities (behaviour §8: queries filter silently; existence is told before permission).
   [`POST ${V1}/entities`]: { need: 'token', req: () => send('POST', `${V1}/entities`, madeEntity()) },
-  [`GET ${V1}/entities`]: { need: 'read', refused: 'hidden', req: () => get(`${V1}/entities?type=${TYPE}`), mentions: (w) => w.entity() },
+  [`GET ${V1}/entities`]: { need: 'read', refused: 'hidden', req: async (w) => get(`${V1}/entities?type=${await w.type()}`), mentions: (w) => w.entity() },
   // Purge deletes what the caller may read of the selection: the rest is left alone, silently.
   [`DELETE ${V1}/entities`]: { need: 'own', unreadable: 'hidden', req: async (w) => del(`${V1}/entities?id=${enc(await w.entity())}`), effect: (w) => w.gone() },
   [`GET ${V1}/entities/:id`]: { need: 'read', req: async (w) => get(`${V1}/entities/${enc(await w.entity())}`) },
@@ -106,7 +111,7 @@ const MATRIX: Record<string, Row | Row[]> = {
   [`PUT ${V1}/entities/:id/attrs/:attr`]: { need: 'write', req: async (w) => send('PUT', `${V1}/entities/${enc(await w.entity())}/attrs/temperature`, temperature(34)) },
   [`DELETE ${V1}/entities/:id/attrs/:attr`]: { need: 'write', req: async (w) => del(`${V1}/entities/${enc(await w.entity())}/attrs/temperature`) },
   [`POST ${V1}/entityOperations/query`]: {
-    need: 'read', refused: 'hidden', fresh: false, req: () => send('POST', `${V1}/entityOperations/query`, { type: 'Query', entities: [{ type: TYPE }] }), mentions: (w) => w.entity(),
+    need: 'read', refused: 'hidden', fresh: false, req: async (w) => send('POST', `${V1}/entityOperations/query`, { type: 'Query', entities: [{ type: await w.type() }] }), mentions: (w) => w.entity(),
   },
   [`POST ${V1}/entityOperations/create`]: { need: 'token', req: () => send('POST', `${V1}/entityOperations/create`, [madeEntity()]) },
   [`POST ${V1}/entityOperations/upsert`]: { need: 'write', batch: true, req: async (w) => send('POST', `${V1}/entityOperations/upsert`, [{ id: await w.entity(), type: TYPE, temperature: temperature(35) }]) },
@@ -128,7 +133,7 @@ const MATRIX: Record<string, Row | Row[]> = {
 
   // Temporal.
   [`GET ${V1}/temporal/entities`]: {
-    need: 'read', refused: 'hidden', req: () => get(`${V1}/temporal/entities?type=${TYPE}&timerel=after&timeAt=${at(T0 - 3_600_000)}`), mentions: (w) => w.entity(),
+    need: 'read', refused: 'hidden', req: async (w) => get(`${V1}/temporal/entities?type=${await w.type()}&timerel=after&timeAt=${at(T0 - 3_600_000)}`), mentions: (w) => w.entity(),
   },
   [`POST ${V1}/temporal/entities`]: [
     { label: 'a new entity', need: 'token', req: () => send('POST', `${V1}/temporal/entities`, { ...madeEntity(), made: [{ type: 'Property', value: 1, observedAt: at(T0) }] }) },
@@ -136,7 +141,7 @@ const MATRIX: Record<string, Row | Row[]> = {
   ],
   [`POST ${V1}/temporal/entityOperations/query`]: {
     need: 'read', refused: 'hidden', fresh: false, mentions: (w) => w.entity(),
-    req: () => send('POST', `${V1}/temporal/entityOperations/query`, { type: 'Query', entities: [{ type: TYPE }], temporalQ: { timerel: 'after', timeAt: at(T0 - 3_600_000) } }),
+    req: async (w) => send('POST', `${V1}/temporal/entityOperations/query`, { type: 'Query', entities: [{ type: await w.type() }], temporalQ: { timerel: 'after', timeAt: at(T0 - 3_600_000) } }),
   },
   [`GET ${V1}/temporal/entities/:id`]: { need: 'read', req: async (w) => get(`${V1}/temporal/entities/${enc(await w.entity())}`) },
   [`DELETE ${V1}/temporal/entities/:id`]: { need: 'own', req: async (w) => del(`${V1}/temporal/entities/${enc(await w.entity())}`) },
@@ -159,8 +164,9 @@ const MATRIX: Record<string, Row | Row[]> = {
   // @contexts (docs/auth.md): one served context needs no token, except a Cached one; deleting needs the admin role.
   [`POST ${V1}/jsonldContexts`]: { need: 'token', req: () => send('POST', `${V1}/jsonldContexts`, { '@context': { matrix: 'https://example.org/matrix#' } }) },
   [`GET ${V1}/jsonldContexts`]: [
-    { label: 'a Hosted context', need: 'token', req: () => get(`${V1}/jsonldContexts?details=true`), mentions: (w) => w.context() },
-    { label: 'a Cached context', need: 'token', req: () => get(`${V1}/jsonldContexts?details=true`), mentions: (w) => w.cachedContext() },
+    // Without a token (public permissions on): the contexts listed, but not the Cached ones (docs/auth.md).
+    { label: 'a Hosted context', need: 'token', withPublic: 'ok', req: () => get(`${V1}/jsonldContexts?details=true`), mentions: (w) => w.context() },
+    { label: 'a Cached context', need: 'token', withPublic: 'hidden', req: () => get(`${V1}/jsonldContexts?details=true`), mentions: (w) => w.cachedContext() },
   ],
   [`GET ${V1}/jsonldContexts/:id`]: [
     { label: 'the core context', need: 'anonymous', req: async (w) => get(`${V1}/jsonldContexts/${enc(await w.coreContext())}`) },
@@ -208,6 +214,50 @@ function expectedOf(row: Row, who: Who): Outcome {
   return rank < 1 ? row.unreadable ?? row.refused ?? 403 : row.refused ?? 403;
 }
 
+/**
+ * With allow-public-permission on, a caller without a token (behaviour §8: only the reads public
+ * permissions can allow work without one, 401 for anything else): `public` on targets with a public
+ * read permission, `none` on targets without.
+ */
+function expectedWithPublic(row: Row, route: string, who: 'none' | 'public'): Outcome {
+  if (row.withPublic !== undefined) return row.withPublic;
+  if (row.need === 'open' || row.need === 'anonymous') return expectedOf(row, 'none');
+  if (!route.startsWith('GET ') || row.need !== 'read') return 401;
+  if (who === 'public') return row.answer ?? 'ok';
+  const refused = row.unreadable ?? row.refused ?? 403;
+  // A refused request without a token is told to authenticate (RFC 9110 §15.5.2), not 403.
+  return refused === 403 ? 401 : refused;
+}
+
+const labelled = (route: string, row: Row): string => `${route}${row.label ? ` (${row.label})` : ''}`;
+
+/** Runs one cell: the outcome of `r` for `caller` on `world`, as the row reads it. */
+async function runCell(m: MatrixBroker, row: Row, world: World, caller: Caller): Promise<{ outcome: Outcome | number; res: Res; r: Req }> {
+  const r = await row.req(world);
+  const mention = row.mentions === undefined ? undefined : await row.mentions(world);
+  const res = await m.call(r, caller);
+  if (row.batch && res.status === 207) {
+    const target = await world.entity();
+    const errors = (res.json as { errors: Array<{ entityId: string; error: { status: number } }> }).errors;
+    return { outcome: errors.find((e) => e.entityId === target)?.error.status ?? 207, res, r };
+  }
+  if (res.status >= 400) return { outcome: res.status, res, r };
+  const shown = mention === undefined || res.text.includes(mention);
+  const acted = row.effect === undefined || (await row.effect(world));
+  return { outcome: shown && acted ? 'ok' : 'hidden', res, r };
+}
+
+function checkCell(row: Row, who: string, expected: Outcome, cell: { outcome: Outcome | number; res: Res; r: Req }): void {
+  const { outcome, res, r } = cell;
+  expect(outcome, `${r.method} ${r.path} as ${who}: ${res.status} ${res.text.slice(0, 300)}`).toBe(expected);
+  if (res.status === 401) {
+    // RFC 9110 §15.5.2: a 401 names the scheme; Bearer wherever a token is what is missing.
+    expect(res.headers.get('www-authenticate'), 'WWW-Authenticate').toMatch(row.need === 'open' ? /./ : /^Bearer/);
+  }
+}
+
+const isFresh = (route: string, row: Row): boolean => row.fresh ?? !route.startsWith('GET ');
+
 describe('HTTP authorization matrix', () => {
   let m: MatrixBroker;
   let shared: World;
@@ -229,28 +279,31 @@ describe('HTTP authorization matrix', () => {
   /** The callers of a row: `absent` (the stranger naming a target that does not exist) where the path names one. */
   const callersOf = (route: string, row: Row): readonly Who[] => (route.includes(':') && row.need !== 'open' ? WHO : WHO.filter((w) => w !== 'absent'));
   const cells = Object.entries(MATRIX).flatMap(([route, rows]) => [rows].flat().flatMap((row) =>
-    callersOf(route, row).map((who): [string, Who, Outcome, Row] => [`${route}${row.label ? ` (${row.label})` : ''}`, who, expectedOf(row, who), row])));
+    callersOf(route, row).map((who): [string, Who, Outcome, Row] => [labelled(route, row), who, expectedOf(row, who), row])));
 
   it.each(cells)('%s × %s → %s', async (route, who, expected, row) => {
-    const fresh = row.fresh ?? !route.startsWith('GET ');
-    const world = who === 'absent' ? ABSENT : fresh ? m.newWorld() : shared;
-    const r = await row.req(world);
-    const mention = row.mentions === undefined ? undefined : await row.mentions(world);
-    const res = await m.call(r, who === 'absent' ? 'stranger' : who);
-    let outcome: Outcome | number = res.status;
-    if (row.batch && res.status === 207) {
-      const target = await world.entity();
-      const errors = (res.json as { errors: Array<{ entityId: string; error: { status: number } }> }).errors;
-      outcome = errors.find((e) => e.entityId === target)?.error.status ?? 207;
-    } else if (res.status < 400) {
-      const shown = mention === undefined || res.text.includes(mention);
-      const acted = row.effect === undefined || (await row.effect(world));
-      outcome = shown && acted ? 'ok' : 'hidden';
-    }
-    expect(outcome, `${r.method} ${r.path} as ${who}: ${res.status} ${res.text.slice(0, 300)}`).toBe(expected);
-    if (res.status === 401) {
-      // RFC 9110 §15.5.2: a 401 names the scheme; Bearer wherever a token is what is missing.
-      expect(res.headers.get('www-authenticate'), 'WWW-Authenticate').toMatch(row.need === 'open' ? /./ : /^Bearer/);
-    }
+    const world = who === 'absent' ? ABSENT : isFresh(route, row) ? m.newWorld() : shared;
+    checkCell(row, who, expected, await runCell(m, row, world, who === 'absent' ? 'stranger' : who));
+  });
+});
+
+describe('HTTP authorization matrix with public permissions on, without a token', () => {
+  let m: MatrixBroker;
+  const shared: Partial<Record<'none' | 'public', World>> = {};
+
+  beforeAll(async () => {
+    m = await startMatrixBroker({ allowPublic: true });
+    shared.none = m.newWorld();
+    shared.public = m.newWorld({ readable: 'public' });
+  });
+  afterAll(() => m?.close());
+
+  const cells = Object.entries(MATRIX).flatMap(([route, rows]) => [rows].flat().flatMap((row) =>
+    (['none', 'public'] as const).map((who): [string, 'none' | 'public', Outcome, Row, boolean] =>
+      [labelled(route, row), who, expectedWithPublic(row, route, who), row, isFresh(route, row)])));
+
+  it.each(cells)('%s × %s → %s', async (_route, who, expected, row, fresh) => {
+    const world = fresh ? m.newWorld(who === 'public' ? { readable: 'public' } : {}) : shared[who]!;
+    checkCell(row, who, expected, await runCell(m, row, world, 'none'));
   });
 });
