@@ -38,9 +38,13 @@ type Outcome = 'ok' | 'hidden' | 401 | 403 | 404 | 503;
 const RANK: Partial<Record<Who | Need, number>> = { stranger: 0, reader: 1, writer: 2, owner: 3, admin: 4, token: 0, read: 1, write: 2, own: 3 };
 
 interface Row {
+  /** What the route needs (see the head of this file). */
   need: Need;
+  /** What a subject without the right gets (default 403). */
   refused?: Outcome;
+  /** What a subject that may not even read the target gets (default: as refused). */
   unreadable?: Outcome;
+  /** Documented exceptions, by caller. */
   cells?: Partial<Record<Who, Outcome>>;
   /** What a caller that may gets (default 'ok'). */
   answer?: Outcome;
