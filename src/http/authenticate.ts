@@ -15,6 +15,12 @@ const READS = new Set(['GET', 'HEAD']);
  * data. Listing them and changing them still need a token.
  */
 const SERVED_CONTEXT = /^\/ngsi-ld\/v1\/jsonldContexts\/[^/]+$/;
+/**
+ * Behaviour §8: without a token, only the reads public permissions can allow: entities, their
+ * history, discovery, and the @contexts (vocabulary). Anything else, a listing of subscriptions or
+ * permissions say, needs a token (401), even where its answer to nobody would be an empty list.
+ */
+const PUBLIC_READS = /^\/ngsi-ld\/v1\/(?:entities|temporal\/entities|types|attributes|jsonldContexts)(?:\/[^/]+)?\/?$/;
 
 export function authenticate(auth: Authenticator): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -22,7 +28,7 @@ export function authenticate(auth: Authenticator): MiddlewareHandler<AppEnv> {
     const header = c.req.header('authorization');
     if (header === undefined && READS.has(c.req.method) && SERVED_CONTEXT.test(c.req.path)) return next();
     if (header === undefined) {
-      if (auth.anonymous === undefined || !READS.has(c.req.method)) {
+      if (auth.anonymous === undefined || !READS.has(c.req.method) || !PUBLIC_READS.test(c.req.path)) {
         throw new UnauthorizedError('Authentication required', 'This request needs an access token (Authorization: Bearer <token>)');
       }
       c.set('principal', auth.anonymous(tenant));
