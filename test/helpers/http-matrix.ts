@@ -33,6 +33,7 @@ const PUBLIC_ATTRIBUTE = 'publicTemperature';
 /** The dashboard asset served. */
 export const ASSET = 'app.0123abcd.js';
 export const SUBSCRIPTION = { type: 'Subscription', entities: [{ type: 'NeverWritten' }], notification: { endpoint: { uri: 'http://127.0.0.1:9/matrix' } } };
+export const REGISTRATION = { type: 'ContextSourceRegistration', information: [{ entities: [{ type: 'NeverWritten' }] }], endpoint: 'http://127.0.0.1:9/matrix' };
 
 export const enc = encodeURIComponent;
 export const at = (ms: number): string => new Date(ms).toISOString();
@@ -55,6 +56,8 @@ export interface World {
   /** The reader's permission. */
   readerPermission(): Promise<string>;
   subscription(): Promise<string>;
+  /** A context source registration of the owner's. */
+  registration(): Promise<string>;
   context(): Promise<string>;
   cachedContext(): Promise<string>;
   coreContext(): Promise<string>;
@@ -69,6 +72,7 @@ export const ABSENT: World = {
   entity: async () => `urn:ngsi-ld:${TYPE}:absent`, type: async () => 'AbsentType', attribute: async () => 'absentAttribute',
   instance: async () => 'urn:ngsi-ld:Instance:absent', permission: async () => 'urn:ngsi-ld:Permission:absent',
   readerPermission: async () => 'urn:ngsi-ld:Permission:absent', subscription: async () => 'urn:ngsi-ld:Subscription:absent',
+  registration: async () => 'urn:ngsi-ld:ContextSourceRegistration:absent',
   context: async () => 'absent', cachedContext: async () => 'absent', coreContext: async () => 'absent', device: async () => 'absent',
   user: async () => 'urn:ngsi-ld:User:absent', gone: async () => true,
 };
@@ -196,6 +200,7 @@ export async function startMatrixBroker(opts: { allowPublic?: boolean } = {}): P
       permission: async () => (await permissions()).other,
       readerPermission: async () => (await permissions()).reader,
       subscription: once(async () => idFrom(await must('owner', send('POST', `${V1}/subscriptions`, SUBSCRIPTION)))),
+      registration: once(async () => idFrom(await must('owner', send('POST', `${V1}/csourceRegistrations`, REGISTRATION)))),
       context: once(async () => idFrom(await must('owner', send('POST', `${V1}/jsonldContexts`, { '@context': { [`w${n}`]: `https://example.org/w${n}#` } })))),
       cachedContext: once(async () => {
         const path = `/matrix-${n}.jsonld`;

@@ -24,7 +24,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { T0 } from '../helpers/broker.js';
 import {
-  ABSENT, ASSET, SUBSCRIPTION, TYPE, V1, at, del, enc, get, send, startMatrixBroker, temperature, type Caller, type MatrixBroker, type Req,
+  ABSENT, ASSET, REGISTRATION, SUBSCRIPTION, TYPE, V1, at, del, enc, get, send, startMatrixBroker, temperature, type Caller, type MatrixBroker, type Req,
   type Res, type World,
 } from '../helpers/http-matrix.js';
 
@@ -164,6 +164,12 @@ const MATRIX: Record<string, Row | Row[]> = {
   [`GET ${V1}/subscriptions/:id`]: { need: 'own', req: async (w) => get(`${V1}/subscriptions/${enc(await w.subscription())}`) },
   [`PATCH ${V1}/subscriptions/:id`]: { need: 'own', req: async (w) => send('PATCH', `${V1}/subscriptions/${enc(await w.subscription())}`, { description: 'changed' }) },
   [`DELETE ${V1}/subscriptions/:id`]: { need: 'own', req: async (w) => del(`${V1}/subscriptions/${enc(await w.subscription())}`) },
+  // Context source registrations: owned as subscriptions are.
+  [`POST ${V1}/csourceRegistrations`]: { need: 'token', req: () => send('POST', `${V1}/csourceRegistrations`, REGISTRATION) },
+  [`GET ${V1}/csourceRegistrations`]: { need: 'own', refused: 'hidden', req: () => get(`${V1}/csourceRegistrations?type=NeverWritten`), mentions: (w) => w.registration() },
+  [`GET ${V1}/csourceRegistrations/:id`]: { need: 'own', req: async (w) => get(`${V1}/csourceRegistrations/${enc(await w.registration())}`) },
+  [`PATCH ${V1}/csourceRegistrations/:id`]: { need: 'own', req: async (w) => send('PATCH', `${V1}/csourceRegistrations/${enc(await w.registration())}`, { description: 'changed' }) },
+  [`DELETE ${V1}/csourceRegistrations/:id`]: { need: 'own', req: async (w) => del(`${V1}/csourceRegistrations/${enc(await w.registration())}`) },
 
   // @contexts (docs/auth.md): one served context needs no token, except a Cached one; deleting needs the admin role.
   [`POST ${V1}/jsonldContexts`]: { need: 'token', req: () => send('POST', `${V1}/jsonldContexts`, { '@context': { matrix: 'https://example.org/matrix#' } }) },
