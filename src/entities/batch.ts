@@ -3,7 +3,7 @@
 
 import {
   appendAttributes, dropAttributes, mergeEntity, ResourceNotFoundError,
-  type AttributeInputs, type Iri, type NotUpdated, type Principal, type Entity, type EntityFragment, type EntityId, type EntityMembers,
+  type Action, type AttributeInputs, type Iri, type NotUpdated, type Principal, type Entity, type EntityFragment, type EntityId, type EntityMembers,
 } from '../ngsi/index.js';
 import type { EntityListQuery } from '../store/index.js';
 import type { EntityService, UpdateResult, UpsertMode } from './service.js';
@@ -79,26 +79,41 @@ export function createBatchService(deps: BatchServiceDeps): BatchService {
   const deleteAll = (actor: Principal, ids: EntityId[]): Promise<BatchOutcome[]> =>
     settle(ids, (id) => entities.delete(actor, id).then(() => succeeded(false)));
 
-  /** The selection is listed first (attributes dropped may be what it selects on), then updated page by page. */
-  const purgeAttributes = async (actor: Principal, selection: PurgeSelection, projection: PurgeProjection): Promise<number> => {
+  /**
+   * The ids of the selection (what the actor may read), each checked for `action` before anything
+   * is written: one refused entity refuses the whole purge (403), nothing deleted.
+   */
+  const selectedFor = (actor: Principal, selection: PurgeSelection, action: Action): EntityId[] => {
     const ids: EntityId[] = [];
     for (let offset = 0; ; offset += purgePageSize) {
       const page = entities.list(actor, { ...selection, limit: purgePageSize, offset, count: false }).entities;
-      ids.push(...page.map((e) => e.id));
+      for (const e of page) {
+        entities.requireRight(actor, e, action);
+        ids.push(e.id);
+      }
       if (page.length < purgePageSize) break;
     }
-    const dropped = (e: Entity): Iri[] => ('drop' in projection
-      ? projection.drop : Object.keys(e.attrs).filter((a) => !projection.keep.includes(a)));
-    let purged = 0;
+    return ids;
+  };
+
+  /** Writes `ids` a page at a time (one group commit each); an entity gone meanwhile is no failure. */
+  const inPages = async (ids: EntityId[], write: (id: EntityId) => Promise<BatchOutcome>): Promise<number> => {
+    let done = 0;
     let failure: unknown;
     for (let at = 0; at < ids.length; at += purgePageSize) {
-      const outcomes = await settle(ids.slice(at, at + purgePageSize), (id) => entities.update(actor, id,
-        (current, now) => dropAttributes(current, dropped(current), now)).then(outcomeOf));
-      purged += outcomes.filter((o) => o.status !== 'failed').length;
+      const outcomes = await settle(ids.slice(at, at + purgePageSize), write);
+      done += outcomes.filter((o) => o.status !== 'failed').length;
       for (const o of outcomes) if (o.status === 'failed' && !(o.error instanceof ResourceNotFoundError)) failure ??= o.error;
     }
     if (failure !== undefined) throw failure;
-    return purged;
+    return done;
+  };
+
+  const purgeAttributes = async (actor: Principal, selection: PurgeSelection, projection: PurgeProjection): Promise<number> => {
+    const dropped = (e: Entity): Iri[] => ('drop' in projection
+      ? projection.drop : Object.keys(e.attrs).filter((a) => !projection.keep.includes(a)));
+    return inPages(selectedFor(actor, selection, 'write'), (id) => entities.update(actor, id,
+      (current, now) => dropAttributes(current, dropped(current), now)).then(outcomeOf));
   };
 
   return {
@@ -118,21 +133,7 @@ export function createBatchService(deps: BatchServiceDeps): BatchService {
 
     async purge(actor, selection, projection) {
       if (projection !== undefined) return purgeAttributes(actor, selection, projection);
-      let deleted = 0;
-      let failure: unknown;
-      for (;;) {
-        const page = entities.list(actor, { ...selection, limit: purgePageSize, offset: 0, count: false }).entities;
-        if (page.length === 0) break;
-        const outcomes = await deleteAll(actor, page.map((e) => e.id));
-        const done = outcomes.filter((o) => o.status === 'succeeded').length;
-        // An entity deleted meanwhile by another request is gone all the same.
-        for (const o of outcomes) if (o.status === 'failed' && !(o.error instanceof ResourceNotFoundError)) failure ??= o.error;
-        deleted += done;
-        // What failed is listed again: stop when a round deletes nothing.
-        if (done === 0) break;
-      }
-      if (failure !== undefined) throw failure;
-      return deleted;
+      return inPages(selectedFor(actor, selection, 'admin'), (id) => entities.delete(actor, id).then(() => succeeded(false)));
     },
   };
 }

@@ -3,7 +3,7 @@
 
 import {
   ResourceNotFoundError, appendAttributes, entityFactsOf, changesOfEntity, deletionsOfEntity, historyOfChanges, replaceEntity, type Entity, type EntityId, type Iri, type NotUpdated,
-  type Principal, type UpdateOutcome,
+  type Action, type Principal, type UpdateOutcome,
 } from '../ngsi/index.js';
 import type { WriteCore, WriteTx } from '../events.js';
 import { readScopeOf, type EntityListQuery, type Store } from '../store/index.js';
@@ -29,6 +29,8 @@ export interface EntityService {
    */
   upsert(actor: Principal, entity: Entity, mode: UpsertMode): Promise<{ created: boolean }>;
   get(actor: Principal, id: EntityId): Entity;
+  /** Throws AccessDenied (403) unless the actor may `action` on the entity as it is now. */
+  requireRight(actor: Principal, entity: Entity, action: Action): void;
   getMany(actor: Principal, ids: EntityId[]): Map<EntityId, Entity>;
   list(actor: Principal, query: EntityListQuery): { entities: Entity[]; count?: number };
   now(): number;
@@ -120,6 +122,7 @@ export function createEntityService(deps: EntityServiceDeps): EntityService {
       requireRight(actor, 'read', entityFactsOf(id, entity), store.permissions.applicableTo);
       return entity;
     },
+    requireRight: (actor, entity, action) => requireRight(actor, action, entityFactsOf(entity.id, entity), store.permissions.applicableTo),
     getMany: (actor, ids) => store.entities.getMany(readScopeOf(actor), ids),
     list: (actor, query) => store.entities.list(readScopeOf(actor), query),
   };
