@@ -60,7 +60,7 @@ async function loadDataset(run: ScenarioRun, dataset: Dataset): Promise<Missing 
   let missing: Missing | undefined;
   for (const [i, step] of dataset.steps.entries()) {
     const load = await runLoad({
-      port: run.server.port, concurrency: 1, maxRequests: step.requests, durationMs: SETUP_MAX_MS,
+      port: run.server.port, ...(run.server.tls ? { tls: run.server.tls } : {}), concurrency: 1, maxRequests: step.requests, durationMs: SETUP_MAX_MS,
       expectStatus: step.expectStatus, next: step.request, stopOnError: true,
     });
     missing = missingOf(load, `setup ${dataset.name} step ${i + 1}`, dataset.isOptional === true);
@@ -77,7 +77,9 @@ async function loadDataset(run: ScenarioRun, dataset: Dataset): Promise<Missing 
 
 /** The load phase of a scenario's measurement. */
 function measuredLoad(run: ScenarioRun, scenario: Scenario): Omit<LoadOptions, 'next'> {
-  const base = { port: run.server.port, expectStatus: scenario.expectStatus, ...(scenario.check ? { check: scenario.check } : {}) };
+  const base = {
+    port: run.server.port, expectStatus: scenario.expectStatus, ...(scenario.check ? { check: scenario.check } : {}), ...(run.server.tls ? { tls: run.server.tls } : {}),
+  };
   const { measure } = scenario;
   switch (measure.kind) {
     case 'rate':

@@ -19,7 +19,7 @@ afterAll(() => dir.remove());
 let certs: TestCerts;
 let t: TestBroker;
 let agents: Agent[];
-let logged: { lines: string[] };
+let logged: ReturnType<typeof capturingLogger>;
 let caseNo = 0;
 let boundPort = 0;
 const httpsPort = (): number => boundPort;

@@ -14,7 +14,7 @@ afterAll(() => dir.remove());
 
 let certs: TestCerts;
 let t: TestBroker;
-let logged: { lines: string[] };
+let logged: ReturnType<typeof capturingLogger>;
 let clients: MqttClient[];
 let caseNo = 0;
 
