@@ -52,6 +52,7 @@ function scenarioRun(server: ServerProcess, options: MeasureOptions, notes: stri
     state: { created: 0, batched: 0, ingested: 0, random: seededRandom(SEED) },
     concurrency: options.concurrency, durationMs: options.durationMs, warmupMs: options.warmupMs,
     afterWarmup: async () => {},
+    measureCpu: true,
   };
 }
 
@@ -60,9 +61,30 @@ const ROUNDS = 3;
 
 const rateOf = (r: ScenarioResult): number => r.load?.requestsPerSecond ?? Number.NaN;
 
+/** The server's CPU µs per request over every round: what a request costs, whatever else slowed the machine. */
+function cpuPerRequest(results: readonly ScenarioResult[]): number | null {
+  let cpuUs = 0;
+  let requests = 0;
+  for (const r of results) {
+    if (r.cpuUsPerOp === undefined || r.load === undefined) return null;
+    cpuUs += r.cpuUsPerOp * r.load.completed;
+    requests += r.load.completed;
+  }
+  return requests > 0 ? Math.round(cpuUs / requests) : null;
+}
+
+/** `tls.create.cpu`: CPU per request over HTTPS against plain HTTP (above 1 is costlier). */
+function cpuRow(subject: readonly ScenarioResult[], baseline: readonly ScenarioResult[]): Row {
+  const value = cpuPerRequest(subject);
+  const ceiling = cpuPerRequest(baseline);
+  const ratio = value !== null && ceiling !== null && ceiling > 0 ? Math.round((value / ceiling) * 100) / 100 : null;
+  return { key: `${TLS_CREATE.name}.cpu`, group: 'tls', unit: 'µs/req', value, ceiling, ratio };
+}
+
 /**
  * Plain `create` on one broker, then `tls.create` on a broker with HTTPS, ROUNDS times; the rows are
- * those of the round with the median ratio, plain in the ceiling column, and a note lists every round.
+ * those of the round with the median ratio, plain in the ceiling column, and a note lists every round;
+ * `tls.create.cpu` compares the CPU per request over all rounds.
  */
 export async function benchTls(broker: Target, options: MeasureOptions, cleanup: Cleanup): Promise<TlsBenchResult> {
   const { dir, ca } = makeCerts(options, cleanup);
@@ -90,5 +112,7 @@ export async function benchTls(broker: Target, options: MeasureOptions, cleanup:
     `tls.*: on a broker of its own with server.tls-key and server.tls-cert set; the ceiling column holds plain create on a broker without TLS, measured right before on the same load and client count; ${ROUNDS} rounds, the median one reported; ratio of each round: ${ratios.map((r) => r.toFixed(2)).join(', ')}`,
   );
   const hasErrors = rounds.some((r) => [r.subject, r.baseline].some((x) => (x.load?.errors ?? 0) > 0 || x.missing?.isError === true));
-  return { rows: compareRows(subject, baseline), notes, scenarios: [TLS_CREATE], hasErrors };
+  const cpu = cpuRow(rounds.map((r) => r.subject), rounds.map((r) => r.baseline));
+  notes.push('tls.create.cpu: the broker\'s CPU time (user + system) per request over the measured phases of every round, against plain create\'s: the cost of TLS even when other work on the machine moves the rates');
+  return { rows: [...compareRows(subject, baseline), cpu], notes, scenarios: [TLS_CREATE], hasErrors };
 }

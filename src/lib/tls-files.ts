@@ -50,7 +50,7 @@ export function loadTlsPair(files: TlsFiles): TlsPair {
 }
 
 /** What a log line says of a certificate: whom it names, until when, and its fingerprint. */
-export function describeCertificate(cert: Buffer): Record<string, string> {
+function describeCertificate(cert: Buffer): Record<string, string> {
   try {
     const x509 = new X509Certificate(cert);
     return { subject: x509.subject.replaceAll('\n', ', '), validTo: x509.validTo, fingerprint256: x509.fingerprint256 };
