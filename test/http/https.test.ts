@@ -1,6 +1,7 @@
 // HTTPS on server.port (server.tls-key / server.tls-cert): requests work for a client trusting the
-// local CA, TLS 1.1 and plain HTTP get nothing, the redirect port answers 308 to the HTTPS URL, the
-// dashboard's MQTT over WebSocket path works over wss, and a new pair in the files is taken for new
+// local CA, TLS 1.1 and plain HTTP get nothing, parser errors get ProblemDetails and idle keep-alive
+// connections do not hold a close, as over HTTP; the redirect port answers 308 to the HTTPS URL; the
+// dashboard's MQTT over WebSocket path works over wss; a new pair in the files is taken for new
 // connections while keep-alive ones opened before go on; a pair that does not load leaves the old one.
 
 import { Agent } from 'node:https';
@@ -90,6 +91,28 @@ describe('HTTPS on server.port', () => {
   it('gives a plain HTTP request on the HTTPS port no HTTP answer and closes it', async () => {
     const answer = await rawExchange(httpsPort(), 'GET /ngsi-ld/v1/types HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
     expect(answer.toString('latin1')).not.toMatch(/HTTP\/1\.[01]|EntityTypeList/);
+  });
+
+  it('answers what the HTTP parser refuses over TLS with ProblemDetails, as over plain HTTP', async () => {
+    const socket = await connectTls(httpsPort(), certs.ca);
+    const answer = await within(new Promise<string>((resolve) => {
+      let text = '';
+      socket.on('data', (c: Buffer) => { text += c.toString('latin1'); });
+      socket.on('close', () => resolve(text));
+      socket.write('GET /ngsi-ld/v1/types HTTP/1.1\r\nHost: localhost\r\nBad Header\r\n\r\n');
+    }), 5_000, 'the parser error answer');
+    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(answer).toContain('Content-Type: application/json');
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 400, title: 'Malformed HTTP request' });
+  });
+
+  it('closes with idle keep-alive TLS connections open without waiting for them', async () => {
+    const keepAlive = agent();
+    expect((await httpsRequest(keepAlive, httpsPort(), '/ngsi-ld/v1/types')).status).toBe(200);
+    const started = Date.now();
+    await t.close();
+    // server.shutdown-timeout is 10 s: an idle connection is closed at once, not waited for.
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('answers every request on the redirect port with 308 to the same host and path over HTTPS', async () => {
