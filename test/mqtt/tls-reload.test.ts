@@ -1,11 +1,11 @@
 // MQTT over TLS and over wss (mqtt.tls-key / mqtt.tls-cert): the WebSocket port serves wss when the
-// pair is set; a new pair in the files is taken for new connections (TLS port and wss) while clients
+// pair is set; both refuse TLS 1.1; a new pair in the files is taken for new connections (TLS port and wss) while clients
 // connected before stay connected and keep publishing; a pair that does not load leaves the old one.
 
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { MqttClient } from 'mqtt';
 import { capturingLogger, waitUntil } from '../auth/support.js';
-import { makeTestCerts, peerFingerprint, type TestCerts } from '../helpers/certs.js';
+import { connectTls, makeTestCerts, peerFingerprint, type TestCerts } from '../helpers/certs.js';
 import { startTestBroker, tempDir, type TestBroker } from '../helpers/broker.js';
 import { connectClient } from '../helpers/mqtt.js';
 
@@ -46,6 +46,20 @@ describe('MQTT over wss on mqtt.ws-port', () => {
     const res = await t.request('GET', `/ngsi-ld/v1/entities/${encodeURIComponent('urn:ngsi-ld:Device:wss1')}`);
     expect(res.json.temperature.value).toBe(3);
     await expect(connectClient(`ws://127.0.0.1:${t.broker.mqttWsPort}/`, {}, 2_000)).rejects.toThrow();
+  });
+});
+
+describe('TLS versions of the MQTT listeners', () => {
+  it('refuses TLS 1.1 on the TLS port and on wss', async () => {
+    for (const port of [t.broker.mqttTlsPort!, t.broker.mqttWsPort!]) {
+      // NOTE: the client is allowed TLS 1.0/1.1 (OpenSSL's security level 0), so the refusal is the server's.
+      const err = await connectTls(port, certs.ca, { minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT@SECLEVEL=0' })
+        .then(() => undefined, (e: Error & { code?: string }) => e);
+      expect(err?.code, String(port)).toMatch(/ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION|ERR_SSL_UNSUPPORTED_PROTOCOL/);
+    }
+    const tls12 = await connectTls(t.broker.mqttTlsPort!, certs.ca, { maxVersion: 'TLSv1.2' });
+    expect(tls12.getProtocol()).toBe('TLSv1.2');
+    tls12.destroy();
   });
 });
 
