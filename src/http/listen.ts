@@ -35,8 +35,6 @@ export interface HttpListener {
   port: number;
   /** The bounds in force, read back from the server. */
   limits(): HttpServerLimits;
-  /** Whether it serves HTTPS. */
-  readonly isTls: boolean;
   /** HTTPS: new connections get this key and certificate; open ones keep theirs. Throws on a plain listener. */
   setTlsPair(pair: TlsPair): void;
   /**
@@ -186,7 +184,6 @@ export function listenHttp(app: App, opts: ListenOptions): Promise<HttpListener>
       resolve({
         port: info.port,
         limits: () => limitsOf(s),
-        isTls: https !== undefined,
         setTlsPair: (pair) => {
           if (https === undefined) throw new Error('the HTTP listener serves plain HTTP');
           https.setSecureContext(secureContextOptions(pair));

@@ -110,7 +110,7 @@ interface Admissions {
   get(socket: Socket): Admission | undefined;
 }
 
-/** Admissions of sockets that carry their connection themselves (plain TCP, plain WebSocket). */
+/** Admissions of sockets that carry their connection themselves (plain WebSocket, upgrades handed over). */
 function admissionsBySocket(): Admissions {
   const map = new WeakMap<Socket, Admission>();
   return { set: (raw, admission) => map.set(raw, admission), get: (socket) => map.get(socket) };
