@@ -4,21 +4,22 @@
 // for the given host names and addresses. Clients trust ca.pem (curl --cacert, mosquitto_pub --cafile).
 // Run again to renew the gateway certificate: the CA stays, and a running broker reloads the new pair.
 //
-// Usage: node scripts/make-certs.mjs [--dir DIR] [--days N] [host-or-address ...]
+// Usage: node scripts/make-certs.mjs [--dir DIR] [--days N] [--owner USER] [host-or-address ...]
 //   default hosts: this machine's host name, localhost, 127.0.0.1
 
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 
-const USAGE = `usage: node scripts/make-certs.mjs [--dir DIR] [--days N] [host-or-address ...]
+const USAGE = `usage: node scripts/make-certs.mjs [--dir DIR] [--days N] [--owner USER] [host-or-address ...]
   --dir DIR    where ca.pem, ca-key.pem, gateway.pem and gateway-key.pem go (default: certs)
   --days N     validity of the gateway certificate in days (default 825); the CA's is 10 years
+  --owner USER the account the broker runs as, given the gateway key (run as root; the CA key stays root's)
   hosts        DNS names and IP addresses the gateway is reached at (default: ${hostname()}, localhost, 127.0.0.1)`;
 
 const CA_DAYS = 3650;
@@ -52,12 +53,19 @@ function makeCa(dir) {
   ]);
 }
 
-function makeGateway(dir, hosts, days) {
+/** The uid and gid of an account, by name. */
+function accountOf(user) {
+  const id = (flag) => Number(execFileSync('id', [flag, user], { stdio: ['ignore', 'pipe', 'pipe'] }).toString('utf8').trim());
+  return { uid: id('-u'), gid: id('-g') };
+}
+
+function makeGateway(dir, hosts, days, owner) {
   const tmpKey = join(dir, `${FILES.key}.new`);
   const tmpCert = join(dir, `${FILES.cert}.new`);
   const ext = join(dir, 'gateway.ext.new');
   try {
     writePrivateKey(tmpKey);
+    if (owner !== undefined) chownSync(tmpKey, owner.uid, owner.gid);
     const csr = openssl(['req', '-new', '-key', tmpKey, '-subj', `/CN=${hosts[0]}`]);
     writeFileSync(ext, [
       'basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature', 'extendedKeyUsage=serverAuth',
@@ -76,11 +84,12 @@ function makeGateway(dir, hosts, days) {
 }
 
 /** Makes the CA when the directory has none, then a new gateway certificate; returns the paths and whether the CA is new. */
-export function makeCerts({ dir, hosts, days = 825 }) {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+export function makeCerts({ dir, hosts, days = 825, owner }) {
+  // NOTE: 0755: the broker's account must reach its files (and watch the directory); each key is 0600.
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
   const hasCa = existsSync(join(dir, FILES.caCert)) && existsSync(join(dir, FILES.caKey));
   if (!hasCa) makeCa(dir);
-  makeGateway(dir, hosts, days);
+  makeGateway(dir, hosts, days, owner === undefined ? undefined : accountOf(owner));
   return { isNewCa: !hasCa, ...Object.fromEntries(Object.entries(FILES).map(([k, f]) => [k, join(dir, f)])) };
 }
 
@@ -90,7 +99,9 @@ function main() {
   try {
     ({ values, positionals } = parseArgs({
       args: process.argv.slice(2), allowPositionals: true,
-      options: { dir: { type: 'string', default: 'certs' }, days: { type: 'string', default: '825' }, help: { type: 'boolean', default: false } },
+      options: {
+        dir: { type: 'string', default: 'certs' }, days: { type: 'string', default: '825' }, owner: { type: 'string' }, help: { type: 'boolean', default: false },
+      },
     }));
   } catch (err) {
     process.stderr.write(`${err.message}\n${USAGE}\n`);
@@ -110,10 +121,16 @@ function main() {
   }
   const hosts = positionals.length > 0 ? positionals : [...new Set([hostname(), 'localhost', '127.0.0.1'])];
   const dir = resolve(values.dir);
-  const made = makeCerts({ dir, hosts, days });
+  let made;
+  try {
+    made = makeCerts({ dir, hosts, days, owner: values.owner });
+  } catch (err) {
+    if (values.owner !== undefined && err?.code === 'EPERM') throw new Error(`--owner ${values.owner}: giving the key to another account needs root`, { cause: err });
+    throw err;
+  }
   process.stdout.write([
     made.isNewCa ? `made a local CA: ${made.caCert} (keep ${made.caKey} safe, or delete it once every gateway certificate is made)` : `kept the CA in ${made.caCert}`,
-    `made the gateway certificate for ${hosts.join(', ')}, valid ${days} days: ${made.cert} (key ${made.key}, mode 0600)`,
+    `made the gateway certificate for ${hosts.join(', ')}, valid ${days} days: ${made.cert} (key ${made.key}, mode 0600${values.owner === undefined ? '' : `, owned by ${values.owner}`})`,
     'configure edgeld with:',
     `  SERVER_TLS_KEY=${made.key}`, `  SERVER_TLS_CERT=${made.cert}`,
     `  MQTT_TLS_KEY=${made.key}`, `  MQTT_TLS_CERT=${made.cert}`, '  MQTT_TLS_PORT=8883',

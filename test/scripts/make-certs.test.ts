@@ -1,11 +1,11 @@
 // scripts/make-certs.mjs: makes a local CA once in a directory and a gateway certificate it signs for
-// the given names and addresses (defaults: the host name, localhost, 127.0.0.1), private keys 0600;
-// run again, it keeps the CA and renews the gateway certificate.
+// the given names and addresses (defaults: the host name, localhost, 127.0.0.1), private keys 0600
+// (the gateway's given to --owner); run again, it keeps the CA and renews the gateway certificate.
 
 import { spawnSync } from 'node:child_process';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { hostname, userInfo } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runMakeCerts } from '../helpers/certs.js';
 import { tempDir } from '../helpers/broker.js';
@@ -44,7 +44,7 @@ describe('scripts/make-certs.mjs', () => {
     expect(runMakeCerts(['--dir', out]).status).toBe(0);
     const ca = readFileSync(`${out}/ca.pem`);
     const first = x509(`${out}/gateway.pem`).fingerprint256;
-    const res = runMakeCerts(['--dir', out, '--days', '30', 'gateway.local', '192.168.1.20', '::1']);
+    const res = runMakeCerts(['--dir', out, '--days', '30', '--owner', userInfo().username, 'gateway.local', '192.168.1.20', '::1']);
     expect(res.status, res.stderr).toBe(0);
     expect(res.stdout).toContain('kept the CA');
     expect(readFileSync(`${out}/ca.pem`).equals(ca)).toBe(true);
@@ -53,6 +53,10 @@ describe('scripts/make-certs.mjs', () => {
     expect(cert.subjectAltName).toBe('DNS:gateway.local, IP Address:192.168.1.20, IP Address:0:0:0:0:0:0:0:1');
     expect(cert.checkIssued(new X509Certificate(ca))).toBe(true);
     expect(Date.parse(cert.validTo) - Date.now()).toBeLessThan(31 * 24 * 3_600_000);
+    // --owner: the gateway key belongs to that account, still 0600; the directory lets it reach its files.
+    expect(statSync(`${out}/gateway-key.pem`).uid).toBe(userInfo().uid);
+    expect(modeOf(`${out}/gateway-key.pem`)).toBe('0600');
+    expect(modeOf(out)).toBe('0755');
   });
 
   it('refuses what is no host name or address, and a bad --days, with exit code 2', () => {
