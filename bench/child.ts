@@ -1,7 +1,8 @@
-// Starts a server under test as a child process, waits for GET /ready, and stops it (SIGTERM, then SIGKILL).
+// Starts a server under test as a child process, waits for GET /ready (over HTTPS for one that serves it), and stops it (SIGTERM, then SIGKILL).
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { get } from 'node:http';
+import { get, type IncomingMessage } from 'node:http';
+import { get as httpsGet } from 'node:https';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -11,6 +12,8 @@ export interface ServerProcess {
   readonly name: string;
   readonly pid: number;
   readonly port: number;
+  /** Set when it serves HTTPS: the CA its certificate is signed by. */
+  readonly tls?: { readonly ca: Buffer };
   /** The last lines the process wrote to stdout and stderr. */
   tail(): string;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves with how it ended. */
@@ -29,6 +32,8 @@ export interface StartOptions {
   readonly readyTimeoutMs: number;
   /** Milliseconds between two looks at GET /ready (default 100). */
   readonly pollMs?: number;
+  /** It serves HTTPS with a certificate of this CA: /ready is asked over HTTPS. */
+  readonly tls?: { readonly ca: Buffer };
   /** Called as soon as the process exists, so an interrupted run can still stop it. */
   readonly register: (server: ServerProcess) => void;
 }
@@ -46,12 +51,14 @@ export async function findFreePort(): Promise<number> {
   });
 }
 
-function isReady(port: number): Promise<boolean> {
+function isReady(port: number, tls: StartOptions['tls']): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = get({ host: '127.0.0.1', port, path: '/ready', timeout: 1_000 }, (res) => {
+    const options = { host: '127.0.0.1', port, path: '/ready', timeout: 1_000 };
+    const onResponse = (res: IncomingMessage): void => {
       res.resume();
       resolve(res.statusCode === 200);
-    });
+    };
+    const req = tls === undefined ? get(options, onResponse) : httpsGet({ ...options, ca: tls.ca }, onResponse);
     req.on('timeout', () => req.destroy());
     req.on('error', () => resolve(false));
   });
@@ -95,6 +102,7 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
     name: options.name,
     pid: child.pid ?? -1,
     port: options.port,
+    ...(options.tls ? { tls: options.tls } : {}),
     tail: () => lines.join('\n'),
     stop: async (graceMs) => {
       if (child.exitCode !== null || child.signalCode !== null) return `had already ended (${describeExit(child)})`;
@@ -116,7 +124,7 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
       const why = spawnError ? spawnError.message : describeExit(child);
       throw new Error(`${options.name} ended before it was ready (${why}):\n${server.tail()}`);
     }
-    if (await isReady(options.port)) return server;
+    if (await isReady(options.port, options.tls)) return server;
     await sleep(options.pollMs ?? 100);
   }
   server.kill();

@@ -1,7 +1,8 @@
-// The load generator: HTTP requests at fixed concurrency over keep-alive connections to 127.0.0.1
+// The load generator: HTTP (or HTTPS) requests at fixed concurrency over keep-alive connections to 127.0.0.1
 // for a fixed duration (or request count), measuring throughput and latency percentiles.
 
-import { Agent, request, type OutgoingHttpHeaders } from 'node:http';
+import { Agent, request, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders, type RequestOptions } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { performance } from 'node:perf_hooks';
 
 export interface BenchRequest {
@@ -27,6 +28,8 @@ export interface LoadOptions {
   readonly stopOnError?: boolean;
   /** Checks the body of the first expected answer; returns what is wrong with it, if anything. */
   readonly check?: (body: string) => string | undefined;
+  /** HTTPS, trusting this CA (keep-alive connections, as for HTTP). */
+  readonly tls?: { readonly ca: Buffer };
 }
 
 export interface LoadResult {
@@ -53,11 +56,35 @@ interface Reply {
 
 const REQUEST_TIMEOUT_MS = 10_000;
 
-function send(agent: Agent, port: number, req: BenchRequest): Promise<Reply> {
+/** An HTTP or HTTPS client: its keep-alive agent and its request function. */
+interface Client {
+  readonly agent: Agent;
+  readonly request: (options: RequestOptions, onResponse: (res: IncomingMessage) => void) => ClientRequest;
+}
+
+/**
+ * HTTPS agents by target, kept across load phases. NOTE: a client holds its TLS connections open from
+ * one request to the next, so the connections made in a warm-up serve the measured phase, as they
+ * would a real client: a handshake per phase would measure connection set-up, not requests.
+ */
+const httpsAgents = new WeakMap<object, HttpsAgent>();
+
+function clientOf(options: LoadOptions): Client & { isShared: boolean } {
+  const { tls } = options;
+  if (tls === undefined) return { agent: new Agent({ keepAlive: true, maxSockets: options.concurrency }), request, isShared: false };
+  let agent = httpsAgents.get(tls);
+  if (agent === undefined) {
+    agent = new HttpsAgent({ keepAlive: true, ca: tls.ca });
+    httpsAgents.set(tls, agent);
+  }
+  return { agent, request: httpsRequest, isShared: true };
+}
+
+function send(client: Client, port: number, req: BenchRequest): Promise<Reply> {
   const headers: OutgoingHttpHeaders =
     req.body === undefined ? { ...req.headers } : { ...req.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(req.body) };
   return new Promise((resolve, reject) => {
-    const out = request({ host: '127.0.0.1', port, method: req.method, path: req.path, agent, headers }, (res) => {
+    const out = client.request({ host: '127.0.0.1', port, method: req.method, path: req.path, agent: client.agent, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('error', reject);
@@ -78,7 +105,7 @@ export function percentile(sorted: Float64Array, p: number): number {
 
 /** Runs one load phase and returns its measurements. */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  const agent = new Agent({ keepAlive: true, maxSockets: options.concurrency });
+  const http = clientOf(options);
   const latencies: number[] = [];
   let issued = 0;
   let completed = 0;
@@ -113,7 +140,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       const req = options.next(n, client);
       const t0 = performance.now();
       try {
-        inspect(n, req, await send(agent, options.port, req));
+        inspect(n, req, await send(http, options.port, req));
       } catch (err) {
         fail(n, 0, `${req.method} ${req.path} → ${err instanceof Error ? err.message : String(err)}`);
       }
@@ -125,7 +152,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   try {
     await Promise.all(Array.from({ length: options.concurrency }, (_, client) => worker(client)));
   } finally {
-    agent.destroy();
+    // Idle keep-alive sockets do not hold the process open (Node unrefs them).
+    if (!http.isShared) http.agent.destroy();
   }
   const durationMs = performance.now() - start;
   const sorted = Float64Array.from(latencies).sort();

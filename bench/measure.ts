@@ -37,12 +37,14 @@ export interface MeasureOptions {
 }
 
 export interface Target {
-  readonly name: 'broker' | 'ceiling' | 'broker-auth' | 'ceiling-mqtt' | 'broker-edge' | 'broker-cloud' | 'cloud-sink';
+  readonly name: 'broker' | 'ceiling' | 'broker-auth' | 'broker-tls' | 'ceiling-mqtt' | 'broker-edge' | 'broker-cloud' | 'cloud-sink';
   readonly script: string;
   /** The flags `npm start` gives node (package.json `config.nodeFlags`), for both targets alike. */
   readonly nodeFlags: readonly string[];
   /** Configuration variables besides the bench's own (ports, data directory, log level). */
   readonly env?: Readonly<Record<string, string>>;
+  /** It serves HTTPS (its env names the key and certificate) with a certificate of this CA. */
+  readonly tls?: { readonly ca: Buffer };
   /** The HTTP port to listen on (a port another process was told of before this one started); else a free one. */
   readonly port?: number;
 }
@@ -86,6 +88,7 @@ async function startTarget(target: Target, options: MeasureOptions, cleanup: Cle
     port,
     env,
     readyTimeoutMs: READY_TIMEOUT_MS,
+    ...(target.tls ? { tls: target.tls } : {}),
     register: (s) => {
       stopServer = cleanup.add(
         async () => {

@@ -11,6 +11,8 @@ export interface ScenarioResult {
   readonly load: LoadResult | undefined;
   /** Disk bytes written per request; undefined when not measured or /proc/<pid>/io is unreadable. */
   readonly bytesPerOp: number | undefined;
+  /** The target's CPU time (user + system) per request of the measured phase, in µs, when asked for (ScenarioRun.measureCpu). */
+  readonly cpuUsPerOp?: number;
   readonly missing?: Missing;
 }
 

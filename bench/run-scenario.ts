@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerProcess } from './child.js';
 import { runLoad, type LoadOptions, type LoadResult } from './load.js';
-import { readWriteBytes } from './proc.js';
+import { readCpuMs, readWriteBytes } from './proc.js';
 import { isSequential, throughputOf, unitOf, type Missing, type ScenarioResult } from './report.js';
 import type { BenchState, Dataset, Scenario } from './scenario-types.js';
 
@@ -36,6 +36,8 @@ export interface ScenarioRun {
   readonly notes: string[];
   /** Called after each counted warm-up, before the timed one (the first call reads the idle RSS). */
   readonly afterWarmup: () => Promise<void>;
+  /** Read the target's CPU time around the measured phase (ScenarioResult.cpuUsPerOp). */
+  readonly measureCpu?: boolean;
 }
 
 function log(message: string): void {
@@ -60,7 +62,7 @@ async function loadDataset(run: ScenarioRun, dataset: Dataset): Promise<Missing 
   let missing: Missing | undefined;
   for (const [i, step] of dataset.steps.entries()) {
     const load = await runLoad({
-      port: run.server.port, concurrency: 1, maxRequests: step.requests, durationMs: SETUP_MAX_MS,
+      port: run.server.port, ...(run.server.tls ? { tls: run.server.tls } : {}), concurrency: 1, maxRequests: step.requests, durationMs: SETUP_MAX_MS,
       expectStatus: step.expectStatus, next: step.request, stopOnError: true,
     });
     missing = missingOf(load, `setup ${dataset.name} step ${i + 1}`, dataset.isOptional === true);
@@ -77,7 +79,9 @@ async function loadDataset(run: ScenarioRun, dataset: Dataset): Promise<Missing 
 
 /** The load phase of a scenario's measurement. */
 function measuredLoad(run: ScenarioRun, scenario: Scenario): Omit<LoadOptions, 'next'> {
-  const base = { port: run.server.port, expectStatus: scenario.expectStatus, ...(scenario.check ? { check: scenario.check } : {}) };
+  const base = {
+    port: run.server.port, expectStatus: scenario.expectStatus, ...(scenario.check ? { check: scenario.check } : {}), ...(run.server.tls ? { tls: run.server.tls } : {}),
+  };
   const { measure } = scenario;
   switch (measure.kind) {
     case 'rate':
@@ -106,7 +110,10 @@ async function measure(run: ScenarioRun, scenario: Scenario): Promise<ScenarioRe
   if (scenario.measure.kind === 'rate' && run.warmupMs > 0) await warmUp(MAX_REQUESTS, run.warmupMs);
   const measureWrites = scenario.measure.kind !== 'latency' && scenario.measure.measureWrites === true;
   const before = measureWrites ? await readWriteBytes(server.pid) : undefined;
+  const cpuBefore = run.measureCpu === true ? await readCpuMs(server.pid) : undefined;
   const load = await runLoad({ ...phase, next: (_n, client) => scenario.request(state, client) });
+  const cpuAfter = cpuBefore === undefined ? undefined : await readCpuMs(server.pid);
+  const cpuUsPerOp = cpuBefore !== undefined && cpuAfter !== undefined && load.completed > 0 ? ((cpuAfter - cpuBefore) * 1000) / load.completed : undefined;
   const missing = missingOf(load, scenario.name, scenario.isOptional === true);
   if (missing && !missing.isError) return { scenario, load: undefined, bytesPerOp: undefined, missing };
   let bytesPerOp: number | undefined;
@@ -123,7 +130,7 @@ async function measure(run: ScenarioRun, scenario: Scenario): Promise<ScenarioRe
   const seconds = ((isSequential(scenario) ? load.busyMs : load.durationMs) / 1000).toFixed(1);
   const rate = `${Math.round(throughputOf(scenario, load))} ${unitOf(scenario)}`;
   log(`[${server.name}] ${scenario.name}: ${load.completed} requests in ${seconds} s, ${rate}, p50 ${load.p50Ms.toFixed(2)} ms, ${load.errors} errors`);
-  return { scenario, load, bytesPerOp };
+  return { scenario, load, bytesPerOp, ...(cpuUsPerOp === undefined ? {} : { cpuUsPerOp }) };
 }
 
 /** Runs one scenario; a scenario that cannot run says why in `missing` instead of throwing. */

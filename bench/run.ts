@@ -16,20 +16,23 @@ import { benchColdStart } from './cold-start.js';
 import { fileSystemOf } from './proc.js';
 import { buildRows, describeSizes, describeTargets, formatJson, formatTable, isSequential, type Row, type TargetResult } from './report.js';
 import { SCENARIOS } from './scenarios.js';
+import { benchTls } from './tls.js';
 
 interface RunOptions extends MeasureOptions {
   readonly ceilingOnly: boolean;
   /** Only the notification scenarios (no ceiling), MQTT ingestion (with its own ceiling), or federation (brokers of their own). */
-  readonly only: 'notifications' | 'auth' | 'mqtt' | 'federation' | 'coldstart' | undefined;
+  readonly only: 'notifications' | 'auth' | 'tls' | 'mqtt' | 'federation' | 'coldstart' | undefined;
   /** The broker's entry script; undefined means dist/main.js. */
   readonly broker: string | undefined;
 }
 
-const USAGE = `usage: node dist-bench/run.js [--ceiling-only | --only notifications|auth|mqtt|federation|coldstart] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
+const USAGE = `usage: node dist-bench/run.js [--ceiling-only | --only notifications|auth|tls|mqtt|federation|coldstart] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
   --ceiling-only   benchmark only the bare Hono + SQLite ceiling
   --only notifications
                    run only the notification scenarios (on a broker of their own; no ceiling)
   --only auth      run only the authentication scenarios (on brokers of their own)
+  --only tls       run only the HTTPS scenario (a broker with a certificate made at the start, and a
+                   plain one for its baseline)
   --only mqtt      run only the MQTT ingestion scenario (on a broker of its own and its own ceiling)
   --only federation
                    run only the federation scenarios (an edge, a cloud and a baseline broker)
@@ -72,8 +75,8 @@ function parseOptions(argv: readonly string[]): RunOptions {
     process.exit(0);
   }
   const only = values.only;
-  if (only !== undefined && only !== 'notifications' && only !== 'auth' && only !== 'mqtt' && only !== 'federation' && only !== 'coldstart') {
-    throw new Error(`--only: expected notifications, auth, mqtt, federation or coldstart\n${USAGE}`);
+  if (only !== undefined && only !== 'notifications' && only !== 'auth' && only !== 'tls' && only !== 'mqtt' && only !== 'federation' && only !== 'coldstart') {
+    throw new Error(`--only: expected notifications, auth, tls, mqtt, federation or coldstart\n${USAGE}`);
   }
   if (only !== undefined && values['ceiling-only']) throw new Error(`--only and --ceiling-only exclude each other\n${USAGE}`);
   const concurrency = Number(values.concurrency);
@@ -200,8 +203,8 @@ async function main(): Promise<void> {
       if (n.hasErrors) process.exitCode = 1;
       return;
     }
-    if (options.only === 'auth') {
-      const a = await benchAuth(brokerTarget, options, cleanup);
+    if (options.only === 'auth' || options.only === 'tls') {
+      const a = options.only === 'auth' ? await benchAuth(brokerTarget, options, cleanup) : await benchTls(brokerTarget, options, cleanup);
       const noteLines = [...a.notes, ...describeTargets(a.rows, a.scenarios)].map((note) => `note: ${note}`).join('\n');
       process.stdout.write(`${formatTable(a.rows)}\n\n${noteLines}\n${formatJson(a.rows)}\n`);
       if (a.hasErrors) process.exitCode = 1;
@@ -239,6 +242,11 @@ async function main(): Promise<void> {
       rows.push(...a.rows);
       extraNotes.push(...a.notes, ...describeTargets(a.rows, a.scenarios));
       hasOwnBrokerErrors = a.hasErrors;
+      log('[broker] HTTPS, on brokers of their own');
+      const t = await benchTls(brokerTarget, options, cleanup);
+      rows.push(...t.rows);
+      extraNotes.push(...t.notes, ...describeTargets(t.rows, t.scenarios));
+      hasOwnBrokerErrors ||= t.hasErrors;
       const m = await benchMqtt(brokerTarget, mqttCeiling, options, cleanup);
       rows.push(...m.rows);
       extraNotes.push(...m.notes);

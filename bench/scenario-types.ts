@@ -66,7 +66,7 @@ export interface Scenario {
   /** Key in the report: `create`, `query.q`, `temporal.ingest`. */
   readonly name: string;
   /** Rows of one group are printed together. */
-  readonly group: 'entities' | 'query' | 'batch' | 'temporal' | 'auth';
+  readonly group: 'entities' | 'query' | 'batch' | 'temporal' | 'auth' | 'tls';
   readonly description: string;
   readonly expectStatus: number;
   /** Unmeasured requests sent before the measurement, to warm the JIT and caches. */

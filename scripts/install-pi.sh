@@ -70,7 +70,7 @@ fi
 # 2. Application tree: build a complete copy next to the old one, then swap, so a failed install
 #    leaves the running version untouched.
 if [[ $dry_run == yes ]]; then
-  say "would copy dist/, package.json, package-lock.json, contexts/, README.md, docs/ and scripts/{backup,restore,idp}.mjs to a staging directory next to $APP_DIR"
+  say "would copy dist/, package.json, package-lock.json, contexts/, README.md, docs/ and scripts/{backup,restore,idp,make-certs}.mjs to a staging directory next to $APP_DIR"
   say "would install production dependencies there (npm ci --omit=dev), unless $APP_DIR/node_modules matches the lockfile and Node version"
   say "would replace $APP_DIR with the staging directory (root-owned, read-only to $SERVICE_USER)"
 else
@@ -83,7 +83,7 @@ for optional in contexts README.md docs LICENSE; do
   if [[ -e $SRC_DIR/$optional ]]; then cp -R "$SRC_DIR/$optional" "$staging/"; fi
 done
 mkdir -p "$staging/scripts"
-cp "$SRC_DIR/scripts/backup.mjs" "$SRC_DIR/scripts/restore.mjs" "$SRC_DIR/scripts/idp.mjs" "$staging/scripts/"
+cp "$SRC_DIR/scripts/backup.mjs" "$SRC_DIR/scripts/restore.mjs" "$SRC_DIR/scripts/idp.mjs" "$SRC_DIR/scripts/make-certs.mjs" "$staging/scripts/"
 "$NODE_BIN" --version >"$staging/.node-version"
 
 # Reuse the installed dependencies when the lockfile and Node version are unchanged: building

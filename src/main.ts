@@ -1,11 +1,13 @@
-// Process entry point: load config, build the broker, start it, and map SIGTERM/SIGINT to an
-// orderly shutdown (exit 0 once drained). What stops start-up is one log line and a distinct exit code.
-// A start after an unclean stop (kill -9, power cut) says so, and what the recovery resumes with.
+// Process entry point: load config, build the broker, start it, map SIGTERM/SIGINT to an orderly
+// shutdown (exit 0 once drained) and SIGHUP to a reload of the TLS certificates. What stops start-up
+// is one log line and a distinct exit code. A start after an unclean stop (kill -9, power cut) says
+// so, and what the recovery resumes with.
 
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config/index.js';
 import { createLogger, resolveLogFormat, systemClock, type Logger } from './lib/index.js';
 import { createBroker, type Broker } from './server.js';
+import { RedirectListenError } from './http/index.js';
 import { MqttListenError } from './mqtt/index.js';
 import { StoreFileModeError, StoreLockedError, describeRecovery, readRecovery, readRunState, type RunState } from './store/index.js';
 
@@ -96,6 +98,14 @@ async function main(): Promise<void> {
       process.exitCode = EXIT_MQTT_LISTEN_FAILED;
       return;
     }
+    if (err instanceof RedirectListenError) {
+      const problem = listenProblem(err.cause, { host: err.host, port: err.port, portOption: 'server.redirect-port', hostOption: 'server.host' });
+      log.error('cannot start: the HTTP redirect port cannot be opened', { reason: problem ?? err.message });
+      await broker.close();
+      runState.end();
+      process.exitCode = EXIT_LISTEN_FAILED;
+      return;
+    }
     const problem = listenProblem(err, { host: config.server.host, port: config.server.port, portOption: 'server.port', hostOption: 'server.host' });
     if (problem === undefined) throw err;
     log.error('cannot start: the HTTP port cannot be opened', { reason: problem });
@@ -108,6 +118,8 @@ async function main(): Promise<void> {
     http: `${config.server.host}:${port}`,
     mqtt: `${config.mqtt.host}:${broker.mqttPort}`,
     ...(broker.mqttWsPort === undefined ? {} : { mqttWs: `${config.mqtt.host}:${broker.mqttWsPort}` }),
+    ...(broker.isHttps ? { https: true } : {}),
+    ...(broker.redirectPort === undefined ? {} : { redirect: `${config.server.host}:${broker.redirectPort}` }),
     storage: config.storage.dir, pid: process.pid,
   });
 
@@ -128,6 +140,11 @@ async function main(): Promise<void> {
       },
     );
   };
+  // NOTE: `systemctl reload edgeld` (ExecReload) sends SIGHUP; without a listener it would end the process.
+  process.on('SIGHUP', () => {
+    if (stopping) return;
+    if (!broker.reloadTls()) log.info('SIGHUP: no TLS certificate to reload');
+  });
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 }

@@ -63,6 +63,15 @@ export interface Broker {
   readonly mqttWsPort: number | undefined;
   /** The bound TLS port of the embedded MQTT broker; undefined when off or not started. */
   readonly mqttTlsPort: number | undefined;
+  /** The bound port of the plain HTTP listener that redirects to HTTPS; undefined when off or not started. */
+  readonly redirectPort: number | undefined;
+  /** Whether the HTTP port serves HTTPS (server.tls-key and server.tls-cert). */
+  readonly isHttps: boolean;
+  /**
+   * Loads the TLS key and certificate files again (SIGHUP): new connections get the new pair, open ones
+   * keep theirs; a pair that fails to load is logged and the one in use stays. False when no listener uses TLS.
+   */
+  reloadTls(): boolean;
   /** Publishes on the embedded MQTT broker in-process; rejects before `listen()` and after `close()`. */
   publishLocal(topic: string, payload: Buffer | string, qos: MqttQos): Promise<void>;
   /** Sends notifications to MQTT endpoints: in-process when the URI names this gateway's broker. */
@@ -85,8 +94,9 @@ export interface Broker {
 export function createBroker(deps: BrokerDeps): Broker {
   const { config, log, clock } = deps;
   const newId = deps.newId ?? uuid;
-  const runtime: Runtime = { listener: undefined, mqtt: undefined, httpPort: undefined, closing: false };
-  const publicUrl = (): string => config.server.publicUrl || `http://127.0.0.1:${runtime.httpPort ?? config.server.port}`;
+  const runtime: Runtime = { listener: undefined, mqtt: undefined, redirect: undefined, tls: undefined, httpPort: undefined, closing: false };
+  const scheme = config.server.tlsKey === '' ? 'http' : 'https';
+  const publicUrl = (): string => config.server.publicUrl || `${scheme}://127.0.0.1:${runtime.httpPort ?? config.server.port}`;
   const { store, events, feed, contexts, core } = buildFoundation(deps);
   const { permissions, subjects, verifier, auth, identity } = buildAuth({ ...deps, store, core, publicUrl });
   const entities = createEntityService({ store, core, clock, newId });
@@ -135,6 +145,15 @@ export function createBroker(deps: BrokerDeps): Broker {
     },
     get mqttTlsPort() {
       return runtime.mqtt?.tlsPort;
+    },
+    get redirectPort() {
+      return runtime.redirect?.port;
+    },
+    isHttps: scheme === 'https',
+    reloadTls: () => {
+      if (runtime.tls === undefined) return false;
+      runtime.tls.reload();
+      return true;
     },
     listen: () => listenAll(lifecycle),
     close: () => closeAll(lifecycle),

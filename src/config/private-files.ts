@@ -9,6 +9,7 @@ import type { Config } from './schema.js';
 
 /** Options naming a private key file; public keys and certificates are not among them. */
 const PRIVATE_KEY_OPTIONS: ReadonlyArray<{ name: string; path: (config: Config) => string }> = [
+  { name: 'server.tls-key', path: (config) => config.server.tlsKey },
   { name: 'mqtt.tls-key', path: (config) => config.mqtt.tlsKey },
 ];
 

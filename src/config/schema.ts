@@ -27,6 +27,29 @@ function isHostAllowList(value: string): boolean {
   }
 }
 
+/** The TLS options: key and certificate set together; the redirect port with HTTPS only, on a port of its own. */
+function tlsPairIssues(config: { server: TlsOptions & { port: number; redirectPort: number }; mqtt: TlsOptions & { port: number; wsPort: number; tlsPort: number } },
+  ctx: z.RefinementCtx): void {
+  for (const group of ['server', 'mqtt'] as const) {
+    const { tlsKey, tlsCert } = config[group];
+    if (tlsKey !== '' && tlsCert === '') ctx.addIssue({ code: 'custom', path: [group, 'tlsCert'], message: `needed with ${group}.tls-key` });
+    if (tlsKey === '' && tlsCert !== '') ctx.addIssue({ code: 'custom', path: [group, 'tlsKey'], message: `needed with ${group}.tls-cert` });
+  }
+  const { server, mqtt } = config;
+  if (server.redirectPort < 0) return;
+  if (server.tlsKey === '' || server.tlsCert === '') {
+    ctx.addIssue({ code: 'custom', path: ['server', 'redirectPort'], message: 'needs server.tls-key and server.tls-cert (it redirects to HTTPS)' });
+  }
+  if (server.redirectPort > 0 && [server.port, mqtt.port, mqtt.wsPort, mqtt.tlsPort].includes(server.redirectPort)) {
+    ctx.addIssue({ code: 'custom', path: ['server', 'redirectPort'], message: 'must differ from server.port, mqtt.port, mqtt.ws-port and mqtt.tls-port' });
+  }
+}
+
+interface TlsOptions {
+  tlsKey: string;
+  tlsCert: string;
+}
+
 // NOTE: groups use `prefault({})`, not `default({})`: a default is returned as is, while a prefault is
 // parsed, so the defaults of the options inside the group apply.
 export const configSchema = z
@@ -43,6 +66,12 @@ export const configSchema = z
         requestTimeout: positiveInt(30_000, 'Milliseconds a client has to send a whole request, body included (then 408 and the connection closes)'),
         keepAliveTimeout: positiveInt(5_000, 'Milliseconds an idle keep-alive HTTP connection stays open'),
         maxConnections: positiveInt(1_024, 'Most open HTTP connections (WebSocket ones included); further ones are closed at once'),
+        // HTTPS on server.port, and the plain port that only redirects to it.
+        tlsKey: z.string().default('').describe('PEM private key file: with server.tls-cert, server.port serves HTTPS (TLS 1.2 or later); reloaded on SIGHUP and when the file changes'),
+        tlsCert: z.string().default('').describe('PEM certificate file of HTTPS, the gateway\'s certificate first, then any intermediate ones (needs server.tls-key)'),
+        redirectPort: z.int().min(-1, 'expected a port from 0 to 65535, or -1 for off')
+          .max(65_535, 'expected a port from 0 to 65535, or -1 for off').default(-1)
+          .describe('Plain HTTP port answering every request with 308 to the same path over HTTPS on server.port (-1: off; needs server.tls-key and server.tls-cert)'),
       })
       .prefault({}),
     storage: z
@@ -68,8 +97,8 @@ export const configSchema = z
         tlsPort: z.int().min(-1, 'expected a port from 0 to 65535, or -1 for off')
           .max(65_535, 'expected a port from 0 to 65535, or -1 for off').default(-1)
           .describe('MQTT over TLS port of the embedded broker (-1: off; needs mqtt.tls-key and mqtt.tls-cert)'),
-        tlsKey: z.string().default('').describe('PEM private key file of the MQTT TLS listener'),
-        tlsCert: z.string().default('').describe('PEM certificate (chain) file of the MQTT TLS listener'),
+        tlsKey: z.string().default('').describe('PEM private key file of the MQTT TLS listener; with mqtt.tls-cert, mqtt.ws-port serves wss:// too; reloaded on SIGHUP and when the file changes'),
+        tlsCert: z.string().default('').describe('PEM certificate (chain) file of the MQTT TLS listener and of wss:// on mqtt.ws-port (needs mqtt.tls-key)'),
         defaultEntityType: z.string().regex(/^[A-Za-z][A-Za-z0-9_]*$/, 'expected an NGSI-LD type name such as Device').default('Device')
           .describe('Entity type of a device not in the device registry (entity id urn:ngsi-ld:<type>:<deviceId>)'),
         autoprovision: z.enum(['auto', 'true', 'false']).default('auto')
@@ -299,6 +328,7 @@ export const configSchema = z
     if (mqtt.tlsPort > 0 && (mqtt.tlsPort === mqtt.port || mqtt.tlsPort === mqtt.wsPort)) {
       ctx.addIssue({ code: 'custom', path: ['mqtt', 'tlsPort'], message: `must differ from mqtt.port and mqtt.ws-port` });
     }
+    tlsPairIssues(config, ctx);
     // A measurement over mqtt.max-payload is dropped and counted; it must not close its connection instead.
     if (mqtt.maxPacketBytes < mqtt.maxPayload + MEASUREMENT_HEADER_ROOM) {
       ctx.addIssue({

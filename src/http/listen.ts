@@ -1,16 +1,18 @@
-// The HTTP listener: serves the Hono app on Node's http server, answers what Node's parser refuses
+// The HTTP listener: serves the Hono app on Node's http server (https when given a key and
+// certificate, whose pair can be replaced while it serves), answers what Node's parser refuses
 // with ProblemDetails, hands WebSocket upgrades of one path over (MQTT for the dashboard), bounds
 // slow and numerous clients (header, request and keep-alive timeouts, a connection cap), and closes
 // with a drain that ends keep-alive connections after their request.
 
 import { serve, type ServerType } from '@hono/node-server';
 import { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
   InvalidRequestError, NotImplementedError, RequestHeaderFieldsTooLargeError, RequestTimeoutError, type NgsiError,
 } from '../ngsi/index.js';
-import type { Logger } from '../lib/index.js';
+import { secureContextOptions, type Logger, type TlsPair } from '../lib/index.js';
 import type { App } from './app-env.js';
 import { problemOf } from './problem.js';
 
@@ -33,6 +35,8 @@ export interface HttpListener {
   port: number;
   /** The bounds in force, read back from the server. */
   limits(): HttpServerLimits;
+  /** HTTPS: new connections get this key and certificate; open ones keep theirs. Throws on a plain listener. */
+  setTlsPair(pair: TlsPair): void;
   /**
    * Stops accepting; every response from now on carries `Connection: close` and each connection
    * closes after its in-flight request; what is still open after `timeoutMs` is dropped.
@@ -133,28 +137,57 @@ function limitsOf(server: ServerType): HttpServerLimits {
   return { headersTimeout, requestTimeout, keepAliveTimeout, maxConnections };
 }
 
-export function listenHttp(
-  app: App, opts: { port: number; host: string; log: Logger; limits: HttpServerLimits; upgrade?: UpgradeHandler },
-): Promise<HttpListener> {
+/** Node's server for the app: http, or https with the pair (a handshake is bounded like the headers). */
+function createServer(app: App, opts: ListenOptions): { server: ServerType; https: HttpsServer | undefined; ready: Promise<AddressInfo> } {
+  const { limits } = opts;
+  // NOTE: the timeouts are enforced when Node checks its connections, so they are checked often enough to matter.
+  const serverOptions = {
+    headersTimeout: limits.headersTimeout, requestTimeout: limits.requestTimeout, keepAliveTimeout: limits.keepAliveTimeout,
+    connectionsCheckingInterval: Math.max(50, Math.min(MAX_TIMEOUT_CHECK_MS, Math.floor(limits.headersTimeout / 4))),
+  };
+  let onListening: (info: AddressInfo) => void = () => {};
+  const ready = new Promise<AddressInfo>((resolve) => {
+    onListening = resolve;
+  });
+  const base = { fetch: app.fetch, port: opts.port, hostname: opts.host };
+  if (opts.tls === undefined) return { server: serve({ ...base, serverOptions }, onListening), https: undefined, ready };
+  // NOTE: Node counts the header timeout from the end of the handshake: a client that never finishes
+  // one would hold its connection for the TLS default (120 s) instead.
+  const tlsOptions = { ...serverOptions, ...secureContextOptions(opts.tls), handshakeTimeout: limits.headersTimeout };
+  const server = serve({ ...base, createServer: createHttpsServer, serverOptions: tlsOptions }, onListening);
+  const https = server as HttpsServer; // NOTE: made by createHttpsServer just above
+  https.on('tlsClientError', (err: Error & { code?: string }) => opts.log.debug('https handshake failed', { code: err.code, err: err.message }));
+  return { server, https, ready };
+}
+
+interface ListenOptions {
+  port: number;
+  host: string;
+  log: Logger;
+  limits: HttpServerLimits;
+  upgrade?: UpgradeHandler;
+  /** Serve HTTPS with this key and certificate (TLS 1.2 or later). */
+  tls?: TlsPair;
+}
+
+export function listenHttp(app: App, opts: ListenOptions): Promise<HttpListener> {
   return new Promise((resolve, reject) => {
-    let server: ServerType | undefined;
     let closing = false;
     const open = new Set<ServerResponse>();
     // Upgraded connections (WebSocket) are no longer HTTP: the server would wait for them to end.
     const upgraded = new Set<Duplex>();
     const onError = (err: unknown): void => reject(err);
-    const { limits } = opts;
-    // NOTE: the timeouts are enforced when Node checks its connections, so they are checked often enough to matter.
-    const serverOptions = {
-      headersTimeout: limits.headersTimeout, requestTimeout: limits.requestTimeout, keepAliveTimeout: limits.keepAliveTimeout,
-      connectionsCheckingInterval: Math.max(50, Math.min(MAX_TIMEOUT_CHECK_MS, Math.floor(limits.headersTimeout / 4))),
-    };
-    server = serve({ fetch: app.fetch, port: opts.port, hostname: opts.host, serverOptions }, (info: AddressInfo) => {
-      const s = server!;
+    const { server, https, ready } = createServer(app, opts);
+    void ready.then((info) => {
+      const s = server;
       s.off('error', onError);
       resolve({
         port: info.port,
         limits: () => limitsOf(s),
+        setTlsPair: (pair) => {
+          if (https === undefined) throw new Error('the HTTP listener serves plain HTTP');
+          https.setSecureContext(secureContextOptions(pair));
+        },
         close: (timeoutMs) => new Promise<void>((done) => {
           closing = true;
           for (const socket of upgraded) socket.destroy();
@@ -174,7 +207,7 @@ export function listenHttp(
         }),
       });
     });
-    applyLimits(server, limits);
+    applyLimits(server, opts.limits);
     // NOTE: runs after the app's listener has started the request, before any response is written
     // (the app answers asynchronously): once closing, the response says `Connection: close` and Node
     // closes the connection after it, so keep-alive clients cannot keep a draining broker busy.
@@ -204,7 +237,7 @@ export function listenHttp(
           return;
         }
         if (pathOf(req.url) !== upgrade.path || String(req.headers.upgrade).toLowerCase() !== 'websocket') {
-          serveAsHttp(server!, req, socket, head);
+          serveAsHttp(server, req, socket, head);
           return;
         }
         upgraded.add(socket);

@@ -12,3 +12,4 @@ export * from './login-limiter.js';
 export type * from './context-records.js';
 export type * from './identity-records.js';
 export type * from './mqtt-session-records.js';
+export * from './tls-files.js';

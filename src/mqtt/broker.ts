@@ -7,11 +7,13 @@ import type { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Aedes, type Client } from 'aedes';
-import { systemClock, type Clock, type Logger, type MqttSessionStore } from '../lib/index.js';
+import { systemClock, type Clock, type Logger, type MqttSessionStore, type TlsPair } from '../lib/index.js';
 import type { MqttQos } from '../subscriptions/index.js';
 import { createConnectionGate, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits, type ConnectionStats } from './connection-gate.js';
 import { createAnonymousHooks, type MqttAccessHooks } from './hooks.js';
-import { acceptWebSocketUpgrades, listenTcp, listenTls, listenWebSocket, type Listener, type UpgradeAcceptor } from './listeners.js';
+import {
+  acceptWebSocketUpgrades, listenTcp, listenTls, listenWebSocket, type Listener, type SecureListener, type UpgradeAcceptor,
+} from './listeners.js';
 import { SqlitePersistence } from './persistence.js';
 import { publishStaleWills } from './wills.js';
 
@@ -25,8 +27,11 @@ export interface MqttBrokerOptions {
   log: Logger;
   /** Access decisions; anonymous access when absent. */
   hooks?: MqttAccessHooks;
-  /** MQTT over TLS: port (0 picks a free one), PEM key and certificate; absent: off. */
-  tls?: { port: number; key: Buffer; cert: Buffer } | undefined;
+  /**
+   * PEM key and certificate: MQTT over TLS on `port` (0 picks a free one; absent: no TLS listener), and
+   * the WebSocket port serves wss. Absent: no TLS anywhere.
+   */
+  tls?: (TlsPair & { port?: number | undefined }) | undefined;
   /**
    * Durable storage of retained messages, persistent sessions (QoS 1/2) and wills, so that they
    * survive a restart; Aedes keeps them in memory only when absent.
@@ -54,6 +59,8 @@ export interface MqttBroker {
    * the dashboard): completes the handshake and serves the connection like the broker's own.
    */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** New TLS and wss connections get this key and certificate; open ones keep theirs. No-op without TLS. */
+  setTlsPair(pair: TlsPair): void;
   /** Publishes on behalf of the gateway; resolves once Aedes has taken the packet (stored for QoS 1/2). */
   publish(topic: string, payload: Buffer | string, qos: MqttQos): Promise<void>;
   /** Stops accepting, disconnects every client, closes the listeners; resolves when no socket is left. */
@@ -105,11 +112,12 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
     aedes.handle(stream, req);
   };
   const listeners: Listener[] = [];
-  let tlsListener: Listener | undefined;
+  let tlsListener: SecureListener | undefined;
+  let wsListener: SecureListener | undefined;
   // Made on the first upgrade: a broker no browser connects to through the HTTP port holds none.
   let upgrades: UpgradeAcceptor | undefined;
   const closeAll = async (): Promise<void> => {
-    const all = [...listeners, ...(tlsListener ? [tlsListener] : []), ...(upgrades ? [upgrades] : [])];
+    const all = [...listeners, ...(wsListener ? [wsListener] : []), ...(tlsListener ? [tlsListener] : []), ...(upgrades ? [upgrades] : [])];
     const closing = all.map((l) => l.close());
     await new Promise<void>((resolve) => aedes.close(() => resolve()));
     for (const l of all) l.destroySockets();
@@ -117,22 +125,28 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
   };
   try {
     listeners.push(await listenTcp({ port: opts.port, host: opts.host, handle, gate, log }));
-    if (opts.wsPort !== undefined) listeners.push(await listenWebSocket({ port: opts.wsPort, host: opts.host, handle, gate, log }));
-    if (opts.tls !== undefined) tlsListener = await listenTls({ ...opts.tls, host: opts.host, handle, gate, log });
+    const { tls } = opts;
+    if (opts.wsPort !== undefined) wsListener = await listenWebSocket({ port: opts.wsPort, host: opts.host, handle, gate, log, tls });
+    if (tls?.port !== undefined) tlsListener = await listenTls({ port: tls.port, tls, host: opts.host, handle, gate, log });
   } catch (err) {
     await closeAll();
     throw err;
   }
-  const [tcp, ws] = listeners;
+  const [tcp] = listeners;
   let closed: Promise<void> | undefined;
   return {
     port: tcp!.port, // NOTE: pushed first above, or startMqttBroker threw
-    wsPort: ws?.port,
+    wsPort: wsListener?.port,
     tlsPort: tlsListener?.port,
     get connectedClients() {
       return aedes.connectedClients;
     },
     connectionStats: () => gate.stats(),
+    setTlsPair: (pair) => {
+      if (opts.tls === undefined) return;
+      tlsListener?.setTlsPair(pair);
+      wsListener?.setTlsPair(pair);
+    },
     handleUpgrade: (req, socket, head) => {
       if (closed || aedes.closed) {
         socket.destroy();

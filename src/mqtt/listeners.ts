@@ -1,16 +1,18 @@
-// The sockets of the embedded broker: a TCP listener, an optional WebSocket listener and the
-// WebSocket upgrades another server hands over (the HTTP port's /mqtt), all admitting every
-// connection through the connection gate (caps, CONNECT deadline, packet size), handing it to Aedes
-// and tracking their sockets so that a stop leaves none open.
+// The sockets of the embedded broker: a TCP listener, an optional TLS listener, an optional
+// WebSocket listener (wss with a key and certificate) and the WebSocket upgrades another server hands
+// over (the HTTP port's /mqtt), all admitting every connection through the connection gate (caps,
+// CONNECT deadline, packet size), handing it to Aedes and tracking their sockets so that a stop leaves
+// none open. The TLS ones take a new key and certificate without dropping open connections.
 
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WebSocketServer, createWebSocketStream } from 'ws';
-import type { Logger } from '../lib/index.js';
+import { secureContextOptions, type Logger, type TlsPair } from '../lib/index.js';
 import type { Admission, ConnectionGate } from './connection-gate.js';
 import { MqttListenError } from './errors.js';
 
@@ -29,6 +31,11 @@ export interface Listener {
   close(): Promise<void>;
   /** Destroys every socket still open (those that never finished CONNECT, or stuck writing). */
   destroySockets(): void;
+}
+
+/** A listener over TLS: new connections get the pair last set, open ones keep theirs. */
+export interface SecureListener extends Listener {
+  setTlsPair(pair: TlsPair): void;
 }
 
 function trackSockets(server: TcpServer | HttpServer | TlsServer): Set<Socket> {
@@ -97,8 +104,35 @@ const mqttSubprotocol = (protocols: Set<string>): string | false =>
  */
 const wsMaxPayload = (gate: ConnectionGate): number => gate.limits.maxPacketBytes + 5;
 
-/** Admissions of the sockets that carry WebSocket connections, by socket. */
-type Admissions = WeakMap<object, Admission>;
+/** Admissions of the sockets that carry connections: set on the TCP socket, found from the socket a connection runs on. */
+interface Admissions {
+  set(raw: Socket, admission: Admission): void;
+  get(socket: Socket): Admission | undefined;
+}
+
+/** Admissions of sockets that carry their connection themselves (plain WebSocket, upgrades handed over). */
+function admissionsBySocket(): Admissions {
+  const map = new WeakMap<Socket, Admission>();
+  return { set: (raw, admission) => map.set(raw, admission), get: (socket) => map.get(socket) };
+}
+
+/**
+ * Admissions of TCP sockets under TLS. NOTE: the gate admits the raw TCP connection (the handshake
+ * counts against the caps and the CONNECT deadline); the TLS socket over it is found by its peer's
+ * address and port, which it shares.
+ */
+function admissionsByPeer(): Admissions {
+  const map = new Map<string, Admission>();
+  const peerOf = (socket: Socket): string => `${socket.remoteAddress}|${socket.remotePort}`;
+  return {
+    set: (raw, admission) => {
+      const peer = peerOf(raw);
+      map.set(peer, admission);
+      raw.once('close', () => map.delete(peer));
+    },
+    get: (socket) => map.get(peerOf(socket)),
+  };
+}
 
 /** Hands every WebSocket connection of `wss` whose socket was admitted to Aedes as a stream. */
 function handOver(wss: WebSocketServer, admissions: Admissions, opts: ListenerDeps): void {
@@ -120,14 +154,17 @@ function handOver(wss: WebSocketServer, admissions: Admissions, opts: ListenerDe
   });
 }
 
-/** Listens for MQTT over WebSocket (subprotocol `mqtt`), for browser dashboards. */
-export async function listenWebSocket(opts: ListenerDeps & { port: number; host: string }): Promise<Listener> {
-  const server = createHttpServer((_req, res) => {
+/** Listens for MQTT over WebSocket (subprotocol `mqtt`), for browser dashboards; wss with a key and certificate. */
+export async function listenWebSocket(opts: ListenerDeps & { port: number; host: string; tls?: TlsPair | undefined }): Promise<SecureListener> {
+  const upgradeRequired = (_req: IncomingMessage, res: ServerResponse): void => {
     res.writeHead(426, { Upgrade: 'websocket', Connection: 'close', 'Content-Type': 'text/plain' });
     res.end('MQTT over WebSocket only\n');
-  });
+  };
+  const https = opts.tls === undefined ? undefined : createHttpsServer(secureContextOptions(opts.tls), upgradeRequired);
+  const server = https ?? createHttpServer(upgradeRequired);
+  if (https) https.on('tlsClientError', (err) => opts.log.debug('mqtt wss handshake failed', { err: err.message }));
   const sockets = trackSockets(server);
-  const admissions: Admissions = new WeakMap();
+  const admissions = https ? admissionsByPeer() : admissionsBySocket();
   // Before the HTTP request and the WebSocket handshake: those count against the caps and the CONNECT deadline.
   server.on('connection', (socket: Socket) => {
     const admission = opts.gate.admit(socket, socket.remoteAddress);
@@ -138,6 +175,10 @@ export async function listenWebSocket(opts: ListenerDeps & { port: number; host:
   const port = await bind(server, 'mqtt.ws-port', opts.host, opts.port);
   return {
     port,
+    setTlsPair: (pair) => {
+      if (https === undefined) throw new Error('mqtt.ws-port serves plain WebSocket');
+      https.setSecureContext(secureContextOptions(pair));
+    },
     close: async () => {
       await new Promise<void>((resolve) => wss.close(() => resolve()));
       await closeServer(server, sockets);
@@ -161,7 +202,7 @@ export interface UpgradeAcceptor {
 /** MQTT over WebSocket on the upgrade requests of another server (a path of the HTTP listener). */
 export function acceptWebSocketUpgrades(opts: ListenerDeps): UpgradeAcceptor {
   const wss = new WebSocketServer({ noServer: true, handleProtocols: mqttSubprotocol, maxPayload: wsMaxPayload(opts.gate) });
-  const admissions: Admissions = new WeakMap();
+  const admissions = admissionsBySocket();
   handOver(wss, admissions, opts);
   let closed = false;
   return {
@@ -172,7 +213,7 @@ export function acceptWebSocketUpgrades(opts: ListenerDeps): UpgradeAcceptor {
       }
       const admission = opts.gate.admit(socket, req.socket.remoteAddress);
       if (admission === undefined) return;
-      admissions.set(req.socket, admission);
+      admissions.set(req.socket, admission); // NOTE: the socket the request came on (TLS under HTTPS), the one the connection runs on
       wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
     },
     close: () => {
@@ -185,13 +226,11 @@ export function acceptWebSocketUpgrades(opts: ListenerDeps): UpgradeAcceptor {
   };
 }
 
-/** Listens for MQTT over TLS (key and certificate in PEM); every admitted socket goes to `handle` once secure. */
-export async function listenTls(opts: ListenerDeps & { port: number; host: string; key: Buffer; cert: Buffer }): Promise<Listener> {
-  // NOTE: the gate admits the raw TCP connection (the handshake counts against the caps and the
-  // CONNECT deadline); the TLS socket over it is found by its peer's address and port, which it shares.
-  const admissions = new Map<string, Admission>();
-  const server = createTlsServer({ key: opts.key, cert: opts.cert, noDelay: true }, (socket) => {
-    const admission = admissions.get(`${socket.remoteAddress}|${socket.remotePort}`);
+/** Listens for MQTT over TLS (key and certificate in PEM, TLS 1.2 or later); every admitted socket goes to `handle` once secure. */
+export async function listenTls(opts: ListenerDeps & { port: number; host: string; tls: TlsPair }): Promise<SecureListener> {
+  const admissions = admissionsByPeer();
+  const server = createTlsServer({ ...secureContextOptions(opts.tls), noDelay: true }, (socket) => {
+    const admission = admissions.get(socket);
     if (admission === undefined) {
       socket.destroy();
       return;
@@ -200,10 +239,7 @@ export async function listenTls(opts: ListenerDeps & { port: number; host: strin
   });
   server.on('connection', (raw: Socket) => {
     const admission = opts.gate.admit(raw, raw.remoteAddress);
-    if (admission === undefined) return;
-    const peer = `${raw.remoteAddress}|${raw.remotePort}`;
-    admissions.set(peer, admission);
-    raw.once('close', () => admissions.delete(peer));
+    if (admission !== undefined) admissions.set(raw, admission);
   });
   // NOTE: TLS sockets are tracked from the raw TCP connection, so one that never finishes its handshake is closed too.
   const sockets = trackSockets(server);
@@ -212,6 +248,7 @@ export async function listenTls(opts: ListenerDeps & { port: number; host: strin
   server.on('error', (err) => opts.log.warn('mqtt tls listener error', { err }));
   return {
     port,
+    setTlsPair: (pair) => server.setSecureContext(secureContextOptions(pair)),
     close: () => closeServer(server, sockets),
     destroySockets: () => {
       for (const s of sockets) s.destroy();

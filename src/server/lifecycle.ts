@@ -1,14 +1,15 @@
-// Starting and stopping the broker: listen() schedules the jobs, starts the HTTP listener and the
-// embedded MQTT broker, then the federation drain; close() disposes in reverse order.
+// Starting and stopping the broker: listen() schedules the jobs, loads the TLS key and certificate
+// pairs, starts the HTTP listener (HTTPS, and its redirect port, when configured), the embedded MQTT
+// broker and the watch of the certificate files, then the federation drain; close() disposes in
+// reverse order.
 
-import { readFile } from 'node:fs/promises';
 import type { IdentityProvider, TokenVerifier } from '../auth/index.js';
 import type { Config } from '../config/index.js';
 import { pruneJournal } from '../entities/index.js';
 import type { Federation } from '../federation/index.js';
-import { listenHttp } from '../http/index.js';
+import { listenHttp, listenRedirect } from '../http/index.js';
 import type { JobScheduler } from '../jobs/index.js';
-import type { Clock, Logger } from '../lib/index.js';
+import { loadTlsPair, watchTlsFiles, type Clock, type Logger, type TlsFiles, type TlsPair, type TlsReloadTarget } from '../lib/index.js';
 import { startMqttBroker, type MqttAccess } from '../mqtt/index.js';
 import type { Store } from '../store/index.js';
 import type { MqttSender, Notifier } from '../subscriptions/index.js';
@@ -37,13 +38,32 @@ export interface LifecycleDeps {
   identity: IdentityProvider | undefined;
 }
 
-/** A file an option names; a failure names the option. */
-async function readOption(option: string, path: string): Promise<Buffer> {
-  try {
-    return await readFile(path);
-  } catch (err) {
-    throw new Error(`${option}: cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-  }
+/** The key and certificate files of a group of options, when both are set. */
+function tlsFilesOf(group: 'server' | 'mqtt', keyFile: string, certFile: string): TlsFiles | undefined {
+  return keyFile === '' || certFile === '' ? undefined : { keyFile, certFile, keyOption: `${group}.tls-key`, certOption: `${group}.tls-cert` };
+}
+
+interface LoadedTls {
+  files: TlsFiles;
+  pair: TlsPair;
+}
+
+/** The pairs in use at start; a file that cannot be read or a pair that does not load stops the start, naming the option. */
+function loadTls(config: Config): { https: LoadedTls | undefined; mqtt: LoadedTls | undefined } {
+  const load = (files: TlsFiles | undefined): LoadedTls | undefined => (files ? { files, pair: loadTlsPair(files) } : undefined);
+  const { server, mqtt } = config;
+  // The MQTT pair serves the TLS port and wss on the WebSocket port: read only when one of them is on.
+  const mqttUsed = mqtt.tlsPort >= 0 || mqtt.wsPort >= 0;
+  return { https: load(tlsFilesOf('server', server.tlsKey, server.tlsCert)), mqtt: mqttUsed ? load(tlsFilesOf('mqtt', mqtt.tlsKey, mqtt.tlsCert)) : undefined };
+}
+
+/** Reloads each pair on SIGHUP and when its files change, into the listeners that use it. */
+function watchTls(deps: LifecycleDeps, tls: ReturnType<typeof loadTls>): void {
+  const { runtime } = deps;
+  const targets: TlsReloadTarget[] = [];
+  if (tls.https) targets.push({ name: 'https', ...tls.https, apply: (pair) => runtime.listener?.setTlsPair(pair) });
+  if (tls.mqtt) targets.push({ name: 'mqtt', ...tls.mqtt, apply: (pair) => runtime.mqtt?.setTlsPair(pair) });
+  if (targets.length > 0) runtime.tls = watchTlsFiles({ targets, log: deps.log.child('tls') });
 }
 
 function scheduleJobs(deps: LifecycleDeps): void {
@@ -64,20 +84,26 @@ export async function listenAll(deps: LifecycleDeps): Promise<number> {
   // Loads the cached JWKS and starts fetching a fresh one; requests never wait for the network.
   if (deps.verifier) await deps.verifier.start();
   try {
+    const tls = loadTls(config);
     const { headersTimeout, requestTimeout, keepAliveTimeout, maxConnections } = config.server;
+    const limits = { headersTimeout, requestTimeout, keepAliveTimeout, maxConnections };
     runtime.listener = await listenHttp(http.app, {
-      port: config.server.port, host: config.server.host, log: log.child('http'), limits: { headersTimeout, requestTimeout, keepAliveTimeout, maxConnections },
+      port: config.server.port, host: config.server.host, log: log.child('http'), limits,
       ...(http.upgrade ? { upgrade: http.upgrade } : {}),
+      ...(tls.https ? { tls: tls.https.pair } : {}),
     });
+    if (config.server.redirectPort >= 0) {
+      runtime.redirect = await listenRedirect({
+        port: config.server.redirectPort, host: config.server.host, httpsPort: runtime.listener.port, log: log.child('http'), limits,
+      });
+    }
     runtime.mqtt = await startMqttBroker({
       port: config.mqtt.port,
       host: config.mqtt.host,
       wsPort: config.mqtt.wsPort < 0 ? undefined : config.mqtt.wsPort,
       log: log.child('mqtt'),
       hooks: deps.mqttHooks,
-      tls: config.mqtt.tlsPort < 0 ? undefined : {
-        port: config.mqtt.tlsPort, key: await readOption('mqtt.tls-key', config.mqtt.tlsKey), cert: await readOption('mqtt.tls-cert', config.mqtt.tlsCert),
-      },
+      tls: tls.mqtt ? { ...tls.mqtt.pair, port: config.mqtt.tlsPort < 0 ? undefined : config.mqtt.tlsPort } : undefined,
       persistence: deps.store.mqttSessions,
       limits: {
         maxPacketBytes: config.mqtt.maxPacketBytes,
@@ -87,6 +113,7 @@ export async function listenAll(deps: LifecycleDeps): Promise<number> {
       },
       clock: deps.clock,
     });
+    watchTls(deps, tls);
   } catch (err) {
     // Nothing may keep the process alive when it cannot serve (a cron schedule would).
     await deps.jobs.stop();
@@ -102,6 +129,8 @@ export async function closeAll(deps: LifecycleDeps): Promise<void> {
   const { config, runtime, store } = deps;
   if (runtime.closing) return;
   runtime.closing = true;
+  runtime.tls?.close();
+  if (runtime.redirect) await runtime.redirect.close();
   if (runtime.listener) await runtime.listener.close(config.server.shutdownTimeout);
   if (runtime.mqtt) await runtime.mqtt.close();
   await deps.jobs.stop();

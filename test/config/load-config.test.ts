@@ -38,6 +38,7 @@ describe('defaultConfig', () => {
       server: {
         port: 1026, host: '0.0.0.0', shutdownTimeout: 10_000, publicUrl: '',
         headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, maxConnections: 1_024,
+        tlsKey: '', tlsCert: '', redirectPort: -1,
       },
       storage: { dir: './data', busyTimeout: 5_000, minFreeBytes: 67_108_864, walLimitBytes: 4_194_304, checkpointSchedule: '* * * * *' },
       mqtt: {
@@ -93,6 +94,9 @@ describe('CONFIG_OPTIONS', () => {
       'server.request-timeout',
       'server.keep-alive-timeout',
       'server.max-connections',
+      'server.tls-key',
+      'server.tls-cert',
+      'server.redirect-port',
       'storage.dir',
       'storage.busy-timeout',
       'storage.min-free-bytes',
@@ -306,6 +310,38 @@ describe('loadConfig from the environment', () => {
     const ok = loadConfig({ argv: [], env: { MQTT_TLS_PORT: '8883', MQTT_TLS_KEY: '/etc/edgeld/key.pem', MQTT_TLS_CERT: '/etc/edgeld/cert.pem' } });
     expect(ok.mqtt.tlsPort).toBe(8883);
     expect(loadConfig({ argv: [], env: { MQTT_AUTOPROVISION: 'false' } }).mqtt.autoprovision).toBe('false');
+  });
+
+  it('needs server.tls-key and server.tls-cert together, and mqtt.tls-key and mqtt.tls-cert together, naming the missing one', () => {
+    const server = loadError(() => loadConfig({ argv: [], env: { SERVER_TLS_KEY: '/etc/edgeld/key.pem' } }));
+    expect(server.issues.map((i) => [i.option, i.message])).toEqual([['server.tls-cert', 'needed with server.tls-key']]);
+    const cert = loadError(() => loadConfig({ argv: [], env: { SERVER_TLS_CERT: '/etc/edgeld/cert.pem' } }));
+    expect(cert.issues.map((i) => [i.option, i.message])).toEqual([['server.tls-key', 'needed with server.tls-cert']]);
+    const mqtt = loadError(() => loadConfig({ argv: [], env: { MQTT_TLS_CERT: '/etc/edgeld/cert.pem' } }));
+    expect(mqtt.issues.map((i) => [i.option, i.message])).toEqual([['mqtt.tls-key', 'needed with mqtt.tls-cert']]);
+    const ok = loadConfig({ argv: [], env: { SERVER_TLS_KEY: '/etc/edgeld/key.pem', SERVER_TLS_CERT: '/etc/edgeld/cert.pem' } });
+    expect(ok.server).toMatchObject({ tlsKey: '/etc/edgeld/key.pem', tlsCert: '/etc/edgeld/cert.pem', redirectPort: -1 });
+  });
+
+  it('takes server.redirect-port only with HTTPS on, on a port of its own', () => {
+    const tls = { SERVER_TLS_KEY: '/etc/edgeld/key.pem', SERVER_TLS_CERT: '/etc/edgeld/cert.pem' };
+    const plain = loadError(() => loadConfig({ argv: [], env: { SERVER_REDIRECT_PORT: '80' } }));
+    expect(plain.issues.map((i) => [i.option, i.message])).toEqual([['server.redirect-port', 'needs server.tls-key and server.tls-cert (it redirects to HTTPS)']]);
+    for (const taken of [{ SERVER_PORT: '8080' }, { MQTT_PORT: '8080' }, { MQTT_WS_PORT: '8080' }, { MQTT_TLS_PORT: '8080', MQTT_TLS_KEY: '/k', MQTT_TLS_CERT: '/c' }]) {
+      const err = loadError(() => loadConfig({ argv: [], env: { ...tls, ...taken, SERVER_REDIRECT_PORT: '8080' } }));
+      expect(err.issues.map((i) => [i.option, i.message]), JSON.stringify(taken))
+        .toEqual([['server.redirect-port', 'must differ from server.port, mqtt.port, mqtt.ws-port and mqtt.tls-port']]);
+    }
+    expect(loadConfig({ argv: [], env: { ...tls, SERVER_REDIRECT_PORT: '80' } }).server.redirectPort).toBe(80);
+  });
+
+  it('refuses a server.tls-key readable by other users, naming the file and the fix', () => {
+    const key = join(dir, 'https-key.pem');
+    writeFileSync(key, 'key', { mode: 0o644 });
+    const err = loadError(() => loadConfig({ argv: [], env: { SERVER_TLS_KEY: key, SERVER_TLS_CERT: join(dir, 'cert.pem') } }));
+    expect(err.issues.map((i) => [i.option, i.message])).toEqual([
+      ['server.tls-key', `${key} is a private key readable by other users (mode 0644): make it readable by the account edgeld runs as only, e.g. chmod 600 ${key}`],
+    ]);
   });
 
   it('refuses a bad MQTT ws-port, connect-timeout or a ws-port equal to the TCP port, naming the option', () => {

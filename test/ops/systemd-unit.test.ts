@@ -34,9 +34,9 @@ describe.skipIf(!hasAnalyze)('systemd/edgeld.service (systemd-analyze)', () => {
     expect(warnings).toEqual([]);
   });
 
-  it('restarts on failure, runs as its own user with state and configuration directories, and keeps W^X off', () => {
+  it('restarts on failure, reloads the certificates with SIGHUP, runs as its own user with state and configuration directories, and keeps W^X off', () => {
     const unit = readFileSync(UNIT, 'utf8');
-    for (const line of ['Restart=on-failure', 'User=edgeld', 'StateDirectory=edgeld', 'ConfigurationDirectory=edgeld', 'EnvironmentFile=-/etc/edgeld/edgeld.env']) {
+    for (const line of ['Restart=on-failure', 'ExecReload=/bin/kill -HUP $MAINPID', 'User=edgeld', 'StateDirectory=edgeld', 'ConfigurationDirectory=edgeld', 'EnvironmentFile=-/etc/edgeld/edgeld.env']) {
       expect(unit.split('\n')).toContain(line);
     }
     // V8's JIT needs writable and executable pages: Node aborts under MemoryDenyWriteExecute=yes.
