@@ -128,7 +128,15 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
 
   const ctx: LoopContext = {
     store, registry: deps.registry, log, maxAttempts: options.maxAttempts, state, held, recorder,
-    outcomeOf: (row) => send(row.message, row.body, keyOf(row.tenant, row.subscriptionId)).then(() => undefined, (err: unknown) => failureReason(err)),
+    outcomeOf: (row) => {
+      const refused = deps.refusal?.(row.tenant, row.subscriptionId, row.message.uri);
+      if (refused !== undefined) {
+        // NOTE: a refusal is final (the owner's rights decide it, not the receiver): given up at its first attempt.
+        row.attempts = Math.max(row.attempts, options.maxAttempts - 1);
+        return Promise.resolve(refused);
+      }
+      return send(row.message, row.body, keyOf(row.tenant, row.subscriptionId)).then(() => undefined, (err: unknown) => failureReason(err));
+    },
     pause: pauses.pause,
     backoff: (attempts) => backoff(options, random, attempts),
     isStopped: () => stopped,
