@@ -8,10 +8,10 @@ import type { OwnerRights, Subscription, SubscriptionOwner } from './model.js';
 import type { SubscriptionRegistry } from './registry.js';
 
 /** Why a subscription made while authentication was off is not notified. */
-export const OWNERLESS_REASON =
+const OWNERLESS_REASON =
   'suspended: no owner (created while authentication was off); an administrator adopts it by updating it (PATCH)';
 /** Why a subscription whose owner was deleted is not notified. */
-export const OWNER_GONE_REASON = 'suspended: its owner was deleted; an administrator adopts it by updating it (PATCH)';
+const OWNER_GONE_REASON = 'suspended: its owner was deleted; an administrator adopts it by updating it (PATCH)';
 
 export interface SubscriptionOwnersDeps {
   /** The rights of a subject now; `fallback`: those it had at creation, when nothing newer is known; undefined: deleted. */
