@@ -42,19 +42,16 @@ export interface AuthParts {
   onSubjectGone(listener: (subject: string) => void): void;
 }
 
-/** Who is told of deleted subjects, and the rights cache told of every change. */
-function createSubjectEvents(log: Logger): {
+/** Tells the rights cache of every change of a subject, and the listeners of the deleted ones. */
+function createSubjectEvents(rights: SubjectRightsCache, log: Logger): {
   gone: Array<(subject: string) => void>;
-  rightsOf: (rights: SubjectRightsCache) => void;
   changed(subject: string | undefined, deleted: boolean): void;
 } {
-  let cache: SubjectRightsCache | undefined;
   const gone: Array<(subject: string) => void> = [];
   return {
     gone,
-    rightsOf: (rights) => void (cache = rights),
     changed(subject, deleted) {
-      cache?.changed(subject);
+      rights.changed(subject);
       if (!deleted || subject === undefined) return;
       for (const listener of gone) {
         try {
@@ -108,15 +105,18 @@ export function buildAuth(deps: AuthDeps): AuthParts {
   const permissions = createPermissionService({
     store, clock, newId: deps.newId ?? timeOrderedUuid, enabled: authConfig.enabled, allowPublic: authConfig.allowPublicPermission,
   });
-  const events = createSubjectEvents(log.child('subjects'));
+  const claims = { adminRole: authConfig.adminRole, claimsPaths: authConfig.claimsPaths.split(',') };
+  // NOTE: the identity provider tells the cache of its changes, so it is built after the cache, which reads it.
+  let identity: IdentityProvider | undefined;
+  const rights = createSubjectRightsCache({
+    subjects: store.subjects, claims, ...(config.application.identityProvider.enabled ? { localSubject: (sub: string) => identity?.localSubject(sub) } : {}),
+  });
+  const events = createSubjectEvents(rights, log.child('subjects'));
   const subjects = createSubjectService({
     store, core, clock, log: log.child('subjects'), cascade: config.search.onOwnerDeleteCascadeEntities, onChange: events.changed,
   });
-  const identity = buildIdentity(deps, events);
+  identity = buildIdentity(deps, events);
   const verifier = buildVerifier(deps, identity);
-  const claims = { adminRole: authConfig.adminRole, claimsPaths: authConfig.claimsPaths.split(',') };
-  const rights = createSubjectRightsCache({ subjects: store.subjects, localSubject: identity && ((sub) => identity.localSubject(sub)), claims });
-  events.rightsOf(rights);
   const auth = verifier && createAuthenticator({
     verifier, clock, observe: (tokenClaims, observed) => subjects.observe(tokenClaims, observed),
     claims,
