@@ -15,13 +15,19 @@ export function createStoreCounts(db: BetterSqlite3.Database, buckets: BucketCat
   // NOTE: no index knows deleted_at, so this reads the whole entities table.
   const liveEntities = db.prepare<[], number>('SELECT count(*) FROM entities WHERE deleted_at IS NULL').pluck();
   // NOTE: no index knows the rows without an owner (one would cost every write made without
-  // authentication), so this reads the table once, as the live count does; an id owned by an earlier
-  // life of it (its owner stays on that row) or by an `own` permission kept from before migration 16
-  // is owned: one index probe each, for the rows without an owner only.
+  // authentication), so this reads the table twice, whatever it holds: the live rows without an
+  // owner, less those whose id is owned all the same, by an earlier life of it (its owner stays on
+  // that deleted row) or by an `own` permission kept from before migration 16; those are few, and
+  // only their ids are looked up. (Probing the id of every row without an owner cost about five
+  // table reads on 100,000 of them.)
   const ownerless = db.prepare<[], number>(
-    `SELECT count(*) FROM entities e WHERE e.deleted_at IS NULL AND e.owner IS NULL
-       AND NOT EXISTS (SELECT 1 FROM entities o INDEXED BY entities_tenant_id WHERE o.tenant = e.tenant AND o.id = e.id AND o.owner IS NOT NULL)
-       AND NOT EXISTS (SELECT 1 FROM permissions p WHERE p.tenant = e.tenant AND p.target_id = e.id AND p.action = 3)`,
+    `SELECT (SELECT count(*) FROM entities WHERE deleted_at IS NULL AND owner IS NULL)
+       - (SELECT count(*) FROM (
+            SELECT DISTINCT tenant, id FROM (
+              SELECT tenant, id FROM entities NOT INDEXED WHERE owner IS NOT NULL AND deleted_at IS NOT NULL
+              UNION ALL SELECT tenant, target_id FROM permissions NOT INDEXED WHERE action = 3 AND target_id IS NOT NULL)) s
+          JOIN entities e INDEXED BY entities_tenant_id ON e.tenant = s.tenant AND e.id = s.id
+          WHERE e.deleted_at IS NULL AND e.owner IS NULL)`,
   ).pluck();
   return {
     countLiveEntities: () => liveEntities.get() ?? 0,

@@ -90,6 +90,25 @@ describe('switching authentication on over a database used without it', () => {
     expect(off.some((l) => l.includes('have no owner'))).toBe(false);
   });
 
+  it('counts as owned an id owned by an earlier life of it, or by an own permission kept from an older version', async () => {
+    const dbPath = join(dir, 'edgeld.db');
+    await useWithoutAuthentication(dbPath);
+    const { b } = await startWithAuthentication(dbPath);
+    expect(b.broker.store.countOwnerlessEntities()).toBe(1);
+    const again = 'urn:ngsi-ld:Room:again';
+    expect((await b.as('alice', 'POST', E, { body: { id: again, type: 'Room', ...temperature(1) } })).status).toBe(201);
+    expect((await b.as('alice', 'DELETE', `${E}/${again}`)).status).toBe(204);
+    expect((await b.as('alice', 'POST', E, { body: { id: again, type: 'Room', ...temperature(2) } })).status).toBe(201);
+    expect((await b.as('bob', 'GET', `${E}/${again}`)).status).toBe(403);
+    expect((await b.as('alice', 'GET', `${E}/${again}`)).status).toBe(200);
+    expect(b.broker.store.countOwnerlessEntities()).toBe(1);
+    // As a version before owners lived in the entity rows kept them.
+    b.broker.store.permissions.insert('', { id: 'urn:ngsi-ld:Permission:legacy', target: { id: ROOM }, assignee: 'bob', action: 'own', createdAt: 0, modifiedAt: 0 });
+    expect((await b.as('bob', 'GET', `${E}/${ROOM}`)).status).toBe(200);
+    expect(b.broker.store.countOwnerlessEntities()).toBe(0);
+    expect(b.broker.store.countLiveEntities()).toBe(2);
+  });
+
   it('makes entities without an owner admin-only until an administrator grants rights on them', async () => {
     const dbPath = join(dir, 'edgeld.db');
     await useWithoutAuthentication(dbPath);
