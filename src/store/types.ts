@@ -111,7 +111,7 @@ export interface Store {
   countLiveEntities(): number;
   /**
    * Live entities no subject owns (made while authentication was off): admin-only until an
-   * administrator grants rights on them. NOTE: a scan of the entities table like countLiveEntities;
+   * administrator grants rights on them. NOTE: two scans of the entities table, like countLiveEntities;
    * asked once at start-up, with authentication on.
    */
   countOwnerlessEntities(): number;
