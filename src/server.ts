@@ -15,8 +15,8 @@ import type { IdentityProvider } from './auth/index.js';
 import type { Ingest, MqttQos } from './mqtt/index.js';
 import type { Store } from './store/index.js';
 import {
-  createSubscriptionRegistry, createSubscriptionService, loadSubscriptions, type MqttSender, type Notifier, type SubscriptionRegistry,
-  type SubscriptionService,
+  createSubscriptionOwners, createSubscriptionRegistry, createSubscriptionService, loadSubscriptions, type MqttSender, type Notifier,
+  type SubscriptionRegistry, type SubscriptionService,
 } from './subscriptions/index.js';
 import { addDuration, createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
 import { buildAuth } from './server/auth.js';
@@ -28,6 +28,7 @@ import { buildLoginLimiter } from './server/login-limiter.js';
 import { closeAll, listenAll, type LifecycleDeps } from './server/lifecycle.js';
 import { buildMqttAccess, createEndpointCheck } from './server/mqtt-access.js';
 import { buildNotifications } from './server/notifications.js';
+import { reportOwnerless } from './server/ownerless.js';
 import type { Runtime } from './server/runtime.js';
 
 export interface BrokerDeps {
@@ -98,7 +99,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   const scheme = config.server.tlsKey === '' ? 'http' : 'https';
   const publicUrl = (): string => config.server.publicUrl || `${scheme}://127.0.0.1:${runtime.httpPort ?? config.server.port}`;
   const { store, events, feed, contexts, core } = buildFoundation(deps);
-  const { permissions, subjects, verifier, auth, identity } = buildAuth({ ...deps, store, core, publicUrl });
+  const { permissions, subjects, verifier, auth, identity, rights, onSubjectGone } = buildAuth({ ...deps, store, core, publicUrl });
   const entities = createEntityService({ store, core, clock, newId });
   // The schema accepts only ISO 8601 durations (or empty) for history.retention.
   const retention = config.history.retention === '' ? undefined : parseDuration(config.history.retention);
@@ -109,7 +110,12 @@ export function createBroker(deps: BrokerDeps): Broker {
   const subscriptionRegistry = createSubscriptionRegistry(loadSubscriptions(store));
   const mqtt = (): Runtime['mqtt'] => runtime.mqtt;
   const checkEndpoint = createEndpointCheck({ config, registry: subscriptionRegistry, mqtt, auth });
-  const subscriptions = createSubscriptionService({ store, registry: subscriptionRegistry, clock, newId, ...(checkEndpoint ? { checkEndpoint } : {}) });
+  // With authentication on, notifications follow their owners' rights as they are at delivery.
+  const owners = auth && createSubscriptionOwners({ rightsOf: (subject, fallback) => rights.of(subject, fallback), checkEndpoint, registry: subscriptionRegistry });
+  if (owners) reportOwnerless(store, subscriptionRegistry, log);
+  const subscriptions = createSubscriptionService({
+    store, registry: subscriptionRegistry, clock, newId, owners, ...(checkEndpoint ? { checkEndpoint } : {}),
+  });
   const registrations = buildRegistrations({ config, runtime, store, clock, newId });
   const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType });
   const jobs = createJobScheduler({ log: log.child('jobs') });
@@ -117,7 +123,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   if (!journalMaxAge) throw new Error(`journal.max-age: '${config.journal.maxAge}' is too large a duration`);
   // Journal consumers: each registers on the feed when built.
   const { notifier, mqttSender, publishLocal } = buildNotifications({
-    ...deps, store, feed, registry: subscriptionRegistry, contexts, mqtt, publicUrl,
+    ...deps, store, feed, registry: subscriptionRegistry, contexts, mqtt, publicUrl, owners,
   });
   notifier.start();
   const federation = buildFederation({ config, store, feed, contexts, clock, log });
@@ -125,6 +131,8 @@ export function createBroker(deps: BrokerDeps): Broker {
   const { ingest, hooks } = buildMqttAccess({
     ...deps, core, contexts, devices, registry: subscriptionRegistry, auth, mqtt, sessions: store.mqttSessions, loginLimiter,
   });
+  // A deleted subject's MQTT connections end (its subscriptions are suspended through `owners`).
+  onSubjectGone((subject) => runtime.mqtt?.closeClientsOf(subject));
   const http = buildHttp({
     ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, loginLimiter,
     services: { contexts, entities, temporal, subscriptions, registrations, permissions, subjects, devices, auth, identity },

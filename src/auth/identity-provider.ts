@@ -4,15 +4,15 @@
 
 import { randomBytes } from 'node:crypto';
 import { SignJWT, type JWK } from 'jose';
-import type { Clock, IdentityClient, IdentityUser, IdGenerator, Logger } from '../lib/index.js';
+import type { Clock, IdentityClient, IdentitySubject, IdentityUser, IdGenerator, Logger } from '../lib/index.js';
 import { hashSecret, verifySecret } from './secret-hash.js';
 import { loadSigningKeys, type SigningAlgorithm, type SigningKeyPersistence } from './signing-keys.js';
 
 export interface IdentityPersistence extends SigningKeyPersistence {
   findUser(username: string): IdentityUser | undefined;
   findClient(clientId: string): IdentityClient | undefined;
-  /** The `sub` of every user and client (at most `limit`). */
-  subjects(limit: number): string[];
+  /** The `sub`, roles and groups of every user and client (at most `limit`). */
+  subjects(limit: number): IdentitySubject[];
   /** Changes whenever users or clients may have changed, whoever changed them. */
   changeMark(): string;
 }
@@ -29,6 +29,11 @@ export interface IdentityProviderDeps {
   /** `aud` of issued tokens; none when absent. */
   audience?: string;
   log: Logger;
+  /**
+   * Called after a refresh that found the users and clients changed, with the subjects no longer
+   * among them (their subscriptions stop, their MQTT connections close).
+   */
+  onSubjectsChanged?: (removed: readonly string[]) => void;
 }
 
 export interface ClientCredentials {
@@ -66,6 +71,8 @@ export interface IdentityProvider {
   issuer(): string;
   /** Whether `sub` is one of its users or clients, as of the last refresh (each token grant refreshes too); in memory. */
   hasSubject(sub: string): boolean;
+  /** The roles and groups of one of its users or clients as of the last refresh; undefined when not one. In memory. */
+  localSubject(sub: string): IdentitySubject | undefined;
   /** Reloads the users and clients when they changed since the last refresh (one cheap query otherwise). */
   refreshSubjects(): void;
   /** Checks the credentials of a grant and signs a token; throws TokenRequestError when refused. */
@@ -92,7 +99,7 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
   // NOTE: an unknown user or client is checked against this hash, so a refusal takes as long
   // whether or not the name exists.
   const dummy = (): string => (dummyHash ??= hashSecret(randomBytes(16).toString('base64url')));
-  let subjects = new Set<string>();
+  let subjects = new Map<string, IdentitySubject>();
   let subjectsMark: string | undefined;
 
   function refreshSubjects(): void {
@@ -100,8 +107,13 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
     if (mark === subjectsMark) return;
     const list = persistence.subjects(MAX_SUBJECTS);
     if (list.length >= MAX_SUBJECTS) log.warn('too many users and clients: the tokens of some are refused', { max: MAX_SUBJECTS });
-    subjects = new Set(list);
+    const previous = subjects;
+    subjects = new Map(list.map((s) => [s.sub, s]));
+    const isFirst = subjectsMark === undefined;
     subjectsMark = mark;
+    if (isFirst || deps.onSubjectsChanged === undefined) return;
+    const removed = [...previous.keys()].filter((sub) => !subjects.has(sub));
+    deps.onSubjectsChanged(removed);
   }
   refreshSubjects();
 
@@ -142,6 +154,7 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
     publicJwks: () => ({ keys: keys.publicJwks.map((k) => ({ ...k })) }),
     issuer: () => deps.issuer(),
     hasSubject: (sub) => subjects.has(sub),
+    localSubject: (sub) => subjects.get(sub),
     refreshSubjects,
     async issueToken(grant) {
       const subject = await subjectOf(grant);

@@ -18,5 +18,5 @@ export { createTokenVerifier, type TokenVerifier, type TokenVerifierOptions } fr
 export {
   actionIncludes, administers, allows, checkPermissionRules, requireRight, type HeldPermissions,
 } from './policy.js';
-export { claimAt, subjectUri, type ClaimsOptions } from './principal.js';
-export { createAuthenticator, type Authenticator, type AuthenticatorDeps } from './authenticator.js';
+export { claimAt, principalOf, subjectUri, type ClaimsOptions } from './principal.js';
+export { createAuthenticator, type Authenticator, type AuthenticatorDeps, type ObservedRights } from './authenticator.js';

@@ -101,6 +101,10 @@ export function createMqttAccess(deps: MqttAccessDeps): MqttAccess {
     authorizePublish: authorizePublishWith(ctx),
     authorizeSubscribe: authorizeSubscribeWith(ctx),
     authorizeForward: authorizeForwardWith(ctx),
+    subjectOf(client) {
+      const identity = ctx.identities.get(client);
+      return identity?.kind === 'token' ? identity.party.subject : undefined;
+    },
     stats: () => ({ ...stats }),
   };
 }

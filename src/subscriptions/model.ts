@@ -77,6 +77,12 @@ export interface SubscriptionOwner {
   assignees: string[];
 }
 
+/** What a subscription's owner may do as it is now (not as when it created the subscription). */
+export interface OwnerRights {
+  admin: boolean;
+  assignees: readonly string[];
+}
+
 export interface Subscription {
   id: SubscriptionId;
   subscriptionName?: string;

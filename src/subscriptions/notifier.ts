@@ -17,6 +17,7 @@ import { changeTriggers } from './triggers.js';
 import { statusOf, type Subscription } from './model.js';
 import type { NotificationContext, NotifiedEntity } from './notification.js';
 import { createItemBuilder, periodicEntities, type QueueItem } from './notification-items.js';
+import type { SubscriptionOwners } from './owners.js';
 import type { SubscriptionRegistry } from './registry.js';
 
 /** The journal reader name of the notifier. */
@@ -43,13 +44,20 @@ export interface NotifierDeps extends Omit<DeliveryDeps, 'store' | 'options'> {
    * subscription's owner may read); absent: authentication is off.
    */
   mayRead?: (tenant: string, assignees: readonly string[], entity: EntityFacts) => boolean;
+  /** With authentication on: the rights of each subscription's owner now, and why one is suspended. */
+  owners?: SubscriptionOwners;
 }
 
-/** Whether the owner of `sub` may read the entity of a change (always, without authentication). */
-function ownerMayRead(deps: Pick<NotifierDeps, 'mayRead'>, sub: Subscription, change: ChangeEvent): boolean {
-  const { owner } = sub;
-  if (deps.mayRead === undefined || owner === undefined || owner.admin) return true;
-  return deps.mayRead(change.tenant, owner.assignees, entityFactsOf(change.id, change.entity ?? change.previous));
+/**
+ * Whether the owner of `sub` may read the entity of a change, with the rights it has now (always,
+ * without authentication); never for a suspended subscription.
+ */
+function ownerMayRead(deps: Pick<NotifierDeps, 'mayRead' | 'owners'>, sub: Subscription, change: ChangeEvent): boolean {
+  if (deps.mayRead === undefined || deps.owners === undefined) return true;
+  const rights = deps.owners.rightsOf(sub);
+  if (rights === undefined) return false;
+  if (rights.admin) return true;
+  return deps.mayRead(change.tenant, rights.assignees, entityFactsOf(change.id, change.entity ?? change.previous));
 }
 
 export interface NotifierStats extends DeliveryStats {
@@ -217,11 +225,14 @@ export function createNotifier(deps: NotifierDeps): Notifier {
       const items: QueueItem[] = [];
       for (const { tenant, sub } of registry.periodic()) {
         if (sub.timeInterval === undefined || statusOf(sub, now) !== 'active') continue;
+        const rights = deps.owners === undefined ? { admin: true, assignees: [] } : deps.owners.rightsOf(sub);
+        // Suspended: no owner, or its owner was deleted.
+        if (rights === undefined) continue;
         const key = keyOf(tenant, sub.id);
         const last = lastQueued.get(key) ?? sub.delivery.lastNotification;
         // NGSI-LD §5.2.12 timeInterval: every that many seconds.
         if (last !== undefined && now - last < sub.timeInterval * 1000) continue;
-        const entities = periodicEntities({ store, periodicMaxEntities: options.periodicMaxEntities, mayRead: deps.mayRead }, cache, tenant, sub);
+        const entities = periodicEntities({ store, periodicMaxEntities: options.periodicMaxEntities, mayRead: deps.mayRead }, cache, tenant, sub, rights);
         lastQueued.set(key, now);
         if (entities.length === 0) continue;
         const item = await itemOf(tenant, sub, entities.map((entity) => ({ entity })), now);

@@ -87,7 +87,7 @@ export function registerSubscriptionRoutes(app: App, deps: AppDeps): void {
    * inline is served by this broker as ImplicitlyCreated, at a URL on the origin the request used).
    */
   const shown = async (c: AppContext, sub: Subscription, mapper: TermMapper): Promise<JsonObject> => {
-    const out = renderSubscription(sub, mapper, subscriptions.now());
+    const out = renderSubscription(sub, mapper, subscriptions.now(), { suspended: subscriptions.suspension(sub) });
     if (sub.jsonldContext === undefined) {
       // NOTE: a subscription's stored context was its creation request's ContextInput.
       const resolved = await contexts.resolve(notificationContextInput(sub) as ContextInput | undefined);
