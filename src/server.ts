@@ -23,7 +23,7 @@ import { buildAuth } from './server/auth.js';
 import { buildFederation } from './server/federation.js';
 import { buildFoundation } from './server/foundation.js';
 import { buildHttp } from './server/http.js';
-import { buildLoginLimiter } from './server/login-limiter.js';
+import { buildLoginLimiter, buildSecretChecks } from './server/login-limiter.js';
 import { closeAll, listenAll, type LifecycleDeps } from './server/lifecycle.js';
 import { buildMqttAccess, createEndpointCheck } from './server/mqtt-access.js';
 import { buildNotifications } from './server/notifications.js';
@@ -87,7 +87,9 @@ export function createBroker(deps: BrokerDeps): Broker {
   const runtime: Runtime = { listener: undefined, mqtt: undefined, httpPort: undefined, closing: false };
   const publicUrl = (): string => config.server.publicUrl || `http://127.0.0.1:${runtime.httpPort ?? config.server.port}`;
   const { store, events, feed, contexts, core } = buildFoundation(deps);
-  const { permissions, subjects, verifier, auth, identity } = buildAuth({ ...deps, store, core, publicUrl });
+  const secretChecks = buildSecretChecks(config);
+  const checkSecret = (secret: string, hash: string): Promise<boolean> => secretChecks.verify(secret, hash);
+  const { permissions, subjects, verifier, auth, identity } = buildAuth({ ...deps, store, core, publicUrl, checkSecret });
   const entities = createEntityService({ store, core, clock, newId });
   // The schema accepts only ISO 8601 durations (or empty) for history.retention.
   const retention = config.history.retention === '' ? undefined : parseDuration(config.history.retention);
@@ -99,7 +101,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   const mqtt = (): Runtime['mqtt'] => runtime.mqtt;
   const checkEndpoint = createEndpointCheck({ config, registry: subscriptionRegistry, mqtt, auth });
   const subscriptions = createSubscriptionService({ store, registry: subscriptionRegistry, clock, newId, ...(checkEndpoint ? { checkEndpoint } : {}) });
-  const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType });
+  const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType, checkSecret });
   const jobs = createJobScheduler({ log: log.child('jobs') });
   const journalMaxAge = parseDuration(config.journal.maxAge);
   if (!journalMaxAge) throw new Error(`journal.max-age: '${config.journal.maxAge}' is too large a duration`);
@@ -114,7 +116,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     ...deps, core, contexts, devices, registry: subscriptionRegistry, auth, mqtt, sessions: store.mqttSessions, loginLimiter,
   });
   const http = buildHttp({
-    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, loginLimiter,
+    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, loginLimiter, secretChecks,
     services: { contexts, entities, temporal, subscriptions, permissions, subjects, devices, auth, identity },
   });
   const lifecycle: LifecycleDeps = {

@@ -28,6 +28,8 @@ export interface IdentityProviderDeps {
   algorithm: SigningAlgorithm;
   /** `aud` of issued tokens; none when absent. */
   audience?: string;
+  /** Checks a secret against its hash (the global bound on checks); verifySecret when absent. */
+  checkSecret?: (secret: string, hash: string) => Promise<boolean>;
   log: Logger;
 }
 
@@ -68,7 +70,10 @@ export interface IdentityProvider {
   hasSubject(sub: string): boolean;
   /** Reloads the users and clients when they changed since the last refresh (one cheap query otherwise). */
   refreshSubjects(): void;
-  /** Checks the credentials of a grant and signs a token; throws TokenRequestError when refused. */
+  /**
+   * Checks the credentials of a grant and signs a token; throws TokenRequestError when refused, and
+   * SecretCheckBusyError when too many checks are in progress already.
+   */
   issueToken(grant: TokenGrant): Promise<TokenResponse>;
   /** OpenID Connect Discovery 1.0 §3 metadata, with endpoints under `baseUrl`. */
   openidConfiguration(baseUrl: string): Record<string, unknown>;
@@ -92,6 +97,7 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
   // NOTE: an unknown user or client is checked against this hash, so a refusal takes as long
   // whether or not the name exists.
   const dummy = (): string => (dummyHash ??= hashSecret(randomBytes(16).toString('base64url')));
+  const checkSecret = deps.checkSecret ?? verifySecret;
   let subjects = new Set<string>();
   let subjectsMark: string | undefined;
 
@@ -107,7 +113,7 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
 
   async function authenticateClient(credentials: ClientCredentials): Promise<IdentityClient> {
     const client = persistence.findClient(credentials.clientId);
-    const isValid = await verifySecret(credentials.clientSecret, client?.secretHash ?? dummy());
+    const isValid = await checkSecret(credentials.clientSecret, client?.secretHash ?? dummy());
     if (!client || !isValid) {
       log.info('token refused: client authentication failed', { clientId: credentials.clientId });
       throw new TokenRequestError('invalid_client', 'Client authentication failed');
@@ -124,7 +130,7 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
       case 'password': {
         const client = grant.client ? await authenticateClient(grant.client) : undefined;
         const user = persistence.findUser(grant.username);
-        const isValid = await verifySecret(grant.password, user?.passwordHash ?? dummy());
+        const isValid = await checkSecret(grant.password, user?.passwordHash ?? dummy());
         if (!user || !isValid) {
           log.info('token refused: wrong username or password', { username: grant.username });
           throw new TokenRequestError('invalid_grant', 'Invalid username or password');

@@ -5,6 +5,7 @@
 import type { AuthenticateError, Client } from 'aedes';
 import type { Socket } from 'node:net';
 import type { Logger, LoginAttempt, LoginLimiter } from '../lib/index.js';
+import { MqttWillRefusedError } from './errors.js';
 import type { MqttAccessHooks } from './hooks.js';
 
 /** CONNACK return codes of MQTT 3.1.1 (§3.2.2.3). */
@@ -44,7 +45,10 @@ export function limitConnects(authenticate: MqttAccessHooks['authenticate'], dep
     }
     authenticate(client, username, password, (error, success) => {
       const code = error?.returnCode;
-      if (code === BAD_USERNAME_OR_PASSWORD || code === NOT_AUTHORIZED) {
+      // Its credentials were right; only its will was not allowed.
+      if (error instanceof MqttWillRefusedError) {
+        limiter.succeeded(login);
+      } else if (code === BAD_USERNAME_OR_PASSWORD || code === NOT_AUTHORIZED) {
         const delay = limiter.failed(login);
         if (delay > 0) {
           later(delay, () => done(error, success));

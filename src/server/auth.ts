@@ -25,6 +25,8 @@ export interface AuthDeps {
   dbPath?: string | undefined;
   /** The URL the broker is reached at (the identity provider's default issuer). */
   publicUrl(): string;
+  /** Checks a password against its hash within the gateway's bound on such checks. */
+  checkSecret(secret: string, hash: string): Promise<boolean>;
 }
 
 export interface AuthParts {
@@ -43,7 +45,7 @@ function buildIdentity(deps: AuthDeps): IdentityProvider | undefined {
   if (!idp.enabled) return undefined;
   return createIdentityProvider({
     persistence: store.identity, clock, newId: deps.newId ?? uuid, issuer: () => idp.issuer || deps.publicUrl(), tokenLifetimeSec: idp.tokenLifetime,
-    algorithm: idp.algorithm, log: log.child('idp'), ...(audience ? { audience } : {}),
+    algorithm: idp.algorithm, checkSecret: deps.checkSecret, log: log.child('idp'), ...(audience ? { audience } : {}),
   });
 }
 

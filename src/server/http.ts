@@ -3,7 +3,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { TokenVerifier } from '../auth/index.js';
+import type { SecretChecks, TokenVerifier } from '../auth/index.js';
 import type { Config } from '../config/index.js';
 import { createBatchService, createDiscoveryService, trackLiveEntities } from '../entities/index.js';
 import type { ChangeEmitter } from '../events.js';
@@ -14,7 +14,7 @@ import type { Ingest, MqttAccess } from '../mqtt/index.js';
 import type { Store } from '../store/index.js';
 import type { Notifier } from '../subscriptions/index.js';
 import { federationMetrics } from './federation.js';
-import { loginMetrics } from './login-limiter.js';
+import { loginMetrics, secretCheckMetrics } from './login-limiter.js';
 import { mqttConnectionMetrics } from './mqtt-metrics.js';
 import type { Runtime } from './runtime.js';
 
@@ -41,6 +41,8 @@ export interface HttpWiring {
   mqttAccess: Pick<MqttAccess, 'stats'>;
   federation: Federation | undefined;
   loginLimiter: LoginLimiter | undefined;
+  /** The bound on password checks (its counts are metrics). */
+  secretChecks: SecretChecks;
 }
 
 export interface HttpParts {
@@ -59,10 +61,18 @@ function buildMetrics(deps: HttpWiring): Metrics | undefined {
     mqtt: () => ({ ...deps.ingest.stats(), connectedClients: runtime.mqtt?.connectedClients ?? 0 }),
     storage: () => ({ ...store.diskStats(), liveEntities: liveEntities(), historyRows: store.estimateHistoryRows() }),
     // Metrics of other modules (queue depths and the like) are added here as MetricsSources.
-    sources: [...federationMetrics(deps.federation), ...mqttConnectionMetrics(runtime), ...loginMetrics(deps.loginLimiter), {
+    sources: [...federationMetrics(deps.federation), ...mqttConnectionMetrics(runtime), ...loginMetrics(deps.loginLimiter), ...secretCheckMetrics(deps.secretChecks), {
       name: 'edgeld_mqtt_session_takeovers_refused_total', type: 'counter',
       help: 'MQTT CONNECTs refused because their client id belongs to another principal (a device, or another subject\'s session)',
       collect: () => deps.mqttAccess.stats().takeoversRefused,
+    }, {
+      name: 'edgeld_mqtt_wills_refused_total', type: 'counter',
+      help: 'MQTT CONNECTs refused (not authorized) because their will names a topic the client may not publish on',
+      collect: () => deps.mqttAccess.stats().willsRefused,
+    }, {
+      name: 'edgeld_mqtt_connects_busy_total', type: 'counter',
+      help: 'MQTT CONNECTs refused (server unavailable) because too many password checks were in progress already',
+      collect: () => deps.mqttAccess.stats().busyRefused,
     }],
   });
 }

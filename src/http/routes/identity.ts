@@ -4,7 +4,7 @@
 // for one name make further attempts wait: 429 with Retry-After, before any credential is checked.
 
 import { z } from 'zod';
-import { TokenRequestError, type ClientCredentials, type IdentityProvider, type TokenErrorCode, type TokenGrant } from '../../auth/index.js';
+import { SecretCheckBusyError, TokenRequestError, type ClientCredentials, type IdentityProvider, type TokenErrorCode, type TokenGrant } from '../../auth/index.js';
 import type { LoginAttempt, LoginLimiter } from '../../lib/index.js';
 import { PayloadTooLargeError } from '../../ngsi/index.js';
 import { resource, type App, type AppContext } from '../app-env.js';
@@ -113,13 +113,16 @@ function loginOf(c: AppContext, grant: TokenGrant): LoginAttempt {
 }
 
 /** RFC 6585 §4 Too Many Requests, in the RFC 6749 §5.2 shape; Retry-After in whole seconds (RFC 9110 §10.2.3). */
-function tooManyAttempts(waitMs: number): Response {
+function tooManyAttempts(waitMs: number, why = 'Too many failed logins'): Response {
   const seconds = Math.max(1, Math.ceil(waitMs / 1000));
   return sendJson(
-    { error: 'temporarily_unavailable', error_description: `Too many failed logins; retry after ${seconds} s` },
+    { error: 'temporarily_unavailable', error_description: `${why}; retry after ${seconds} s` },
     429, { ...NO_STORE, 'Retry-After': String(seconds) },
   );
 }
+
+/** When a login refused for want of a free password check may come back. */
+const BUSY_RETRY_MS = 1_000;
 
 /** A refusal that checked credentials, and so counts as a failed login. */
 const isCredentialFailure = (err: TokenRequestError): boolean => err.code === 'invalid_grant' || err.code === 'invalid_client';
@@ -148,6 +151,8 @@ export function registerIdentityRoutes(app: App, identity: IdentityProvider, lim
           login = undefined;
         }
         if (err instanceof TokenRequestError) return oauthError(err.code, err.message);
+        // The gateway's password checks are all taken: the attempt was not heard (the limiter releases it).
+        if (err instanceof SecretCheckBusyError) return tooManyAttempts(BUSY_RETRY_MS, 'Too many logins in progress');
         throw err;
       } finally {
         if (login !== undefined) limiter?.released(login);
