@@ -9,7 +9,8 @@ import { createBatchService, createDiscoveryService, trackLiveEntities } from '.
 import type { ChangeEmitter } from '../events.js';
 import { disabledStatus, type Federation } from '../federation/index.js';
 import { createApp, createMetrics, type App, type AppDeps, type Metrics } from '../http/index.js';
-import { uuid, type IdGenerator, type Logger, type LoginLimiter } from '../lib/index.js';
+import { createRequestBudget, uuid, type Clock, type IdGenerator, type Logger, type LoginLimiter, type RequestBudget } from '../lib/index.js';
+import type { MetricsSource } from '../http/index.js';
 import type { Ingest, MqttAccess } from '../mqtt/index.js';
 import type { Store } from '../store/index.js';
 import type { Notifier } from '../subscriptions/index.js';
@@ -24,6 +25,7 @@ const MQTT_WEBSOCKET_PATH = '/mqtt';
 export interface HttpWiring {
   config: Config;
   log: Logger;
+  clock: Clock;
   newId?: IdGenerator | undefined;
   dashboardDir?: string | undefined;
   store: Store;
@@ -50,7 +52,26 @@ export interface HttpParts {
   upgrade: { path: string; handle(req: IncomingMessage, socket: Duplex, head: Buffer): void } | undefined;
 }
 
-function buildMetrics(deps: HttpWiring): Metrics | undefined {
+/** The request budget of each subject (application.budget.requests-per-minute); undefined when off or without authentication. */
+function buildBudget(deps: HttpWiring): RequestBudget | undefined {
+  const { requestsPerMinute, maxSubjects } = deps.config.application.budget;
+  if (requestsPerMinute === 0 || !deps.config.application.authentication.enabled) return undefined;
+  return createRequestBudget({ limits: { perMinute: requestsPerMinute, maxKeys: maxSubjects }, clock: deps.clock });
+}
+
+/** Requests refused for want of budget, and the subjects tracked (none when off). */
+function budgetMetrics(budget: RequestBudget | undefined): MetricsSource[] {
+  if (budget === undefined) return [];
+  return [
+    {
+      name: 'edgeld_request_budget_refusals_total', type: 'counter', help: 'Requests refused with 429 because their subject was over application.budget.requests-per-minute',
+      collect: () => budget.stats().refused,
+    },
+    { name: 'edgeld_request_budget_subjects', help: 'Subjects (and anonymous addresses) whose request budget is tracked', collect: () => budget.stats().keys },
+  ];
+}
+
+function buildMetrics(deps: HttpWiring, budget: RequestBudget | undefined): Metrics | undefined {
   const { config, store, runtime } = deps;
   // NOTE: counted here, before anything can write; one scan at start instead of one per scrape.
   const liveEntities = config.metrics.enabled ? trackLiveEntities(store, deps.events) : undefined;
@@ -61,7 +82,7 @@ function buildMetrics(deps: HttpWiring): Metrics | undefined {
     mqtt: () => ({ ...deps.ingest.stats(), connectedClients: runtime.mqtt?.connectedClients ?? 0 }),
     storage: () => ({ ...store.diskStats(), liveEntities: liveEntities(), historyRows: store.estimateHistoryRows() }),
     // Metrics of other modules (queue depths and the like) are added here as MetricsSources.
-    sources: [...federationMetrics(deps.federation), ...mqttConnectionMetrics(runtime), ...loginMetrics(deps.loginLimiter), ...secretCheckMetrics(deps.secretChecks), {
+    sources: [...federationMetrics(deps.federation), ...mqttConnectionMetrics(runtime), ...loginMetrics(deps.loginLimiter), ...secretCheckMetrics(deps.secretChecks), ...budgetMetrics(budget), {
       name: 'edgeld_mqtt_session_takeovers_refused_total', type: 'counter',
       help: 'MQTT CONNECTs refused because their client id belongs to another principal (a device, or another subject\'s session)',
       collect: () => deps.mqttAccess.stats().takeoversRefused,
@@ -87,7 +108,8 @@ export function buildHttp(deps: HttpWiring): HttpParts {
     ...(runtime.mqtt !== undefined && !runtime.closing ? [] : ['mqtt']),
     ...(verifier && authConfig.jwksUri !== '' && !verifier.hasJwksKeys() ? ['jwks'] : []),
   ];
-  const metrics = buildMetrics(deps);
+  const budget = services.auth ? buildBudget(deps) : undefined;
+  const metrics = buildMetrics(deps, budget);
   const { auth, identity, ...rest } = services;
   const app = createApp({
     config: {
@@ -104,6 +126,7 @@ export function buildHttp(deps: HttpWiring): HttpParts {
     ...(metrics ? { metrics } : {}),
     ...(identity ? { identity } : {}),
     ...(deps.loginLimiter ? { loginLimiter: deps.loginLimiter } : {}),
+    ...(budget ? { budget } : {}),
     ...(config.dashboard.enabled ? {
       dashboard: { websocketPath: MQTT_WEBSOCKET_PATH, mqttPort: () => runtime.mqtt?.port, ...(deps.dashboardDir ? { assetDir: deps.dashboardDir } : {}) },
     } : {}),
