@@ -18,8 +18,13 @@ import type { Row } from './report.js';
 const ENTITY_ID = 'urn:ngsi-ld:Thing:steady';
 const STEADY_PER_SECOND = 20;
 const BASELINE_MS = 5_000;
-/** Rest after an attack before its "after" RSS is read. */
-const SETTLE_MS = 5_000;
+/** Least time the steady client runs in a phase (an attack may end sooner: the 200 MB packet is refused at once). */
+const MIN_PHASE_MS = 5_000;
+/**
+ * Rest after an attack before its "after" RSS is read: V8 gives back the heap it grew once the process
+ * has been idle for about ten seconds (see measure.ts).
+ */
+const SETTLE_MS = 12_000;
 const LOGINS = 10_000;
 const SPREAD_ADDRESSES = 1_000;
 const CONCURRENCY = 50;
@@ -95,7 +100,10 @@ async function runPhase(phase: Phase, server: ServerProcess, mqttPort: number, s
   const rssBefore = await readRssBytes(server.pid);
   sampler.window();
   const steady = startSteadyClient({ port: server.port, path: `/ngsi-ld/v1/entities/${encodeURIComponent(ENTITY_ID)}`, token, perSecond: STEADY_PER_SECOND });
+  const started = performance.now();
   const attack = await phase.run(server, mqttPort);
+  const left = MIN_PHASE_MS - (performance.now() - started);
+  if (left > 0) await sleep(left);
   const result = await steady.stop();
   const rssPeak = sampler.window();
   await sleep(SETTLE_MS);

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { SignJWT, type JWK } from 'jose';
 import type { Clock, IdentityClient, IdentityUser, IdGenerator, Logger } from '../lib/index.js';
-import { hashSecret, verifySecret } from './secret-hash.js';
+import { hashSecret, hashSecretAsync, verifySecret } from './secret-hash.js';
 import { loadSigningKeys, type SigningAlgorithm, type SigningKeyPersistence } from './signing-keys.js';
 
 export interface IdentityPersistence extends SigningKeyPersistence {
@@ -93,10 +93,14 @@ type Subject = { sub: string; roles: string[]; groups: string[]; claims: Record<
 export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProvider {
   const { persistence, clock, log } = deps;
   const keys = loadSigningKeys(persistence, deps.algorithm, clock.now(), log);
-  let dummyHash: string | undefined;
+  let dummyHash: Promise<string> | undefined;
   // NOTE: an unknown user or client is checked against this hash, so a refusal takes as long
-  // whether or not the name exists.
-  const dummy = (): string => (dummyHash ??= hashSecret(randomBytes(16).toString('base64url')));
+  // whether or not the name exists. Made off the main thread on first need: made synchronously, the
+  // first unknown name of a flood of failed logins would stall every request for a whole hash.
+  const dummy = (): Promise<string> => (dummyHash ??= hashSecretAsync(randomBytes(16).toString('base64url')).catch((err: unknown) => {
+    dummyHash = undefined;
+    throw err;
+  }));
   const checkSecret = deps.checkSecret ?? verifySecret;
   let subjects = new Set<string>();
   let subjectsMark: string | undefined;
@@ -113,7 +117,7 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
 
   async function authenticateClient(credentials: ClientCredentials): Promise<IdentityClient> {
     const client = persistence.findClient(credentials.clientId);
-    const isValid = await checkSecret(credentials.clientSecret, client?.secretHash ?? dummy());
+    const isValid = await checkSecret(credentials.clientSecret, client?.secretHash ?? await dummy());
     if (!client || !isValid) {
       log.info('token refused: client authentication failed', { clientId: credentials.clientId });
       throw new TokenRequestError('invalid_client', 'Client authentication failed');
@@ -130,7 +134,7 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
       case 'password': {
         const client = grant.client ? await authenticateClient(grant.client) : undefined;
         const user = persistence.findUser(grant.username);
-        const isValid = await checkSecret(grant.password, user?.passwordHash ?? dummy());
+        const isValid = await checkSecret(grant.password, user?.passwordHash ?? await dummy());
         if (!user || !isValid) {
           log.info('token refused: wrong username or password', { username: grant.username });
           throw new TokenRequestError('invalid_grant', 'Invalid username or password');

@@ -3,7 +3,7 @@
 // and checks its secret. Secrets are kept only as scrypt hashes and shown once.
 
 import { randomBytes } from 'node:crypto';
-import { hashSecret, verifySecret } from '../auth/index.js';
+import { hashSecret, hashSecretAsync, verifySecret } from '../auth/index.js';
 import { AccessDeniedError, ResourceNotFoundError, type JsonObject, type Principal } from '../ngsi/index.js';
 import { createLru, type Clock, type Lru } from '../lib/index.js';
 import type { ContextService } from '../jsonld/index.js';
@@ -187,8 +187,11 @@ async function updateDevice(r: Registry, actor: Principal, deviceId: string, pat
 function createDeviceLookup(r: Registry): Pick<DeviceService, 'resolve' | 'checkSecret'> {
   const { cache } = r;
   const { devices } = r.store;
-  /** Hashed once, on the first check of an unknown device, so that a miss costs what a hit costs. */
-  let decoyHash: string | undefined;
+  /**
+   * Hashed once, on the first check of an unknown device, so that a miss costs what a hit costs; off
+   * the main thread, so that the first of a flood of CONNECTs naming unknown devices stalls nothing.
+   */
+  let decoyHash: Promise<string> | undefined;
   return {
     resolve(tenant, deviceId) {
       const key = keyOf(tenant, deviceId);
@@ -204,8 +207,11 @@ function createDeviceLookup(r: Registry): Pick<DeviceService, 'resolve' | 'check
     async checkSecret(tenant, deviceId, secret) {
       const hash = isDeviceId(deviceId) ? devices.secretHash(tenant, deviceId) : undefined;
       if (hash !== undefined) return r.checkSecret(secret, hash);
-      decoyHash ??= hashSecret(r.randomSecret());
-      await r.checkSecret(secret, decoyHash);
+      decoyHash ??= hashSecretAsync(r.randomSecret()).catch((err: unknown) => {
+        decoyHash = undefined;
+        throw err;
+      });
+      await r.checkSecret(secret, await decoyHash);
       return false;
     },
   };
