@@ -258,9 +258,9 @@ export const configSchema = z
             forgetAfter: positiveInt(3_600_000, 'Milliseconds after its last failure that an address or user name starts afresh'),
             maxEntries: z.int().min(16).max(100_000).default(10_000)
               .describe('Addresses and user names tracked at most; beyond, the least recently seen are forgotten, so address rotation cannot grow memory (16 to 100000)'),
-            maxConcurrentChecks: z.int().min(1).max(64).default(2)
-              .describe('Password and device secret checks (scrypt, 32 MiB each) running at once over the whole gateway, whether or not lockout is enabled (1 to 64)'),
-            maxQueuedChecks: z.int().min(0).max(10_000).default(32)
+            maxConcurrentChecks: z.int().min(1).max(64).default(1)
+              .describe('Password and device secret checks (scrypt: 32 MiB and a CPU core for tens of milliseconds each) running at once over the whole gateway, whether or not lockout is enabled (1 to 64)'),
+            maxQueuedChecks: z.int().min(0).max(10_000).default(16)
               .describe('Checks waiting for one of application.lockout.max-concurrent-checks; beyond, a login is refused at once (HTTP 429 with Retry-After; MQTT: CONNACK server unavailable) and counted'),
           })
           .prefault({}),

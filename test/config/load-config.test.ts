@@ -71,7 +71,7 @@ describe('defaultConfig', () => {
         identityProvider: { enabled: false, issuer: '', tokenLifetime: 3_600, algorithm: 'ES256', subjectRefreshSchedule: '* * * * * *' },
         lockout: {
           enabled: true, nameFailures: 5, addressFailures: 10, baseDelay: 1_000, maxDelay: 900_000, forgetAfter: 3_600_000, maxEntries: 10_000,
-          maxConcurrentChecks: 2, maxQueuedChecks: 32,
+          maxConcurrentChecks: 1, maxQueuedChecks: 16,
         },
         budget: { requestsPerMinute: 0, maxSubjects: 10_000 },
       },
