@@ -101,8 +101,13 @@ function tokenRequest(port: number, localAddress: string, username: string): Pro
       host: '127.0.0.1', port, path: '/auth/token', method: 'POST', localAddress, agent: false, timeout: HTTP_TIMEOUT_MS,
       headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body), connection: 'close' },
     }, (res) => {
-      res.resume();
-      res.once('end', () => resolve(String(res.statusCode)));
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      // A 429 says why: the lockout of its address or name, or every password check taken.
+      res.once('end', () => resolve(res.statusCode === 429 ? `429 ${/in progress/.test(text) ? 'checks busy' : 'locked out'}` : String(res.statusCode)));
     });
     req.once('timeout', () => req.destroy(new Error('timeout')));
     req.once('error', reject);
