@@ -93,8 +93,11 @@ async function attack(count: number, concurrency: number, attempt: (i: number) =
   return { outcomes, durationMs: performance.now() - started };
 }
 
-/** One password grant from `localAddress` on a connection of its own; resolves with the status. */
-function tokenRequest(port: number, localAddress: string, username: string): Promise<string> {
+/**
+ * One password grant from `localAddress` on a connection of its own; resolves with the status, or
+ * `held back` when unanswered within `holdMs` (the attacker gives up and asks again).
+ */
+function tokenRequest(port: number, localAddress: string, username: string, holdMs: number): Promise<string> {
   const body = new URLSearchParams({ grant_type: 'password', username, password: 'not the password' }).toString();
   return new Promise((resolve, reject) => {
     const req = request({
@@ -109,6 +112,11 @@ function tokenRequest(port: number, localAddress: string, username: string): Pro
       // A 429 says why: the lockout of its address or name, or every password check taken.
       res.once('end', () => resolve(res.statusCode === 429 ? `429 ${/in progress/.test(text) ? 'checks busy' : 'locked out'}` : String(res.statusCode)));
     });
+    const timer = setTimeout(() => {
+      req.destroy();
+      resolve('no answer in time');
+    }, holdMs);
+    req.once('close', () => clearTimeout(timer));
     req.once('timeout', () => req.destroy(new Error('timeout')));
     req.once('error', reject);
     req.end(body);
@@ -120,11 +128,13 @@ export interface LoginFlood {
   readonly concurrency: number;
   /** Source addresses the attempts rotate through. */
   readonly addresses: number;
+  /** How long an attempt waits for an answer the lockout holds back before giving up. */
+  readonly holdMs: number;
 }
 
 /** Failed password grants on POST /auth/token, each for a user name of its own (so that the name lockout never stops it). */
 export function httpLoginFlood(port: number, flood: LoginFlood): Promise<AttackResult> {
-  return attack(flood.count, flood.concurrency, (i) => tokenRequest(port, attackerAddress(i % flood.addresses), `guess-${i}`));
+  return attack(flood.count, flood.concurrency, (i) => tokenRequest(port, attackerAddress(i % flood.addresses), `guess-${i}`, flood.holdMs));
 }
 
 /** An MQTT 3.1.1 CONNECT with a user name and a password (clean session, keep-alive 60 s); bodies under 128 bytes. */
@@ -147,7 +157,7 @@ function mqttConnect(port: number, localAddress: string, packet: Buffer, holdMs:
       socket.destroy();
       resolve(outcome);
     };
-    const timer = setTimeout(() => end('held back'), holdMs);
+    const timer = setTimeout(() => end('no answer in time'), holdMs);
     socket.once('connect', () => socket.write(packet));
     socket.on('data', (chunk: Buffer) => {
       got = Buffer.concat([got, chunk]);
@@ -163,7 +173,7 @@ function mqttConnect(port: number, localAddress: string, packet: Buffer, holdMs:
  * registry's decoy hash, as a real device's would be). An answer the lockout holds back longer than
  * `holdMs` is given up (counted as `held back`): the attacker does not wait for it.
  */
-export function mqttLoginFlood(mqttPort: number, flood: LoginFlood & { holdMs: number }): Promise<AttackResult> {
+export function mqttLoginFlood(mqttPort: number, flood: LoginFlood): Promise<AttackResult> {
   return attack(flood.count, flood.concurrency, (i) =>
     mqttConnect(mqttPort, attackerAddress(i % flood.addresses), connectPacket(`dev-${i}`, `dev-${i}`, 'not the secret'), flood.holdMs));
 }

@@ -12,8 +12,6 @@ import type { MqttAccessHooks } from './hooks.js';
 const SERVER_UNAVAILABLE = 3;
 const BAD_USERNAME_OR_PASSWORD = 4;
 const NOT_AUTHORIZED = 5;
-/** Longest a refusal is held back: the client's connection (a socket) waits that long. */
-const MAX_ANSWER_DELAY_MS = 5_000;
 
 /** The peer address of a client: its WebSocket upgrade request's socket, else its TCP (or TLS) socket. */
 function addressOf(client: Client): string | undefined {
@@ -33,7 +31,7 @@ function refusal(code: number): AuthenticateError {
 export function limitConnects(authenticate: MqttAccessHooks['authenticate'], deps: { limiter: LoginLimiter; log: Logger }): MqttAccessHooks['authenticate'] {
   const { limiter, log } = deps;
   /**
-   * Answers after `ms` (at most MAX_ANSWER_DELAY_MS), or as soon as the client's connection closes:
+   * Answers after `ms` (at most the limiter's longest answer delay), or as soon as the client's connection closes:
    * a client that gave up must not keep its connection's state alive until then (a flood of CONNECTs
    * that each give up at once would otherwise hold thousands of them).
    */
@@ -45,7 +43,7 @@ export function limitConnects(authenticate: MqttAccessHooks['authenticate'], dep
       conn.off?.('close', fire);
       answer();
     };
-    const timer = setTimeout(fire, Math.min(ms, MAX_ANSWER_DELAY_MS));
+    const timer = setTimeout(fire, limiter.answerDelay(ms));
     timer.unref();
     conn.once?.('close', fire);
   };

@@ -15,7 +15,7 @@ export function buildLoginLimiter(deps: { config: Config; clock: Clock; log: Log
     clock: deps.clock, log: deps.log.child('auth'),
     limits: {
       nameFailures: lockout.nameFailures, addressFailures: lockout.addressFailures, baseDelayMs: lockout.baseDelay, maxDelayMs: lockout.maxDelay,
-      forgetAfterMs: lockout.forgetAfter, maxEntries: lockout.maxEntries,
+      forgetAfterMs: lockout.forgetAfter, maxEntries: lockout.maxEntries, maxAnswerDelayMs: lockout.maxAnswerDelay,
     },
   });
 }

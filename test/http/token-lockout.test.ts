@@ -19,7 +19,8 @@ afterEach(async () => {
 
 async function start(lockout: Partial<Lockout> = {}): Promise<TestBroker> {
   const base = idpConfig();
-  const application = { ...defaultConfig().application, ...base.application, lockout: { ...defaultConfig().application.lockout, ...lockout } };
+  // NOTE: answered at once unless a test says otherwise: the holds are real time, the test clock is not.
+  const application = { ...defaultConfig().application, ...base.application, lockout: { ...defaultConfig().application.lockout, maxAnswerDelay: 0, ...lockout } };
   b = await startTestBroker({ config: { ...base, application } });
   addUser(b.broker, 'alice', 'correct horse');
   addUser(b.broker, 'bob', 'battery staple');
@@ -114,6 +115,16 @@ describe('POST /auth/token lockout', () => {
     // Refused unheard: not failed logins, and the slots are free again.
     expect(metrics).toMatch(/^edgeld_login_failures_total\{channel="http"\} 2$/m);
     expect((await login(broker, '10.1.0.9', 'alice', 'correct horse')).status).toBe(200);
+  });
+
+  it('holds a 429 back for the wait, at most application.lockout.max-answer-delay', async () => {
+    const broker = await start({ nameFailures: 1, baseDelay: 60_000, maxDelay: 60_000, maxAnswerDelay: 300 });
+    expect((await login(broker, '10.2.0.1', 'alice', 'wrong')).status).toBe(400);
+    const started = performance.now();
+    const held = await login(broker, '10.2.0.1', 'alice', 'wrong');
+    expect(held.status).toBe(429);
+    expect(held.headers.get('retry-after')).toBe('60');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(250);
   });
 
   it('lets every attempt through when application.lockout.enabled is off', async () => {

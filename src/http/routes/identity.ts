@@ -1,7 +1,8 @@
 // The built-in identity provider's endpoints, outside /ngsi-ld/: the OAuth 2.0 token endpoint
 // (RFC 6749 §3.2), its JWK Set and OpenID Connect discovery metadata. Errors take the RFC 6749 §5.2
 // shape, not ProblemDetails: OAuth clients read `error`. Repeated failed logins from one address or
-// for one name make further attempts wait: 429 with Retry-After, before any credential is checked.
+// for one name make further attempts wait: 429 with Retry-After, before any credential is checked,
+// answered late; a login beyond the bound on password checks in progress: 429 at once.
 
 import { z } from 'zod';
 import { SecretCheckBusyError, TokenRequestError, type ClientCredentials, type IdentityProvider, type TokenErrorCode, type TokenGrant } from '../../auth/index.js';
@@ -121,6 +122,23 @@ function tooManyAttempts(waitMs: number, why = 'Too many failed logins'): Respon
   );
 }
 
+/**
+ * The answer, after `ms` or as soon as the client goes: an attacker guessing passwords gets one answer
+ * per wait, its connection idle meanwhile, instead of asking again at once (as the MQTT refusals).
+ */
+function heldBack(signal: AbortSignal, ms: number, answer: Response): Response | Promise<Response> {
+  if (ms <= 0 || signal.aborted) return answer;
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve(answer);
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done);
+  });
+}
+
 /** When a login refused for want of a free password check may come back. */
 const BUSY_RETRY_MS = 1_000;
 
@@ -138,7 +156,7 @@ export function registerIdentityRoutes(app: App, identity: IdentityProvider, lim
         if (limiter !== undefined) {
           const attempt = loginOf(c, grant);
           const wait = limiter.begin(attempt);
-          if (wait > 0) return tooManyAttempts(wait);
+          if (wait > 0) return heldBack(c.req.raw.signal, limiter.answerDelay(wait), tooManyAttempts(wait));
           login = attempt;
         }
         const token = await identity.issueToken(grant);
