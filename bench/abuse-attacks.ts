@@ -9,7 +9,7 @@ const MB = 1_048_576;
 /** Longest an attempt is waited for: the lockout answers MQTT refusals late on purpose, the attacker gives up. */
 const HTTP_TIMEOUT_MS = 10_000;
 
-/** What the attackers got, by outcome (`400`, `429`, `connack 4`, `held back`, `error`, ...). */
+/** What the attackers got, by outcome (`400`, `429`, `connack 4`, `no answer in time`, `error`, ...). */
 export type Outcomes = Record<string, number>;
 
 export interface AttackResult {
@@ -95,7 +95,7 @@ async function attack(count: number, concurrency: number, attempt: (i: number) =
 
 /**
  * One password grant from `localAddress` on a connection of its own; resolves with the status, or
- * `held back` when unanswered within `holdMs` (the attacker gives up and asks again).
+ * `no answer in time` when unanswered within `holdMs` (the attacker gives up and asks again).
  */
 function tokenRequest(port: number, localAddress: string, username: string, holdMs: number): Promise<string> {
   const body = new URLSearchParams({ grant_type: 'password', username, password: 'not the password' }).toString();
@@ -147,7 +147,7 @@ function connectPacket(clientId: string, username: string, password: string): Bu
   return Buffer.concat([Buffer.from([0x10, body.length]), body]);
 }
 
-/** One CONNECT from `localAddress`: `connack <code>`, `closed`, or `held back` when unanswered within `holdMs`. */
+/** One CONNECT from `localAddress`: `connack <code>`, `closed`, or `no answer in time` when unanswered within `holdMs`. */
 function mqttConnect(port: number, localAddress: string, packet: Buffer, holdMs: number): Promise<string> {
   return new Promise((resolve) => {
     const socket = createConnection({ port, host: '127.0.0.1', localAddress });
@@ -171,7 +171,7 @@ function mqttConnect(port: number, localAddress: string, packet: Buffer, holdMs:
 /**
  * Failed MQTT CONNECTs, each naming a device of its own (none registered: each is checked against the
  * registry's decoy hash, as a real device's would be). An answer the lockout holds back longer than
- * `holdMs` is given up (counted as `held back`): the attacker does not wait for it.
+ * `holdMs` is given up (counted as `no answer in time`): the attacker does not wait for it.
  */
 export function mqttLoginFlood(mqttPort: number, flood: LoginFlood): Promise<AttackResult> {
   return attack(flood.count, flood.concurrency, (i) =>
