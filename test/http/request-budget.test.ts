@@ -51,6 +51,21 @@ describe('request budget per subject', () => {
     expect((await broker.as('root', 'GET', '/ngsi-ld/v1/entities/urn:ngsi-ld:Thing:2', { claims: { roles: [ADMIN_ROLE] } })).status).toBe(404);
   });
 
+  it('counts anonymous reads (public permissions) by client address', async () => {
+    // NOTE: startAuthBroker fills in the rest of the authentication group (its key file among them).
+    b = await startAuthBroker({
+      config: { application: { budget: { ...defaultConfig().application.budget, requestsPerMinute: 2 }, authentication: { allowPublicPermission: true } } },
+    } as Parameters<typeof startAuthBroker>[0]);
+    const broker = b;
+    const from = async (address: string): Promise<number> => {
+      const res = await broker.broker.app.request(`http://127.0.0.1${ENTITIES}`, {}, { incoming: { socket: { remoteAddress: address } } });
+      await res.arrayBuffer();
+      return res.status;
+    };
+    expect([await from('10.3.0.1'), await from('10.3.0.1'), await from('10.3.0.1')]).toEqual([200, 200, 429]);
+    expect(await from('10.3.0.2')).toBe(200);
+  });
+
   it('is off by default: no refusal, and no budget metrics', async () => {
     const broker = await startAuthBroker();
     b = broker;
