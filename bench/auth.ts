@@ -28,7 +28,7 @@ export interface AuthBenchResult {
   readonly hasErrors: boolean;
 }
 
-async function mint(key: CryptoKey, sub: string, roles?: string[]): Promise<string> {
+export async function mint(key: CryptoKey, sub: string, roles?: string[]): Promise<string> {
   const iat = Math.floor(Date.now() / 1000);
   return new SignJWT(roles ? { realm_access: { roles } } : {})
     .setProtectedHeader({ alg: 'ES256' }).setSubject(sub).setIssuedAt(iat).setExpirationTime(iat + TOKEN_LIFETIME_S).sign(key);
@@ -45,7 +45,7 @@ function scenarioRun(server: ServerProcess, options: MeasureOptions, notes: stri
 }
 
 /** Writes the public key of a new ES256 pair to a temporary PEM file; the private key mints tokens. */
-async function createKeyFile(options: MeasureOptions, cleanup: Cleanup): Promise<{ keyFile: string; privateKey: CryptoKey }> {
+export async function createKeyFile(options: MeasureOptions, cleanup: Cleanup): Promise<{ keyFile: string; privateKey: CryptoKey }> {
   const { publicKey, privateKey } = await generateKeyPair('ES256');
   const dir = mkdtempSync(join(options.tmp, 'edgeld-bench-key-'));
   cleanup.add(() => rm(dir, { recursive: true, force: true }), () => rmSync(dir, { recursive: true, force: true }));

@@ -24,7 +24,7 @@ import { buildFederation } from './server/federation.js';
 import { buildFoundation } from './server/foundation.js';
 import { buildRegistrations } from './server/registrations.js';
 import { buildHttp } from './server/http.js';
-import { buildLoginLimiter } from './server/login-limiter.js';
+import { buildLoginLimiter, buildSecretChecks } from './server/login-limiter.js';
 import { closeAll, listenAll, type LifecycleDeps } from './server/lifecycle.js';
 import { buildMqttAccess, createEndpointCheck } from './server/mqtt-access.js';
 import { buildNotifications } from './server/notifications.js';
@@ -99,7 +99,9 @@ export function createBroker(deps: BrokerDeps): Broker {
   const scheme = config.server.tlsKey === '' ? 'http' : 'https';
   const publicUrl = (): string => config.server.publicUrl || `${scheme}://127.0.0.1:${runtime.httpPort ?? config.server.port}`;
   const { store, events, feed, contexts, core } = buildFoundation(deps);
-  const { permissions, subjects, verifier, auth, identity, rights, onSubjectGone } = buildAuth({ ...deps, store, core, publicUrl });
+  const secretChecks = buildSecretChecks(config);
+  const checkSecret = (secret: string, hash: string): Promise<boolean> => secretChecks.verify(secret, hash);
+  const { permissions, subjects, verifier, auth, identity, rights, onSubjectGone } = buildAuth({ ...deps, store, core, publicUrl, checkSecret });
   const entities = createEntityService({ store, core, clock, newId });
   // The schema accepts only ISO 8601 durations (or empty) for history.retention.
   const retention = config.history.retention === '' ? undefined : parseDuration(config.history.retention);
@@ -117,7 +119,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     store, registry: subscriptionRegistry, clock, newId, owners, ...(checkEndpoint ? { checkEndpoint } : {}),
   });
   const registrations = buildRegistrations({ config, runtime, store, clock, newId });
-  const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType });
+  const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType, checkSecret });
   const jobs = createJobScheduler({ log: log.child('jobs') });
   const journalMaxAge = parseDuration(config.journal.maxAge);
   if (!journalMaxAge) throw new Error(`journal.max-age: '${config.journal.maxAge}' is too large a duration`);
@@ -134,7 +136,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   // A deleted subject's MQTT connections end (its subscriptions are suspended through `owners`).
   onSubjectGone((subject) => runtime.mqtt?.closeClientsOf(subject));
   const http = buildHttp({
-    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, loginLimiter,
+    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, loginLimiter, secretChecks,
     services: { contexts, entities, temporal, subscriptions, registrations, permissions, subjects, devices, auth, identity },
   });
   const lifecycle: LifecycleDeps = {

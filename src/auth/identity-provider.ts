@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { SignJWT, type JWK } from 'jose';
 import type { Clock, IdentityClient, IdentitySubject, IdentityUser, IdGenerator, Logger } from '../lib/index.js';
-import { hashSecret, verifySecret } from './secret-hash.js';
+import { hashSecret, hashSecretAsync, verifySecret } from './secret-hash.js';
 import { loadSigningKeys, type SigningAlgorithm, type SigningKeyPersistence } from './signing-keys.js';
 
 export interface IdentityPersistence extends SigningKeyPersistence {
@@ -28,6 +28,8 @@ export interface IdentityProviderDeps {
   algorithm: SigningAlgorithm;
   /** `aud` of issued tokens; none when absent. */
   audience?: string;
+  /** Checks a secret against its hash (the global bound on checks); verifySecret when absent. */
+  checkSecret?: (secret: string, hash: string) => Promise<boolean>;
   log: Logger;
   /**
    * Called after a refresh that found the users and clients changed, with the subjects no longer
@@ -75,7 +77,10 @@ export interface IdentityProvider {
   localSubject(sub: string): IdentitySubject | undefined;
   /** Reloads the users and clients when they changed since the last refresh (one cheap query otherwise). */
   refreshSubjects(): void;
-  /** Checks the credentials of a grant and signs a token; throws TokenRequestError when refused. */
+  /**
+   * Checks the credentials of a grant and signs a token; throws TokenRequestError when refused, and
+   * SecretCheckBusyError when too many checks are in progress already.
+   */
   issueToken(grant: TokenGrant): Promise<TokenResponse>;
   /** OpenID Connect Discovery 1.0 §3 metadata, with endpoints under `baseUrl`. */
   openidConfiguration(baseUrl: string): Record<string, unknown>;
@@ -95,10 +100,15 @@ type Subject = { sub: string; roles: string[]; groups: string[]; claims: Record<
 export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProvider {
   const { persistence, clock, log } = deps;
   const keys = loadSigningKeys(persistence, deps.algorithm, clock.now(), log);
-  let dummyHash: string | undefined;
+  let dummyHash: Promise<string> | undefined;
   // NOTE: an unknown user or client is checked against this hash, so a refusal takes as long
-  // whether or not the name exists.
-  const dummy = (): string => (dummyHash ??= hashSecret(randomBytes(16).toString('base64url')));
+  // whether or not the name exists. Made off the main thread on first need: made synchronously, the
+  // first unknown name of a flood of failed logins would stall every request for a whole hash.
+  const dummy = (): Promise<string> => (dummyHash ??= hashSecretAsync(randomBytes(16).toString('base64url')).catch((err: unknown) => {
+    dummyHash = undefined;
+    throw err;
+  }));
+  const checkSecret = deps.checkSecret ?? verifySecret;
   let subjects = new Map<string, IdentitySubject>();
   let subjectsMark: string | undefined;
 
@@ -119,7 +129,7 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
 
   async function authenticateClient(credentials: ClientCredentials): Promise<IdentityClient> {
     const client = persistence.findClient(credentials.clientId);
-    const isValid = await verifySecret(credentials.clientSecret, client?.secretHash ?? dummy());
+    const isValid = await checkSecret(credentials.clientSecret, client?.secretHash ?? await dummy());
     if (!client || !isValid) {
       log.info('token refused: client authentication failed', { clientId: credentials.clientId });
       throw new TokenRequestError('invalid_client', 'Client authentication failed');
@@ -136,7 +146,7 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
       case 'password': {
         const client = grant.client ? await authenticateClient(grant.client) : undefined;
         const user = persistence.findUser(grant.username);
-        const isValid = await verifySecret(grant.password, user?.passwordHash ?? dummy());
+        const isValid = await checkSecret(grant.password, user?.passwordHash ?? await dummy());
         if (!user || !isValid) {
           log.info('token refused: wrong username or password', { username: grant.username });
           throw new TokenRequestError('invalid_grant', 'Invalid username or password');

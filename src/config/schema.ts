@@ -287,6 +287,18 @@ export const configSchema = z
             forgetAfter: positiveInt(3_600_000, 'Milliseconds after its last failure that an address or user name starts afresh'),
             maxEntries: z.int().min(16).max(100_000).default(10_000)
               .describe('Addresses and user names tracked at most; beyond, the least recently seen are forgotten, so address rotation cannot grow memory (16 to 100000)'),
+            maxAnswerDelay: nonNegativeInt(5_000, 'Longest the answer to a login refused for its wait is held back, in milliseconds (HTTP 429, MQTT CONNACK): a client guessing passwords gets one answer per wait and its connections sit idle (0: answered at once)'),
+            maxConcurrentChecks: z.int().min(1).max(64).default(1)
+              .describe('Password and device secret checks (scrypt: 32 MiB and a CPU core for tens of milliseconds each) running at once over the whole gateway, whether or not lockout is enabled (1 to 64)'),
+            maxQueuedChecks: z.int().min(0).max(10_000).default(16)
+              .describe('Checks waiting for one of application.lockout.max-concurrent-checks; beyond, a login is refused at once (HTTP 429 with Retry-After; MQTT: CONNACK server unavailable) and counted'),
+          })
+          .prefault({}),
+        budget: z
+          .strictObject({
+            requestsPerMinute: nonNegativeInt(0, 'Requests per minute each authenticated subject may make on the NGSI-LD and edgeld APIs, as a token bucket holding one minute of requests (over it: 429 TooManyRequests with Retry-After; administrators are exempt; 0: off)'),
+            maxSubjects: z.int().min(16).max(1_000_000).default(10_000)
+              .describe('Subjects whose budget is tracked at most; beyond, the least recently seen are forgotten and start with a full budget (16 to 1000000)'),
           })
           .prefault({}),
       })

@@ -27,6 +27,8 @@ export interface AuthDeps {
   dbPath?: string | undefined;
   /** The URL the broker is reached at (the identity provider's default issuer). */
   publicUrl(): string;
+  /** Checks a password against its hash within the gateway's bound on such checks. */
+  checkSecret(secret: string, hash: string): Promise<boolean>;
 }
 
 export interface AuthParts {
@@ -71,7 +73,7 @@ function buildIdentity(deps: AuthDeps, events: ReturnType<typeof createSubjectEv
   if (!idp.enabled) return undefined;
   return createIdentityProvider({
     persistence: store.identity, clock, newId: deps.newId ?? uuid, issuer: () => idp.issuer || deps.publicUrl(), tokenLifetimeSec: idp.tokenLifetime,
-    algorithm: idp.algorithm, log: log.child('idp'), ...(audience ? { audience } : {}),
+    algorithm: idp.algorithm, checkSecret: deps.checkSecret, log: log.child('idp'), ...(audience ? { audience } : {}),
     // Users or clients changed (scripts/idp.mjs): every owner's rights are read again; the removed ones are gone.
     onSubjectsChanged: (removed) => {
       events.changed(undefined, false);

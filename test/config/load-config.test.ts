@@ -72,7 +72,9 @@ describe('defaultConfig', () => {
         identityProvider: { enabled: false, issuer: '', tokenLifetime: 3_600, algorithm: 'ES256', subjectRefreshSchedule: '* * * * * *' },
         lockout: {
           enabled: true, nameFailures: 5, addressFailures: 10, baseDelay: 1_000, maxDelay: 900_000, forgetAfter: 3_600_000, maxEntries: 10_000,
+          maxAnswerDelay: 5_000, maxConcurrentChecks: 1, maxQueuedChecks: 16,
         },
+        budget: { requestsPerMinute: 0, maxSubjects: 10_000 },
       },
       search: { onOwnerDeleteCascadeEntities: false },
     });
@@ -180,6 +182,11 @@ describe('CONFIG_OPTIONS', () => {
       'application.lockout.max-delay',
       'application.lockout.forget-after',
       'application.lockout.max-entries',
+      'application.lockout.max-answer-delay',
+      'application.lockout.max-concurrent-checks',
+      'application.lockout.max-queued-checks',
+      'application.budget.requests-per-minute',
+      'application.budget.max-subjects',
       'search.on-owner-delete-cascade-entities',
     ]);
     const limit = CONFIG_OPTIONS.find((o) => o.name === 'pagination.limit-default');
