@@ -97,6 +97,23 @@ const MAX_SUBJECTS = 100_000;
 /** What the subject of a token is given besides its roles and groups. */
 type Subject = { sub: string; roles: string[]; groups: string[]; claims: Record<string, unknown> };
 
+/** The OpenID Provider Metadata of the built-in provider (discovery document). */
+function openidConfiguration(issuer: string, baseUrl: string, alg: string): Record<string, unknown> {
+  return {
+    issuer,
+    token_endpoint: `${baseUrl}/auth/token`,
+    jwks_uri: `${baseUrl}/auth/jwks`,
+    grant_types_supported: ['client_credentials', 'password'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    response_types_supported: ['token'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: [alg],
+    claims_supported: [
+      'iss', 'sub', 'aud', 'iat', 'exp', 'jti', 'preferred_username', 'given_name', 'family_name', 'realm_access', 'groups', 'client_id', 'azp',
+    ],
+  };
+}
+
 export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProvider {
   const { persistence, clock, log } = deps;
   const keys = loadSigningKeys(persistence, deps.algorithm, clock.now(), log);
@@ -184,19 +201,7 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
       log.debug('token issued', { grantType: grant.grantType, sub: subject.sub });
       return { access_token: token, token_type: 'Bearer', expires_in: deps.tokenLifetimeSec };
     },
-    openidConfiguration: (baseUrl) => ({
-      issuer: deps.issuer(),
-      token_endpoint: `${baseUrl}/auth/token`,
-      jwks_uri: `${baseUrl}/auth/jwks`,
-      grant_types_supported: ['client_credentials', 'password'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      response_types_supported: ['token'],
-      subject_types_supported: ['public'],
-      id_token_signing_alg_values_supported: [keys.current.alg],
-      claims_supported: [
-        'iss', 'sub', 'aud', 'iat', 'exp', 'jti', 'preferred_username', 'given_name', 'family_name', 'realm_access', 'groups', 'client_id', 'azp',
-      ],
-    }),
+    openidConfiguration: (baseUrl) => openidConfiguration(deps.issuer(), baseUrl, keys.current.alg),
     hashSecret,
     verifySecret,
   };
