@@ -99,10 +99,13 @@ describe('POST /auth/token lockout', () => {
     expect(await post('127.0.0.3', 'bob', 'battery staple')).toBe(200);
   });
 
-  it('answers 429 at once, unchecked, when every password check is taken and the queue is full, and counts it', async () => {
-    const broker = await start({ maxConcurrentChecks: 1, maxQueuedChecks: 1 });
+  it('answers 429 unchecked, held back for its retry time, when every password check is taken and the queue is full, and counts it', async () => {
+    const broker = await start({ maxConcurrentChecks: 1, maxQueuedChecks: 1, maxAnswerDelay: 1_000 });
     // Six logins at once, each from its own address and for its own name: one is checked, one waits, four are refused.
+    const started = performance.now();
     const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => login(broker, `10.1.0.${i + 1}`, `user${i}`, 'wrong')));
+    // The refusals wait their Retry-After (1 s) before they go: a flood cannot come straight back.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(900);
     const busy = answers.filter((a) => a.status === 429);
     expect(answers.map((a) => a.status).sort()).toEqual([400, 400, 429, 429, 429, 429]);
     for (const a of busy) {

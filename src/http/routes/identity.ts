@@ -169,8 +169,12 @@ export function registerIdentityRoutes(app: App, identity: IdentityProvider, lim
           login = undefined;
         }
         if (err instanceof TokenRequestError) return oauthError(err.code, err.message);
-        // The gateway's password checks are all taken: the attempt was not heard (the limiter releases it).
-        if (err instanceof SecretCheckBusyError) return tooManyAttempts(BUSY_RETRY_MS, 'Too many logins in progress');
+        // The gateway's password checks are all taken: the attempt was not heard (the limiter releases
+        // it). Held back as a lockout refusal is: answered at once, a flood from many addresses would
+        // come straight back and keep the event loop busy answering it.
+        if (err instanceof SecretCheckBusyError) {
+          return heldBack(c.req.raw.signal, limiter?.answerDelay(BUSY_RETRY_MS) ?? 0, tooManyAttempts(BUSY_RETRY_MS, 'Too many logins in progress'));
+        }
         throw err;
       } finally {
         if (login !== undefined) limiter?.released(login);
