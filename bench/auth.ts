@@ -34,13 +34,14 @@ export async function mint(key: CryptoKey, sub: string, roles?: string[]): Promi
     .setProtectedHeader({ alg: 'ES256' }).setSubject(sub).setIssuedAt(iat).setExpirationTime(iat + TOKEN_LIFETIME_S).sign(key);
 }
 
-/** A ScenarioRun for a broker of the auth bench: its own state, no memory sampling. */
-function scenarioRun(server: ServerProcess, options: MeasureOptions, notes: string[]): ScenarioRun {
+/** A ScenarioRun for a broker of a side bench (auth, tls): its own state, no memory sampling. */
+export function scenarioRun(server: ServerProcess, options: MeasureOptions, notes: string[], opts: { measureCpu?: boolean } = {}): ScenarioRun {
   return {
     server, notes, results: [], datasets: new Map(),
     state: { created: 0, batched: 0, ingested: 0, random: seededRandom(SEED) },
     concurrency: options.concurrency, durationMs: options.durationMs, warmupMs: options.warmupMs,
     afterWarmup: async () => {},
+    ...(opts.measureCpu === true ? { measureCpu: true } : {}),
   };
 }
 
