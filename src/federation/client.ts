@@ -41,7 +41,7 @@ export interface UpstreamClient {
   send(req: UpstreamRequest): Promise<UpstreamReply>;
 }
 
-export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClient {
+function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClient {
   const once = async (req: UpstreamRequest): Promise<UpstreamReply> => {
     const headers: Record<string, string> = { Accept: 'application/json', Link: req.link };
     if (req.body !== undefined) headers['Content-Type'] = 'application/json';

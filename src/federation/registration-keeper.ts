@@ -111,6 +111,74 @@ function filterOf(options: RegistrationKeeperOptions, mapper: TermMapper): HeldF
   return { types: expand(options.types), attrs: expand(options.attrs) };
 }
 
+type Send = (method: 'POST' | 'PATCH' | 'DELETE', path: string, body?: JsonObject) => Promise<UpstreamReply>;
+
+interface PutIo {
+  whole(): JsonObject;
+  partial: JsonObject;
+  /** The renewal's PATCH body when it is registered; undefined: create it. */
+  patch: JsonObject | undefined;
+}
+
+/**
+ * NGSI-LD §5.9.3: the renewal is a PATCH; forgotten upstream (404) it is created again (§5.9.2).
+ * A creation that finds it (409, left by an earlier run) updates it whole; an update refused as a
+ * conflict removes it and creates it again.
+ */
+async function putRegistration(send: Send, id: string, io: PutIo): Promise<void> {
+  const item = `${REGISTRATIONS}/${encodeURIComponent(id)}`;
+  const create = async (): Promise<UpstreamReply> => send('POST', REGISTRATIONS, io.whole());
+  const recreate = async (): Promise<UpstreamReply> => {
+    const removed = await send('DELETE', item);
+    return isOk(removed.status) || removed.status === 404 ? create() : removed;
+  };
+  let reply = io.patch === undefined ? await create() : await send('PATCH', item, io.patch);
+  if (reply.status === 404 && io.patch !== undefined) reply = await create();
+  else if (reply.status === 409 && io.patch !== undefined) reply = await recreate();
+  if (reply.status === 409) {
+    reply = await send('PATCH', item, io.partial);
+    if (reply.status === 404) reply = await create();
+    else if (reply.status === 409) reply = await recreate();
+  }
+  if (!isOk(reply.status)) throw new UpstreamError(`registration ${id}: ${describeReply(reply.status, reply.body, reply.text)}`);
+}
+
+/** NGSI-LD §5.9.5: the upstream stops forwarding to a gateway that is going away (bounded; a failure is logged). */
+async function removeRegistration(send: Send, facts: RegistrationFacts, expiresAt: number | undefined, log: Logger): Promise<boolean> {
+  try {
+    const reply = await send('DELETE', `${REGISTRATIONS}/${encodeURIComponent(facts.id)}`);
+    if (!isOk(reply.status) && reply.status !== 404) throw new UpstreamError(describeReply(reply.status, reply.body, reply.text));
+    log.info('registration upstream removed', { id: facts.id });
+    return true;
+  } catch (err) {
+    log.warn('registration upstream not removed; it expires by itself', { id: facts.id, expiresAt, error: err instanceof Error ? err.message : String(err) });
+    return false;
+  }
+}
+
+/** A failed attempt: the next one waits for the backoff. */
+function recordFailure(state: KeeperState, err: unknown, deps: Pick<RegistrationKeeperDeps, 'options' | 'clock' | 'log'>, random: () => number): void {
+  const { options, clock, log } = deps;
+  const now = clock.now();
+  state.failures += 1;
+  state.failuresTotal += 1;
+  const delay = backoffDelay(state.failures, options.retryBaseMs, options.retryMaxMs, random);
+  state.nextAttemptAt = now + delay;
+  const message = (err instanceof Error ? err.message : String(err)).slice(0, 1_000);
+  state.lastError = { at: now, message };
+  // A registration past its expiresAt is gone upstream: the next attempt creates it.
+  if (state.expiresAt !== undefined && now >= state.expiresAt) state.registered = false;
+  log.warn('registration upstream failed; retrying', { error: message, failures: state.failures, retryInMs: delay });
+}
+
+function statusOf(state: KeeperState): RegistrationStatus {
+  return {
+    id: state.facts?.id ?? '', endpoint: state.facts?.endpoint ?? '', mode: state.facts?.mode ?? '', registered: state.registered,
+    expiresAt: state.registered ? state.expiresAt : undefined, types: state.registered ? state.held.size : 0,
+    lastSuccess: state.lastSuccess, lastError: state.lastError, failures: state.failuresTotal,
+  };
+}
+
 export function createRegistrationKeeper(deps: RegistrationKeeperDeps): RegistrationKeeper {
   const { client, store, options, clock, log } = deps;
   const random = deps.random ?? Math.random;
@@ -125,10 +193,9 @@ export function createRegistrationKeeper(deps: RegistrationKeeperDeps): Registra
   let stopped = false;
   let unlisten: (() => void) | undefined;
 
-  const send = async (method: 'POST' | 'PATCH' | 'DELETE', path: string, linkUrl: string, signal: AbortSignal, body?: JsonObject): Promise<UpstreamReply> =>
-    client.send({
-      method, path, link: `<${linkUrl}>; rel="${JSONLD_CONTEXT_REL}"; type="application/ld+json"`, signal, ...(body !== undefined ? { body } : {}),
-    });
+  const sender = (linkUrl: string, signal: AbortSignal): Send => async (method, path, body) => client.send({
+    method, path, link: `<${linkUrl}>; rel="${JSONLD_CONTEXT_REL}"; type="application/ld+json"`, signal, ...(body !== undefined ? { body } : {}),
+  });
 
   const isDue = (now: number): boolean => !state.registered
     || (state.expiresAt !== undefined && now >= state.expiresAt - options.renewBeforeMs)
@@ -159,9 +226,9 @@ export function createRegistrationKeeper(deps: RegistrationKeeperDeps): Registra
       const information = informationOf(held, mapper);
       const whole = (): JsonObject => registrationBody(facts, information, formatDateTime(expiresAt), true);
       const partial = registrationBody(facts, information, formatDateTime(expiresAt), false);
-      const io = { linkUrl, whole, partial, patch: state.registered ? { expiresAt: formatDateTime(expiresAt), ...(isChanged ? { information } : {}) } : undefined };
+      const patch = state.registered ? { expiresAt: formatDateTime(expiresAt), ...(isChanged ? { information } : {}) } : undefined;
       state.attempted = true;
-      await put(facts.id, io);
+      await putRegistration(sender(linkUrl, abort.signal), facts.id, { whole, partial, patch });
       if (!state.registered) log.info('registered upstream as a context source', { id: facts.id, endpoint: facts.endpoint, types: held.size });
       else if (isChanged) log.info('registration upstream updated', { id: facts.id, types: held.size });
       Object.assign(state, { registered: true, expiresAt, held, lastSuccess: clock.now() });
@@ -171,59 +238,16 @@ export function createRegistrationKeeper(deps: RegistrationKeeperDeps): Registra
     }
   };
 
-  interface PutIo {
-    linkUrl: string;
-    whole(): JsonObject;
-    partial: JsonObject;
-    /** The renewal's PATCH body when it is registered; undefined: create it. */
-    patch: JsonObject | undefined;
-  }
-
-  /**
-   * NGSI-LD §5.9.3: the renewal is a PATCH; forgotten upstream (404) it is created again (§5.9.2).
-   * A creation that finds it (409, left by an earlier run) updates it whole; an update refused as a
-   * conflict removes it and creates it again.
-   */
-  const put = async (id: string, io: PutIo): Promise<void> => {
-    const item = `${REGISTRATIONS}/${encodeURIComponent(id)}`;
-    const { signal } = abort;
-    const create = async (): Promise<UpstreamReply> => send('POST', REGISTRATIONS, io.linkUrl, signal, io.whole());
-    const recreate = async (): Promise<UpstreamReply> => {
-      const removed = await send('DELETE', item, io.linkUrl, signal);
-      return isOk(removed.status) || removed.status === 404 ? create() : removed;
-    };
-    let reply = io.patch === undefined ? await create() : await send('PATCH', item, io.linkUrl, signal, io.patch);
-    if (reply.status === 404 && io.patch !== undefined) reply = await create();
-    else if (reply.status === 409 && io.patch !== undefined) reply = await recreate();
-    if (reply.status === 409) {
-      reply = await send('PATCH', item, io.linkUrl, signal, io.partial);
-      if (reply.status === 404) reply = await create();
-      else if (reply.status === 409) reply = await recreate();
-    }
-    if (!isOk(reply.status)) throw new UpstreamError(`registration ${id}: ${describeReply(reply.status, reply.body, reply.text)}`);
-  };
-
-  const failed = (err: unknown): void => {
-    const now = clock.now();
-    state.failures += 1;
-    state.failuresTotal += 1;
-    const delay = backoffDelay(state.failures, options.retryBaseMs, options.retryMaxMs, random);
-    state.nextAttemptAt = now + delay;
-    const message = (err instanceof Error ? err.message : String(err)).slice(0, 1_000);
-    state.lastError = { at: now, message };
-    // A registration past its expiresAt is gone upstream: the next attempt creates it.
-    if (state.expiresAt !== undefined && now >= state.expiresAt) state.registered = false;
-    log.warn('registration upstream failed; retrying', { error: message, failures: state.failures, retryInMs: delay });
-  };
-
   const tick = (): void => {
     const now = clock.now();
-    if (busy !== undefined || stopped || now < state.nextAttemptAt || !isDue(now)) return;
+    // NOTE: a retry time further off than the longest backoff means the clock went back: not waited for.
+    const isWaiting = now < state.nextAttemptAt && state.nextAttemptAt - now <= options.retryMaxMs;
+    if (busy !== undefined || stopped || isWaiting || !isDue(now)) return;
     busy = step(now).then(() => {
       state.failures = 0;
       state.nextAttemptAt = 0;
     }, (err: unknown) => {
-      if (!stopped) failed(err);
+      if (!stopped) recordFailure(state, err, deps, random);
     }).finally(() => {
       busy = undefined;
     });
@@ -238,11 +262,7 @@ export function createRegistrationKeeper(deps: RegistrationKeeperDeps): Registra
       timer.unref();
       tick();
     },
-    status: () => ({
-      id: state.facts?.id ?? '', endpoint: state.facts?.endpoint ?? '', mode: state.facts?.mode ?? '', registered: state.registered,
-      expiresAt: state.registered ? state.expiresAt : undefined, types: state.registered ? state.held.size : 0,
-      lastSuccess: state.lastSuccess, lastError: state.lastError, failures: state.failuresTotal,
-    }),
+    status: () => statusOf(state),
     stop: () => stopKeeper(),
   };
 
@@ -253,17 +273,8 @@ export function createRegistrationKeeper(deps: RegistrationKeeperDeps): Registra
     unlisten?.();
     abort.abort();
     await busy;
-    const facts = state.facts;
-    if (facts === undefined || !state.attempted) return;
-    // NGSI-LD §5.9.5: the upstream stops forwarding to a gateway that is going away.
-    try {
-      const { linkUrl } = await deps.context();
-      const reply = await send('DELETE', `${REGISTRATIONS}/${encodeURIComponent(facts.id)}`, linkUrl, AbortSignal.timeout(options.stopTimeoutMs));
-      if (!isOk(reply.status) && reply.status !== 404) throw new UpstreamError(describeReply(reply.status, reply.body, reply.text));
-      state.registered = false;
-      log.info('registration upstream removed', { id: facts.id });
-    } catch (err) {
-      log.warn('registration upstream not removed; it expires by itself', { id: facts.id, expiresAt: state.expiresAt, error: err instanceof Error ? err.message : String(err) });
-    }
+    if (state.facts === undefined || !state.attempted) return;
+    const { linkUrl } = await deps.context();
+    if (await removeRegistration(sender(linkUrl, AbortSignal.timeout(options.stopTimeoutMs)), state.facts, state.expiresAt, log)) state.registered = false;
   }
 }
