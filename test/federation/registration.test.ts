@@ -187,6 +187,26 @@ describe('federation.register', () => {
     });
   });
 
+  it('renews a duration before expiry with renew-before as a duration, and refuses one as long as the lifetime', async () => {
+    const { edge: e } = await startRegistering({ register: { lifetime: 'PT2H', renewBefore: 'PT5M' } }, (b) => create(b, SENSOR('urn:ngsi-ld:Sensor:1', 20)));
+    await cloud!.waitFor(() => cloud!.registrations.size === 1, 5_000, 'registration');
+    expect(csrCalls(cloud!, 'POST')[0]!.body.expiresAt).toBe(iso(T0 + 120 * MINUTE));
+    e.clock.advance(116 * MINUTE);
+    await cloud!.waitFor(() => csrCalls(cloud!, 'PATCH').length === 1, 5_000, 'renewal');
+    expect(csrCalls(cloud!, 'PATCH')[0]!.body).toEqual({ expiresAt: iso(T0 + 236 * MINUTE) });
+    await expect(startEdge(cloud!.url, { register: { enabled: true, lifetime: 'PT10M', renewBefore: 'PT10M' } }))
+      .rejects.toThrow('federation.register.renew-before');
+  });
+
+  it('registers the entities of federation.tenant and names that tenant', async () => {
+    await startRegistering({ tenant: 'site1' }, async (b) => {
+      expect((await b.request('POST', '/ngsi-ld/v1/entities', { body: ROOM('urn:ngsi-ld:Room:1'), headers: { 'NGSILD-Tenant': 'site1' } })).status).toBe(201);
+      await create(b, SENSOR('urn:ngsi-ld:Sensor:default-tenant', 20));
+    });
+    await cloud!.waitFor(() => cloud!.registrations.size === 1, 5_000, 'registration');
+    expect(csrCalls(cloud!, 'POST')[0]!.body).toMatchObject({ tenant: 'site1', information: [{ entities: [{ type: 'Room' }], propertyNames: ['name'] }] });
+  });
+
   it('waits for a first entity before registering', async () => {
     const { edge: e } = await startRegistering();
     await create(e, ROOM('urn:ngsi-ld:Room:1'));
