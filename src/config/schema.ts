@@ -46,9 +46,12 @@ function tlsPairIssues(config: { server: TlsOptions & { port: number; redirectPo
 }
 
 /** federation.register needs an upstream. */
-function registerIssues(federation: { upstream: { url: string }; register: { enabled: boolean } }, ctx: z.RefinementCtx): void {
+function registerIssues(federation: { upstream: { url: string }; register: { enabled: boolean; only: boolean } }, ctx: z.RefinementCtx): void {
   if (federation.register.enabled && federation.upstream.url === '') {
     ctx.addIssue({ code: 'custom', path: ['federation', 'register', 'enabled'], message: 'needs federation.upstream.url (the broker the gateway registers with)' });
+  }
+  if (federation.register.only && !federation.register.enabled) {
+    ctx.addIssue({ code: 'custom', path: ['federation', 'register', 'only'], message: 'needs federation.register.enabled' });
   }
 }
 
@@ -251,6 +254,8 @@ export const configSchema = z
           .strictObject({
             enabled: z.boolean().default(false)
               .describe('Register this gateway with the upstream broker as a context source of the entity types and attributes it holds (needs federation.upstream.url)'),
+            only: z.boolean().default(false)
+              .describe('Only the registration: local changes are not forwarded upstream, the upstream broker reads them from the gateway through it'),
             mode: z.enum(['auxiliary', 'inclusive']).default('auxiliary')
               .describe('Registration mode: auxiliary lets the upstream broker read live data from the gateway; inclusive forwards writes to it too'),
             url: z.string().regex(/^$|^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'expected an http(s) URL such as http://gateway.example.com:1026, or empty').default('')

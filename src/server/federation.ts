@@ -4,7 +4,7 @@
 import type { Config } from '../config/index.js';
 import type { ChangeEmitter } from '../events.js';
 import {
-  createFederation, createFederationClient, createRegistrationKeeper, FEDERATION_READER, type Federation, type RegistrationFacts,
+  createFederation, createFederationClient, createRegistrationKeeper, disabledStatus, FEDERATION_READER, type Federation, type RegistrationFacts,
   type RegistrationKeeper, type UpstreamClient,
 } from '../federation/index.js';
 import type { MetricsSource } from '../http/index.js';
@@ -37,22 +37,19 @@ export interface FederationLink extends Federation {
 const WITHDRAW_TIMEOUT_MS = 2_000;
 
 /**
- * The federation drain when an upstream is configured. Otherwise its journal reader is forgotten, so
- * that a cursor left from an earlier configuration no longer holds changes back from pruning.
+ * The federation drain when an upstream is configured and changes are forwarded (not
+ * federation.register.only). Otherwise its journal reader is forgotten, so that a cursor left from an
+ * earlier configuration no longer holds changes back from pruning.
  */
 export function buildFederation(deps: FederationWiring): FederationLink | undefined {
   const { config, store, contexts, log } = deps;
   const fed = config.federation;
-  if (fed.upstream.url === '') {
-    if (store.journal.cursor(FEDERATION_READER) !== undefined) {
-      store.journal.dropReader(FEDERATION_READER);
-      log.info('federation off: its pending changes are no longer kept');
-    }
-    return undefined;
+  const isForwarding = fed.upstream.url !== '' && !fed.register.only;
+  if (!isForwarding && store.journal.cursor(FEDERATION_READER) !== undefined) {
+    store.journal.dropReader(FEDERATION_READER);
+    log.info('federation does not forward changes: its pending changes are no longer kept');
   }
-  // The schema accepts only ISO 8601 durations longer than zero for federation.outbox.max-age.
-  const maxAge = parseDuration(fed.outbox.maxAge);
-  if (!maxAge) throw new Error(`federation.outbox.max-age: '${fed.outbox.maxAge}' is too large a duration`);
+  if (fed.upstream.url === '') return undefined;
   const up = fed.upstream;
   const context = async (): Promise<{ mapper: TermMapper; linkUrl: string }> => {
     const resolved = await contexts.resolve(up.context === '' ? undefined : up.context);
@@ -67,24 +64,34 @@ export function buildFederation(deps: FederationWiring): FederationLink | undefi
       ...(up.tokenUrl === '' ? {} : { token: { url: up.tokenUrl, clientId: up.clientId, clientSecret: up.clientSecret } }),
     },
   });
-  const drain = createFederation({
-    store, feed: deps.feed, clock: deps.clock, log: log.child('federation'), client, context,
+  const drain = isForwarding ? buildDrain(deps, client, context) : undefined;
+  const keeper = fed.register.enabled ? buildKeeper(deps, client, context) : undefined;
+  return {
+    start() {
+      drain?.start();
+      keeper?.start();
+    },
+    status: () => ({ ...(drain?.status() ?? { ...disabledStatus(), url: up.url }), registration: keeper?.status() }),
+    withdraw: async () => keeper?.stop(),
+    stop: async (timeoutMs) => drain?.stop(timeoutMs),
+  };
+}
+
+/** The drain: a consumer of the journal feed forwarding the changes of federation.tenant. */
+function buildDrain(deps: FederationWiring, client: UpstreamClient, context: () => Promise<{ mapper: TermMapper; linkUrl: string }>): Federation {
+  const fed = deps.config.federation;
+  const up = fed.upstream;
+  // The schema accepts only ISO 8601 durations longer than zero for federation.outbox.max-age.
+  const maxAge = parseDuration(fed.outbox.maxAge);
+  if (!maxAge) throw new Error(`federation.outbox.max-age: '${fed.outbox.maxAge}' is too large a duration`);
+  return createFederation({
+    store: deps.store, feed: deps.feed, clock: deps.clock, log: deps.log.child('federation'), client, context,
     horizon: (now) => addDuration(now, maxAge, -1),
     options: {
       url: up.url, upstreamTenant: up.tenant, tenant: fed.tenant, types: up.types === '' ? [] : up.types.split(','),
       batchSize: fed.batchSize, lingerMs: fed.linger, timeoutMs: fed.timeout, retryBaseMs: fed.retryBase, retryMaxMs: fed.retryMax, maxRows: fed.outbox.maxRows,
     },
   });
-  const keeper = fed.register.enabled ? buildKeeper(deps, client, context) : undefined;
-  return {
-    start() {
-      drain.start();
-      keeper?.start();
-    },
-    status: () => ({ ...drain.status(), registration: keeper?.status() }),
-    withdraw: async () => keeper?.stop(),
-    stop: (timeoutMs) => drain.stop(timeoutMs),
-  };
 }
 
 /** Milliseconds of an ISO 8601 duration the schema accepted, from now. */
@@ -137,9 +144,11 @@ function buildKeeper(
   });
 }
 
-/** The metrics of the federation drain (none when it is off). */
+/** The metrics of the federation drain and of the registration upstream (none when off). */
 export function federationMetrics(federation: Federation | undefined): MetricsSource[] {
   if (federation === undefined) return [];
+  // Only the registration (federation.register.only): no drain to watch.
+  if (!federation.status().enabled) return registrationMetrics(federation);
   return [
     { name: 'edgeld_federation_outbox_depth', help: 'Journal changes not yet acknowledged by the upstream broker', collect: () => federation.status().outboxDepth },
     { name: 'edgeld_federation_parked', help: 'Entity changes the upstream broker refused, kept with their error', collect: () => federation.status().parked },

@@ -63,7 +63,7 @@ describe('defaultConfig', () => {
       federation: {
         upstream: { url: '', tenant: '', context: '', types: '', tokenUrl: '', clientId: '', clientSecret: '' },
         tenant: '', batchSize: 100, linger: 100, timeout: 10_000, retryBase: 1_000, retryMax: 300_000, outbox: { maxRows: 1_000_000, maxAge: 'P7D' },
-        register: { enabled: false, mode: 'auxiliary', url: '', id: '', lifetime: 'PT1H', renewBefore: '0.25', types: '', attrs: '', debounce: 5_000 },
+        register: { enabled: false, only: false, mode: 'auxiliary', url: '', id: '', lifetime: 'PT1H', renewBefore: '0.25', types: '', attrs: '', debounce: 5_000 },
       },
       application: {
         authentication: {
@@ -159,6 +159,7 @@ describe('CONFIG_OPTIONS', () => {
       'federation.outbox.max-rows',
       'federation.outbox.max-age',
       'federation.register.enabled',
+      'federation.register.only',
       'federation.register.mode',
       'federation.register.url',
       'federation.register.id',
@@ -347,6 +348,8 @@ describe('loadConfig from the environment', () => {
     }
     const mode = loadError(() => loadConfig({ argv: [], env: { ...upstream, FEDERATION_REGISTER_MODE: 'exclusive' } }));
     expect(mode.issues.map((i) => i.option)).toEqual(['federation.register.mode']);
+    const only = loadError(() => loadConfig({ argv: [], env: { FEDERATION_UPSTREAM_URL: 'https://cloud.example.com', FEDERATION_REGISTER_ONLY: 'true' } }));
+    expect(only.issues.map((i) => [i.option, i.message])).toEqual([['federation.register.only', 'needs federation.register.enabled']]);
   });
 
   it('takes server.redirect-port only with HTTPS on, on a port of its own', () => {

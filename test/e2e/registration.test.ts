@@ -1,6 +1,7 @@
 // End-to-end registration of one edgeld with another (real processes on loopback): gateway B, whose
 // upstream is A, registers itself with A as a context source of what it holds; A lists the
-// registration with B's URL as endpoint; B's SIGTERM removes it.
+// registration with B's URL as endpoint; B's SIGTERM removes it. Two gateways registered with one
+// upstream are both listed.
 
 import { describe, expect, it } from 'vitest';
 import { waitUntil } from '../helpers/fake-cloud.js';
@@ -39,5 +40,23 @@ describe('an edgeld registered with another (processes)', () => {
     expect(await nodes.stop(b!)).toBe(0);
     expect(await listed('Sensor')).toEqual([]);
     expect((await call(a!.base, 'GET', `/ngsi-ld/v1/csourceRegistrations/${encodeURIComponent(id)}`)).status).toBe(404);
+  });
+
+  it('lists two gateways registered with one upstream, and keeps the other when one stops', async () => {
+    const [a, b, c] = await nodes.start({}, ([up]) => registeringWith(up!), ([up]) => registeringWith(up!));
+    for (const [gw, n] of [[b!, 1], [c!, 2]] as const) {
+      expect((await call(gw.base, 'POST', '/ngsi-ld/v1/entities', { ...SENSOR, id: `urn:ngsi-ld:Sensor:gw${n}` })).status).toBe(201);
+    }
+    const endpoints = async (): Promise<string[]> => {
+      const res = await call(a!.base, 'GET', '/ngsi-ld/v1/csourceRegistrations?type=Sensor&attrs=temperature');
+      return (res.json as Array<{ endpoint: string }>).map((r) => r.endpoint).sort();
+    };
+    await waitUntil(async () => (await endpoints()).length === 2, 10_000, 'both gateways registered');
+    // Default ids: the host and port of each endpoint.
+    expect(await endpoints()).toEqual([b!.base, c!.base].sort());
+    const ids = (await call(a!.base, 'GET', '/ngsi-ld/v1/csourceRegistrations?type=Sensor')).json.map((r: { id: string }) => r.id).sort();
+    expect(ids).toEqual([b!, c!].map((p) => `urn:ngsi-ld:ContextSourceRegistration:edgeld:127.0.0.1-${p.port}`).sort());
+    expect(await nodes.stop(b!)).toBe(0);
+    expect(await endpoints()).toEqual([c!.base]);
   });
 });

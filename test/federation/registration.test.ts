@@ -214,6 +214,22 @@ describe('federation.register', () => {
     expect(csrCalls(cloud!, 'POST')[0]!.body.information).toEqual([{ entities: [{ type: 'Room' }], propertyNames: ['name'] }]);
   });
 
+  it('forwards no change with federation.register.only: no drain, no journal reader', async () => {
+    const { edge: e } = await startRegistering({ register: { only: true } }, (b) => create(b, SENSOR('urn:ngsi-ld:Sensor:1', 20)));
+    await cloud!.waitFor(() => cloud!.registrations.size === 1, 5_000, 'registration');
+    await create(e, ROOM('urn:ngsi-ld:Room:1'));
+    e.clock.advance(10);
+    await cloud!.waitFor(() => csrCalls(cloud!, 'PATCH').length === 1, 5_000, 'information update');
+    expect(cloud!.requests.filter((r) => !r.path.startsWith(CSR))).toEqual([]);
+    expect(e.broker.store.journal.cursor('federation')).toBeUndefined();
+    await waitUntil(async () => (await statusOf(e)).registration?.types === 2, 5_000, 'update in the status');
+    const status = await statusOf(e);
+    expect(status).toMatchObject({ enabled: false, url: cloud!.url, outboxDepth: 0, registration: { registered: true, types: 2 } });
+    const metrics = parseExposition((await e.request('GET', '/metrics')).text);
+    expect(metrics.value('edgeld_federation_registered')).toBe(1);
+    expect(metrics.value('edgeld_federation_outbox_depth')).toBeUndefined();
+  });
+
   it('sends nothing when federation.register is off', async () => {
     cloud = await startFakeCloud();
     edge = await startEdge(cloud.url);

@@ -76,11 +76,11 @@ export async function call(base: string, method: string, path: string, body?: un
 }
 
 /**
- * The environment of a gateway that registers with `upstream` (federation.register on). None of its
- * entity types is forwarded by the drain, so the upstream reaches its entities only through the
+ * The environment of a gateway that registers with `upstream` (federation.register on) and forwards
+ * none of its changes (federation.register.only): the upstream reaches its entities only through the
  * registration.
  */
 export const registeringWith = (upstream: BrokerProcess, env: Record<string, string> = {}): Record<string, string> => ({
-  FEDERATION_UPSTREAM_URL: upstream.base, FEDERATION_REGISTER_ENABLED: 'true', FEDERATION_REGISTER_DEBOUNCE: '50',
-  FEDERATION_UPSTREAM_TYPES: 'NotForwarded', ...env,
+  FEDERATION_UPSTREAM_URL: upstream.base, FEDERATION_REGISTER_ENABLED: 'true', FEDERATION_REGISTER_ONLY: 'true', FEDERATION_REGISTER_DEBOUNCE: '50',
+  ...env,
 });
