@@ -27,7 +27,7 @@ export interface HeldFilter {
 
 const RELATIONSHIP_KINDS = new Set(['Relationship', 'ListRelationship']);
 
-/** The types and attributes of the tenant's live entities, as the filter narrows them (two grouped queries). */
+/** The types and attributes of the tenant's live entities, as the filter narrows them (grouped queries over the discovery indexes). */
 export function readHeldTypes(store: Pick<Store, 'discovery'>, tenant: string, filter: HeldFilter): HeldTypes {
   const scope = { tenant };
   const relationships = new Set<Iri>();

@@ -85,6 +85,8 @@ interface KeeperState {
   held: HeldTypes;
   /** When a type or attribute not registered appeared; undefined: nothing new. */
   dirtyAt: number | undefined;
+  /** Whether the last look found nothing to register (then a change is waited for). */
+  isIdle: boolean;
   nextAttemptAt: number;
   failures: number;
   failuresTotal: number;
@@ -183,7 +185,7 @@ export function createRegistrationKeeper(deps: RegistrationKeeperDeps): Registra
   const { client, store, options, clock, log } = deps;
   const random = deps.random ?? Math.random;
   const state: KeeperState = {
-    facts: undefined, registered: false, attempted: false, expiresAt: undefined, held: new Map(), dirtyAt: undefined,
+    facts: undefined, registered: false, attempted: false, expiresAt: undefined, held: new Map(), dirtyAt: undefined, isIdle: false,
     nextAttemptAt: 0, failures: 0, failuresTotal: 0, lastSuccess: undefined, lastError: undefined,
   };
   const abort = new AbortController();
@@ -197,9 +199,11 @@ export function createRegistrationKeeper(deps: RegistrationKeeperDeps): Registra
     method, path, link: `<${linkUrl}>; rel="${JSONLD_CONTEXT_REL}"; type="application/ld+json"`, signal, ...(body !== undefined ? { body } : {}),
   });
 
-  const isDue = (now: number): boolean => !state.registered
+  const isDirty = (now: number): boolean => state.dirtyAt !== undefined && now >= state.dirtyAt + options.debounceMs;
+  // With nothing to register yet, it waits for a change (debounced) instead of reading the store on every tick.
+  const isDue = (now: number): boolean => (!state.registered && (!state.isIdle || isDirty(now)))
     || (state.expiresAt !== undefined && now >= state.expiresAt - options.renewBeforeMs)
-    || (state.dirtyAt !== undefined && now >= state.dirtyAt + options.debounceMs);
+    || isDirty(now);
 
   /** What to register now: the held types, the configured ones while none is held, or what was registered. */
   const heldNow = (mapper: TermMapper): HeldTypes => {
@@ -218,7 +222,8 @@ export function createRegistrationKeeper(deps: RegistrationKeeperDeps): Registra
     state.dirtyAt = undefined;
     try {
       const held = heldNow(mapper);
-      if (held.size === 0) return; // Nothing held yet: registered with the first entity.
+      state.isIdle = held.size === 0;
+      if (state.isIdle) return; // Nothing held yet: registered with the first entity.
       const isChanged = !isSameHeld(held, state.held);
       const isRenewal = !state.registered || state.expiresAt === undefined || now >= state.expiresAt - options.renewBeforeMs;
       if (!isChanged && !isRenewal) return;

@@ -209,7 +209,9 @@ describe('federation.register', () => {
 
   it('waits for a first entity before registering', async () => {
     const { edge: e } = await startRegistering();
+    await waitUntil(async () => (await statusOf(e)).registration?.id !== '', 5_000, 'first look at the store');
     await create(e, ROOM('urn:ngsi-ld:Room:1'));
+    e.clock.advance(10);
     await cloud!.waitFor(() => cloud!.registrations.size === 1, 5_000, 'registration');
     expect(csrCalls(cloud!, 'POST')[0]!.body.information).toEqual([{ entities: [{ type: 'Room' }], propertyNames: ['name'] }]);
   });
