@@ -181,6 +181,21 @@ function statusOf(state: KeeperState): RegistrationStatus {
   };
 }
 
+/** What to register now: the held types, what was registered while none is held, or the configured types. */
+function heldNow(store: Pick<Store, 'discovery'>, tenant: string, filter: HeldFilter, registered: HeldTypes): HeldTypes {
+  const held = readHeldTypes(store, tenant, filter);
+  if (held.size > 0) return held;
+  if (registered.size > 0) return registered;
+  return new Map([...filter.types ?? []].map((t) => [t, new Map()]));
+}
+
+/** Requests upstream with the upstream context's Link, under `signal`. */
+function senderOf(client: UpstreamClient, linkUrl: string, signal: AbortSignal): Send {
+  return async (method, path, body) => client.send({
+    method, path, link: `<${linkUrl}>; rel="${JSONLD_CONTEXT_REL}"; type="application/ld+json"`, signal, ...(body !== undefined ? { body } : {}),
+  });
+}
+
 export function createRegistrationKeeper(deps: RegistrationKeeperDeps): RegistrationKeeper {
   const { client, store, options, clock, log } = deps;
   const random = deps.random ?? Math.random;
@@ -195,24 +210,13 @@ export function createRegistrationKeeper(deps: RegistrationKeeperDeps): Registra
   let stopped = false;
   let unlisten: (() => void) | undefined;
 
-  const sender = (linkUrl: string, signal: AbortSignal): Send => async (method, path, body) => client.send({
-    method, path, link: `<${linkUrl}>; rel="${JSONLD_CONTEXT_REL}"; type="application/ld+json"`, signal, ...(body !== undefined ? { body } : {}),
-  });
+  const sender = (linkUrl: string, signal: AbortSignal): Send => senderOf(client, linkUrl, signal);
 
   const isDirty = (now: number): boolean => state.dirtyAt !== undefined && now >= state.dirtyAt + options.debounceMs;
   // With nothing to register yet, it waits for a change (debounced) instead of reading the store on every tick.
   const isDue = (now: number): boolean => (!state.registered && (!state.isIdle || isDirty(now)))
     || (state.expiresAt !== undefined && now >= state.expiresAt - options.renewBeforeMs)
     || isDirty(now);
-
-  /** What to register now: the held types, the configured ones while none is held, or what was registered. */
-  const heldNow = (mapper: TermMapper): HeldTypes => {
-    filter ??= filterOf(options, mapper);
-    const held = readHeldTypes(store, options.tenant, filter);
-    if (held.size > 0) return held;
-    if (state.held.size > 0) return state.held;
-    return new Map([...filter.types ?? []].map((t) => [t, new Map()]));
-  };
 
   /** One step: register, renew or update, as due. Throws UpstreamError when the upstream did not take it. */
   const step = async (now: number): Promise<void> => {
@@ -221,7 +225,8 @@ export function createRegistrationKeeper(deps: RegistrationKeeperDeps): Registra
     const dirtyAt = state.dirtyAt;
     state.dirtyAt = undefined;
     try {
-      const held = heldNow(mapper);
+      filter ??= filterOf(options, mapper);
+      const held = heldNow(store, options.tenant, filter, state.held);
       state.isIdle = held.size === 0;
       if (state.isIdle) return; // Nothing held yet: registered with the first entity.
       const isChanged = !isSameHeld(held, state.held);
