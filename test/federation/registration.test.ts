@@ -109,6 +109,18 @@ describe('federation.register', () => {
     expect([...cloud!.registrations.values()][0].expiresAt).toBe(iso(T0 + 110 * MINUTE));
   });
 
+  it('removes and creates it again when the renewal is refused as a conflict (409)', async () => {
+    const { edge: e } = await startRegistering({}, (b) => create(b, SENSOR('urn:ngsi-ld:Sensor:1', 20)));
+    await cloud!.waitFor(() => cloud!.registrations.size === 1, 5_000, 'registration');
+    cloud!.answer((r) => (r.method === 'PATCH' ? { status: 409, body: { type: 'https://uri.etsi.org/ngsi-ld/errors/Conflict', title: 'Conflict' } } : undefined));
+    e.clock.advance(46 * MINUTE);
+    await cloud!.waitFor(() => csrCalls(cloud!, 'POST').length === 2, 5_000, 'registration again');
+    expect(csrCalls(cloud!).map((r) => r.method)).toEqual(['POST', 'PATCH', 'DELETE', 'POST']);
+    expect([...cloud!.registrations.values()][0].expiresAt).toBe(iso(T0 + 106 * MINUTE));
+    await waitUntil(async () => (await statusOf(e)).registration?.expiresAt === iso(T0 + 106 * MINUTE), 5_000, 'renewed in the status');
+    expect((await statusOf(e)).registration).toMatchObject({ registered: true, failures: 0 });
+  });
+
   it('updates a registration left by an earlier run (409 on creation) whole', async () => {
     cloud = await startFakeCloud();
     const { port } = await startRegistering({ register: { id: 'gw-1' } }, async (b) => {
