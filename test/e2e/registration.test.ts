@@ -1,7 +1,7 @@
 // End-to-end registration of one edgeld with another (real processes on loopback): gateway B, whose
 // upstream is A, registers itself with A as a context source of what it holds; A lists the
 // registration with B's URL as endpoint; B's SIGTERM removes it. Two gateways registered with one
-// upstream are both listed.
+// upstream are both listed; a gateway killed and restarted takes its registration over.
 
 import { describe, expect, it } from 'vitest';
 import { waitUntil } from '../helpers/fake-cloud.js';
@@ -40,6 +40,27 @@ describe('an edgeld registered with another (processes)', () => {
     expect(await nodes.stop(b!)).toBe(0);
     expect(await listed('Sensor')).toEqual([]);
     expect((await call(a!.base, 'GET', `/ngsi-ld/v1/csourceRegistrations/${encodeURIComponent(id)}`)).status).toBe(404);
+  });
+
+  it('is taken over by the gateway restarted after a kill -9, with its new endpoint', async () => {
+    const [a, b] = await nodes.start({}, ([up]) => registeringWith(up!, { FEDERATION_REGISTER_ID: 'gateway-b' }));
+    expect((await call(b!.base, 'POST', '/ngsi-ld/v1/entities', SENSOR)).status).toBe(201);
+    const held = async (): Promise<{ endpoint: string; expiresAt: string } | undefined> => {
+      const res = await call(a!.base, 'GET', `/ngsi-ld/v1/csourceRegistrations/${encodeURIComponent('urn:ngsi-ld:ContextSourceRegistration:edgeld:gateway-b')}`);
+      return res.status === 200 ? res.json : undefined;
+    };
+    await waitUntil(async () => (await held())?.endpoint === b!.base, 10_000, 'B registered with A');
+    const first = await held();
+    await nodes.kill(b!);
+    // Not removed: it stays until it expires, or until the gateway comes back.
+    expect(await held()).toEqual(first);
+    const [again] = await nodes.start(registeringWith(a!, { FEDERATION_REGISTER_ID: 'gateway-b', STORAGE_DIR: nodes.dataDir(b!) }));
+    // The creation finds it (409) and updates it whole: endpoint (its new port) and expiresAt.
+    await waitUntil(async () => {
+      const now = await held();
+      return now?.endpoint === again!.base && now.expiresAt !== first!.expiresAt;
+    }, 10_000, 'the registration taken over');
+    expect((await call(a!.base, 'GET', '/ngsi-ld/v1/csourceRegistrations?type=Sensor')).json).toHaveLength(1);
   });
 
   it('lists two gateways registered with one upstream, and keeps the other when one stops', async () => {

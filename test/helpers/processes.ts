@@ -17,6 +17,8 @@ export interface EdgeldProcesses {
   stop(p: BrokerProcess): Promise<number | string>;
   /** kill -9. */
   kill(p: BrokerProcess): Promise<void>;
+  /** The data directory of a process (STORAGE_DIR): give it to a later start to restart on the same data. */
+  dataDir(p: BrokerProcess): string;
 }
 
 export interface CallReply {
@@ -34,12 +36,15 @@ export function edgeldProcesses(prefix = 'edgeld-e2e-'): EdgeldProcesses {
   const running = killedAfterEach();
   afterAll(() => dir.remove());
   let started = 0;
+  const dirs = new Map<BrokerProcess, string>();
   return {
     async start(...envs) {
       const out: BrokerProcess[] = [];
       for (const env of envs) {
         const own = typeof env === 'function' ? env(out) : env;
-        const p = await startBrokerProcess({ STORAGE_DIR: `${dir.path}/node-${started++}`, ...own });
+        const withDir = { STORAGE_DIR: `${dir.path}/node-${started++}`, ...own };
+        const p = await startBrokerProcess(withDir);
+        dirs.set(p, withDir.STORAGE_DIR);
         running.add(p);
         out.push(p);
       }
@@ -56,6 +61,7 @@ export function edgeldProcesses(prefix = 'edgeld-e2e-'): EdgeldProcesses {
       await within(p.exited, 5_000, 'kill -9');
       running.delete(p);
     },
+    dataDir: (p) => dirs.get(p) ?? '',
   };
 }
 
