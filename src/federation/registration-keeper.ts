@@ -18,8 +18,9 @@ import {
 import { describeReply } from './replies.js';
 
 const REGISTRATIONS = '/ngsi-ld/v1/csourceRegistrations';
-/** Longest wait between two looks at the clock (renewal, debounce and retry times are checked then). */
+/** Longest and shortest wait between two looks at the clock (renewal, debounce and retry times are checked then). */
 const MAX_TICK_MS = 1_000;
+const MIN_TICK_MS = 10;
 
 export interface RegistrationKeeperOptions {
   /** The local tenant whose entities are registered. */
@@ -268,7 +269,7 @@ export function createRegistrationKeeper(deps: RegistrationKeeperDeps): Registra
       unlisten = deps.events.on((e) => {
         if (state.dirtyAt === undefined && isNew(e, options.tenant, state.held, filter)) state.dirtyAt = clock.now();
       });
-      timer = setInterval(tick, Math.max(1, Math.min(MAX_TICK_MS, options.debounceMs)));
+      timer = setInterval(tick, Math.max(MIN_TICK_MS, Math.min(MAX_TICK_MS, options.debounceMs)));
       timer.unref();
       tick();
     },
