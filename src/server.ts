@@ -128,7 +128,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     ...deps, store, feed, registry: subscriptionRegistry, contexts, mqtt, publicUrl, owners,
   });
   notifier.start();
-  const federation = buildFederation({ config, store, feed, contexts, clock, log });
+  const federation = buildFederation({ config, store, feed, contexts, clock, log, events, publicUrl });
   const loginLimiter = buildLoginLimiter(deps);
   const { ingest, hooks } = buildMqttAccess({
     ...deps, core, contexts, devices, registry: subscriptionRegistry, auth, mqtt, sessions: store.mqttSessions, loginLimiter,
