@@ -77,8 +77,19 @@ export interface SubscriptionOwner {
   assignees: string[];
 }
 
+/** NGSI-LD §5.2.21 TemporalQuery of a registration subscription, as written (its instants checked). */
+export interface SubscriptionTemporalQ {
+  timerel: 'before' | 'after' | 'between';
+  timeAt: string;
+  endTimeAt?: string;
+  /** observedAt: matched against observationInterval; createdAt, modifiedAt: managementInterval. */
+  timeproperty: 'observedAt' | 'createdAt' | 'modifiedAt';
+}
+
 export interface Subscription {
   id: SubscriptionId;
+  /** A context source registration subscription (NGSI-LD §5.11): notified of registrations, not entities. */
+  csource?: true;
   subscriptionName?: string;
   description?: string;
   entities?: EntitySelector[];
@@ -89,6 +100,10 @@ export interface Subscription {
   q?: Parsed<QExpr>;
   geoQ?: GeoQuery;
   scopeQ?: Parsed<ScopeExpr>;
+  /** Registration subscriptions: a filter on the registrations' contextSourceInfo and properties (§5.2.12 csf). */
+  csf?: Parsed<QExpr>;
+  /** Registration subscriptions: matched against the registrations' time intervals. */
+  temporalQ?: SubscriptionTemporalQ;
   isActive: boolean;
   expiresAt?: number;
   /** Seconds. */

@@ -12,6 +12,7 @@ import type { JournalFeed, Store } from '../store/index.js';
 import {
   createDispatcher, type DeliveryDeps, type Dispatcher, type DeliveryOptions, type DeliveryStats, type PendingNotification,
 } from './delivery.js';
+import { createCsourceNotifications, type CsourceNotifications, type RegistrationLens } from './csource-notifications.js';
 import { createMatchCache, matchSubscription, type SubscriptionMatch } from './matcher.js';
 import { changeTriggers } from './triggers.js';
 import { statusOf, type Subscription } from './model.js';
@@ -29,9 +30,14 @@ export interface NotifierOptions extends DeliveryOptions {
   periodicMaxEntities: number;
 }
 
-export interface NotifierDeps extends Omit<DeliveryDeps, 'store' | 'options'> {
-  store: Pick<Store, 'journal' | 'notifications' | 'subscriptions' | 'write' | 'entities'>;
+export interface NotifierDeps extends Omit<DeliveryDeps, 'store' | 'options' | 'registry'> {
+  store: Pick<Store, 'journal' | 'notifications' | 'subscriptions' | 'write' | 'entities' | 'registrations'>;
   registry: SubscriptionRegistry;
+  /**
+   * Context source registration subscriptions (NGSI-LD §5.11): their registry, and what the
+   * notifier knows of registrations. Absent: registration changes notify nobody.
+   */
+  csource?: { registry: SubscriptionRegistry; lens: RegistrationLens };
   /** The journal's reader, on which the notifier registers (reader `notifier`). */
   feed: JournalFeed;
   /** The context a subscription's notifications are compacted with. */
@@ -65,6 +71,11 @@ export interface Notifier {
   start(): void;
   /** Queues the notifications of periodic subscriptions that are due at `now`; returns how many. */
   runPeriodic(now: number): Promise<number>;
+  /**
+   * NGSI-LD §5.11.7: a registration subscription was created or updated: queues a notification of
+   * every registration that matches it now (none when none does).
+   */
+  notifyMatching(tenant: string, sub: Subscription): Promise<void>;
   /** Resolves once every committed change is matched and no delivery loop is running. */
   idle(): Promise<void>;
   stats(): NotifierStats;
@@ -159,14 +170,30 @@ function createDispatch(deps: DispatchDeps, counts: DispatchCounts): Dispatch {
   };
 }
 
+/** Both registries as delivery sees them: a subscription of either kind is looked up and kept in step. */
+function deliveryRegistry(registry: SubscriptionRegistry, other: SubscriptionRegistry | undefined): DeliveryDeps['registry'] {
+  if (other === undefined) return registry;
+  return {
+    get: (tenant, id) => registry.get(tenant, id) ?? other.get(tenant, id),
+    setDelivery(tenant, id, state) {
+      registry.setDelivery(tenant, id, state);
+      other.setDelivery(tenant, id, state);
+    },
+  };
+}
+
 export function createNotifier(deps: NotifierDeps): Notifier {
   const { store, registry, clock, log, options } = deps;
-  const dispatcher = createDispatcher({ ...deps, options });
+  const both = deliveryRegistry(registry, deps.csource?.registry);
+  const dispatcher = createDispatcher({ ...deps, registry: both, options });
+  const csource: CsourceNotifications | undefined = deps.csource === undefined ? undefined : createCsourceNotifications({
+    ...deps.csource, store, contextOf: deps.contextOf, newId: deps.newId, log,
+  });
   const cache = createMatchCache();
   /** When each subscription last had a notification queued (throttling and timeInterval). */
   const lastQueued = new Map<string, number>();
 
-  const { itemOf } = createItemBuilder(deps);
+  const { itemOf } = createItemBuilder({ ...deps, registry: both });
 
   const counts: DispatchCounts = { queued: 0, overflowed: 0 };
   const dispatch = createDispatch({ store, dispatcher, log, maxPending: options.maxPending }, counts);
@@ -174,6 +201,11 @@ export function createNotifier(deps: NotifierDeps): Notifier {
   const handle = async (changes: ChangeEvent[]): Promise<void> => {
     const items: Array<QueueItem & { seq: number }> = [];
     for (const change of changes) {
+      // NOTE: registration changes are rare: they leave the entity path here, before any lookup.
+      if (change.kind === 'registrationChanged') {
+        if (csource !== undefined) for (const item of await csource.ofChange(change, clock.now())) items.push({ ...item, seq: change.seq });
+        continue;
+      }
       // A change is matched as of when it was committed (expiry, throttling), whenever it is read.
       const at = change.at;
       const candidates = registry.candidates(change);
@@ -195,13 +227,13 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     // The cursor stays before the changes whose notifications are only in memory.
     savable: () => dispatcher.heldBefore() ?? Number.MAX_SAFE_INTEGER,
     // NOTE: with no subscription at all, no committed change can notify.
-    ignoresAll: () => registry.size() === 0,
+    ignoresAll: () => registry.size() === 0 && (csource === undefined || csource.size() === 0),
     // NOTE: a change read back from the journal has only references; the event emitted after its
     // commit has the entity as that change left it, and the feed hands that event while it keeps
     // it. A change without its event (read again after a restart) shows the entity as it is now,
     // with the attributes the change wrote as it wrote them.
     handle: (changes) => handle(changes.map((c) => {
-      if (c.entity !== undefined || c.kind === 'entityDeleted') return c;
+      if (c.entity !== undefined || c.kind === 'entityDeleted' || c.kind === 'registrationChanged') return c;
       const entity = store.entities.get({ tenant: c.tenant }, c.id);
       return entity === undefined ? c : { ...c, entity: asWritten(entity, c.instances) };
     })),
@@ -227,8 +259,27 @@ export function createNotifier(deps: NotifierDeps): Notifier {
         const item = await itemOf(tenant, sub, entities.map((entity) => ({ entity })), now);
         if (item !== undefined) items.push(item);
       }
+      if (csource !== undefined) {
+        for (const { tenant, sub } of csource.periodic()) {
+          const key = keyOf(tenant, sub.id);
+          const last = lastQueued.get(key) ?? sub.delivery.lastNotification;
+          if (sub.timeInterval === undefined || (last !== undefined && now - last < sub.timeInterval * 1000)) continue;
+          lastQueued.set(key, now);
+          const item = await csource.ofMatching(tenant, sub, now);
+          if (item !== undefined) items.push(item);
+        }
+      }
       if (items.length > 0) await dispatch(items);
       return items.length;
+    },
+
+    async notifyMatching(tenant, sub) {
+      if (csource === undefined) return;
+      const now = clock.now();
+      // A periodic subscription's first notification is this one; the next comes timeInterval later.
+      if (sub.timeInterval !== undefined) lastQueued.set(keyOf(tenant, sub.id), now);
+      const item = await csource.ofMatching(tenant, sub, now);
+      if (item !== undefined) await dispatch([item]);
     },
 
     async idle() {
