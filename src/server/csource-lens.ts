@@ -33,7 +33,7 @@ function filtersOf(sub: Subscription): RegistrationQuery {
 }
 
 /** A registration subscription as queries of registrations: one per entity selector (any of them matches). */
-export function queriesOf(sub: Subscription): RegistrationQuery[] {
+function queriesOf(sub: Subscription): RegistrationQuery[] {
   const base = filtersOf(sub);
   if (sub.entities === undefined) return [base];
   return sub.entities.map((sel) => {

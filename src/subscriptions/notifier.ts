@@ -182,6 +182,24 @@ function deliveryRegistry(registry: SubscriptionRegistry, other: SubscriptionReg
   };
 }
 
+/** NGSI-LD §5.2.12 timeInterval: the notifications of the periodic subscriptions due at `now` (every that many seconds). */
+async function duePeriodic(
+  subs: ReadonlyArray<{ tenant: string; sub: Subscription }>, lastQueued: Map<string, number>, now: number,
+  build: (tenant: string, sub: Subscription) => Promise<QueueItem | undefined>,
+): Promise<QueueItem[]> {
+  const items: QueueItem[] = [];
+  for (const { tenant, sub } of subs) {
+    if (sub.timeInterval === undefined || statusOf(sub, now) !== 'active') continue;
+    const key = keyOf(tenant, sub.id);
+    const last = lastQueued.get(key) ?? sub.delivery.lastNotification;
+    if (last !== undefined && now - last < sub.timeInterval * 1000) continue;
+    lastQueued.set(key, now);
+    const item = await build(tenant, sub);
+    if (item !== undefined) items.push(item);
+  }
+  return items;
+}
+
 export function createNotifier(deps: NotifierDeps): Notifier {
   const { store, registry, clock, log, options } = deps;
   const both = deliveryRegistry(registry, deps.csource?.registry);
@@ -246,29 +264,11 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     },
 
     async runPeriodic(now) {
-      const items: QueueItem[] = [];
-      for (const { tenant, sub } of registry.periodic()) {
-        if (sub.timeInterval === undefined || statusOf(sub, now) !== 'active') continue;
-        const key = keyOf(tenant, sub.id);
-        const last = lastQueued.get(key) ?? sub.delivery.lastNotification;
-        // NGSI-LD §5.2.12 timeInterval: every that many seconds.
-        if (last !== undefined && now - last < sub.timeInterval * 1000) continue;
+      const items = await duePeriodic(registry.periodic(), lastQueued, now, async (tenant, sub) => {
         const entities = periodicEntities({ store, periodicMaxEntities: options.periodicMaxEntities, mayRead: deps.mayRead }, cache, tenant, sub);
-        lastQueued.set(key, now);
-        if (entities.length === 0) continue;
-        const item = await itemOf(tenant, sub, entities.map((entity) => ({ entity })), now);
-        if (item !== undefined) items.push(item);
-      }
-      if (csource !== undefined) {
-        for (const { tenant, sub } of csource.periodic()) {
-          const key = keyOf(tenant, sub.id);
-          const last = lastQueued.get(key) ?? sub.delivery.lastNotification;
-          if (sub.timeInterval === undefined || (last !== undefined && now - last < sub.timeInterval * 1000)) continue;
-          lastQueued.set(key, now);
-          const item = await csource.ofMatching(tenant, sub, now);
-          if (item !== undefined) items.push(item);
-        }
-      }
+        return entities.length === 0 ? undefined : itemOf(tenant, sub, entities.map((entity) => ({ entity })), now);
+      });
+      if (csource !== undefined) items.push(...await duePeriodic(csource.periodic(), lastQueued, now, (tenant, sub) => csource.ofMatching(tenant, sub, now)));
       if (items.length > 0) await dispatch(items);
       return items.length;
     },
