@@ -113,6 +113,17 @@ describe('registration changes notify registration subscriptions [§5.11.7]', ()
     expect((await b.request('GET', `${R}/${REG}`)).status).toBe(404);
   });
 
+  it('the scheduled expiry job notices an expiry once the broker runs, with no call of ours', async () => {
+    await subscribe();
+    await register(REG, 'Vehicle', { expiresAt: new Date(T0 + 60_000).toISOString() });
+    await receiver.waitFor(1);
+    b.clock.set(T0 + 61_000);
+    await b.broker.listen();
+    // The job runs on notifications.periodic-schedule (every second).
+    const all = await receiver.waitFor(2, { ms: 5_000 });
+    expect(all[1]!.body).toMatchObject({ triggerReason: 'noLongerMatching', data: [{ id: REG }] });
+  });
+
   it('shows only the RegistrationInfo elements that match the subscription', async () => {
     await subscribe();
     await register(REG, 'Vehicle', { information: [{ entities: [{ type: 'Bus' }] }, { entities: [{ type: 'Vehicle' }], propertyNames: ['speed'] }] });
