@@ -121,10 +121,13 @@ export function createBroker(deps: BrokerDeps): Broker {
     all: () => [...subscriptionRegistry.all(), ...csourceRegistry.all()],
   };
   const checkEndpoint = createEndpointCheck({ config, registry: topicsOf, mqtt, auth });
-  const subscriptions = createSubscriptionService({ store, registry: subscriptionRegistry, clock, newId, ...(checkEndpoint ? { checkEndpoint } : {}) });
   let notifierOf: (() => Notifier) | undefined;
+  const settle = async (): Promise<void> => notifierOf?.().settled();
+  const subscriptions = createSubscriptionService({
+    store, registry: subscriptionRegistry, clock, newId, settle, ...(checkEndpoint ? { checkEndpoint } : {}),
+  });
   const csourceSubscriptions = createSubscriptionService({
-    store, registry: csourceRegistry, clock, newId, csource: true, ...(checkEndpoint ? { checkEndpoint } : {}),
+    store, registry: csourceRegistry, clock, newId, csource: true, settle, ...(checkEndpoint ? { checkEndpoint } : {}),
     // NGSI-LD §5.11.7: what matches a registration subscription now is notified once it is created or updated.
     onWritten: (tenant, sub) => {
       notifierOf?.().notifyMatching(tenant, sub).catch((err: unknown) => log.warn('registration notification not queued', { subscriptionId: sub.id, err }));

@@ -100,7 +100,8 @@ export function registerSubscriptionResource(app: App, deps: AppDeps, res: Subsc
    */
   const shown = async (c: AppContext, sub: Subscription, mapper: TermMapper): Promise<JsonObject> => {
     const out = renderSubscription(sub, mapper, subscriptions.now());
-    if (sub.jsonldContext === undefined) {
+    // NOTE: a registration subscription shows its members as given (ETSI 038_01 compares them whole).
+    if (sub.jsonldContext === undefined && !csource) {
       // NOTE: a subscription's stored context was its creation request's ContextInput.
       const resolved = await contexts.resolve(notificationContextInput(sub) as ContextInput | undefined);
       out.jsonldContext = toNotificationContext(resolved, new URL(c.req.url).origin).linkUrl;
@@ -142,6 +143,8 @@ export function registerSubscriptionResource(app: App, deps: AppDeps, res: Subsc
       const mediaType = negotiate(c.req.header('accept'), OFFERED);
       const id = subscriptionIdParam(c);
       const ctx = await linkContext(c, deps);
+      // The delivery members show every notification answered so far.
+      await subscriptions.settled();
       const sub = subscriptions.get(actorOf(c), id);
       return sendPayload(c, await shown(c, sub, ctx), ctx, mediaType);
     },

@@ -106,6 +106,8 @@ export interface Subscription {
   temporalQ?: SubscriptionTemporalQ;
   isActive: boolean;
   expiresAt?: number;
+  /** expiresAt as written: a registration subscription shows it back verbatim, as a registration does. */
+  expiresAtText?: string;
   /** Seconds. */
   throttling?: number;
   lang?: string;

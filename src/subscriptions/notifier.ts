@@ -78,6 +78,8 @@ export interface Notifier {
   notifyMatching(tenant: string, sub: Subscription): Promise<void>;
   /** Resolves once every committed change is matched and no delivery loop is running. */
   idle(): Promise<void>;
+  /** Records the deliveries answered so far now (not at the next flush); resolves once committed. */
+  settled(): Promise<void>;
   stats(): NotifierStats;
   stop(): Promise<void>;
 }
@@ -282,6 +284,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
       if (item !== undefined) await dispatch([item]);
     },
 
+    settled: () => dispatcher.settled(),
     async idle() {
       await follower.idle();
       await dispatcher.idle();

@@ -40,7 +40,10 @@ function parseGiven(input: SubscriptionInput, mapper: TermMapper, now: number): 
   if (input.csf !== undefined) out.csf = { text: input.csf, expr: parseQMember(input.csf, mapper, 'csf') };
   if (input.temporalQ !== undefined) out.temporalQ = parseTemporalQ(input.temporalQ);
   if (input.isActive !== undefined) out.isActive = input.isActive;
-  if (input.expiresAt !== undefined) out.expiresAt = parseExpiresAt(input.expiresAt, now);
+  if (input.expiresAt !== undefined) {
+    out.expiresAt = parseExpiresAt(input.expiresAt, now);
+    out.expiresAtText = input.expiresAt;
+  }
   if (input.throttling !== undefined) out.throttling = parseSeconds('throttling', input.throttling);
   if (input.lang !== undefined) out.lang = parseLang(input.lang);
   if (input.datasetId !== undefined) out.datasetId = parseDatasetIds(input.datasetId);

@@ -71,7 +71,7 @@ export function renderSubscription(sub: Subscription, mapper: TermMapper, now: n
   if (sub.csf !== undefined) out.csf = sub.csf.text;
   if (sub.temporalQ !== undefined) out.temporalQ = { ...sub.temporalQ };
   if (!sub.isActive) out.isActive = false;
-  if (sub.expiresAt !== undefined) out.expiresAt = formatDateTime(sub.expiresAt);
+  if (sub.expiresAt !== undefined) out.expiresAt = sub.csource === true && sub.expiresAtText !== undefined ? sub.expiresAtText : formatDateTime(sub.expiresAt);
   if (sub.throttling !== undefined) out.throttling = sub.throttling;
   if (sub.lang !== undefined) out.lang = sub.lang;
   if (sub.datasetId !== undefined) out.datasetId = [...sub.datasetId];

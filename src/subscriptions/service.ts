@@ -24,6 +24,8 @@ export interface SubscriptionServiceDeps {
   csource?: boolean;
   /** A subscription was created or updated (after commit): a registration subscription notifies what matches it now (§5.11.7). */
   onWritten?: (tenant: string, sub: Subscription) => void;
+  /** Resolves once the deliveries answered so far are recorded (the notifier's). */
+  settle?: () => Promise<void>;
 }
 
 /** The request's term maps and @context as given (absent: core only). */
@@ -39,6 +41,8 @@ export interface SubscriptionPage {
 
 export interface SubscriptionService {
   now(): number;
+  /** Resolves once every notification answered so far is counted in its subscription's delivery members. */
+  settled(): Promise<void>;
   /** §5.8.1: 409 AlreadyExists when the tenant has that id. */
   create(actor: Principal, input: SubscriptionInput, ctx: RequestContext): Subscription;
   /** §5.8.3: 404 ResourceNotFound when unknown. */
@@ -81,6 +85,9 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Subscr
   };
   return {
     now: () => clock.now(),
+    settled: async () => {
+      await deps.settle?.();
+    },
     create(actor, input, ctx) {
       const { tenant } = actor;
       const parsed = parseSubscription(input, { mapper: ctx.mapper, context: ctx.context, now: clock.now(), newId: deps.newId, csource });
