@@ -28,24 +28,25 @@ export interface AuthBenchResult {
   readonly hasErrors: boolean;
 }
 
-async function mint(key: CryptoKey, sub: string, roles?: string[]): Promise<string> {
+export async function mint(key: CryptoKey, sub: string, roles?: string[]): Promise<string> {
   const iat = Math.floor(Date.now() / 1000);
   return new SignJWT(roles ? { realm_access: { roles } } : {})
     .setProtectedHeader({ alg: 'ES256' }).setSubject(sub).setIssuedAt(iat).setExpirationTime(iat + TOKEN_LIFETIME_S).sign(key);
 }
 
-/** A ScenarioRun for a broker of the auth bench: its own state, no memory sampling. */
-function scenarioRun(server: ServerProcess, options: MeasureOptions, notes: string[]): ScenarioRun {
+/** A ScenarioRun for a broker of a side bench (auth, tls): its own state, no memory sampling. */
+export function scenarioRun(server: ServerProcess, options: MeasureOptions, notes: string[], opts: { measureCpu?: boolean } = {}): ScenarioRun {
   return {
     server, notes, results: [], datasets: new Map(),
     state: { created: 0, batched: 0, ingested: 0, random: seededRandom(SEED) },
     concurrency: options.concurrency, durationMs: options.durationMs, warmupMs: options.warmupMs,
     afterWarmup: async () => {},
+    ...(opts.measureCpu === true ? { measureCpu: true } : {}),
   };
 }
 
 /** Writes the public key of a new ES256 pair to a temporary PEM file; the private key mints tokens. */
-async function createKeyFile(options: MeasureOptions, cleanup: Cleanup): Promise<{ keyFile: string; privateKey: CryptoKey }> {
+export async function createKeyFile(options: MeasureOptions, cleanup: Cleanup): Promise<{ keyFile: string; privateKey: CryptoKey }> {
   const { publicKey, privateKey } = await generateKeyPair('ES256');
   const dir = mkdtempSync(join(options.tmp, 'edgeld-bench-key-'));
   cleanup.add(() => rm(dir, { recursive: true, force: true }), () => rmSync(dir, { recursive: true, force: true }));

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { benchAbuse } from './abuse.js';
 import { benchAuth } from './auth.js';
 import { Cleanup } from './cleanup.js';
 import { benchFederation } from './federation.js';
@@ -21,12 +22,12 @@ import { benchTls } from './tls.js';
 interface RunOptions extends MeasureOptions {
   readonly ceilingOnly: boolean;
   /** Only the notification scenarios (no ceiling), MQTT ingestion (with its own ceiling), or federation (brokers of their own). */
-  readonly only: 'notifications' | 'auth' | 'tls' | 'mqtt' | 'federation' | 'coldstart' | undefined;
+  readonly only: 'notifications' | 'auth' | 'tls' | 'mqtt' | 'federation' | 'coldstart' | 'abuse' | undefined;
   /** The broker's entry script; undefined means dist/main.js. */
   readonly broker: string | undefined;
 }
 
-const USAGE = `usage: node dist-bench/run.js [--ceiling-only | --only notifications|auth|tls|mqtt|federation|coldstart] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
+const USAGE = `usage: node dist-bench/run.js [--ceiling-only | --only notifications|auth|tls|mqtt|federation|coldstart|abuse] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
   --ceiling-only   benchmark only the bare Hono + SQLite ceiling
   --only notifications
                    run only the notification scenarios (on a broker of their own; no ceiling)
@@ -38,6 +39,9 @@ const USAGE = `usage: node dist-bench/run.js [--ceiling-only | --only notificati
                    run only the federation scenarios (an edge, a cloud and a baseline broker)
   --only coldstart run only the cold start (a database of 100,000 entities and 10 million history
                    rows built in-process, then the broker started on it three times)
+  --only abuse     run only the abuse scenarios (a 200 MB announced packet, 10,000 failed logins
+                   from one and from 1,000 addresses over HTTP and MQTT, while a steady client
+                   reads); not part of the full run
   --concurrency N  requests in flight in throughput scenarios (default 16)
   --duration S     measured seconds per throughput scenario (default 3); the one-shot ingest and the
                    latency scenarios send a fixed number of requests, one at a time
@@ -75,8 +79,8 @@ function parseOptions(argv: readonly string[]): RunOptions {
     process.exit(0);
   }
   const only = values.only;
-  if (only !== undefined && only !== 'notifications' && only !== 'auth' && only !== 'tls' && only !== 'mqtt' && only !== 'federation' && only !== 'coldstart') {
-    throw new Error(`--only: expected notifications, auth, tls, mqtt, federation or coldstart\n${USAGE}`);
+  if (only !== undefined && only !== 'notifications' && only !== 'auth' && only !== 'tls' && only !== 'mqtt' && only !== 'federation' && only !== 'coldstart' && only !== 'abuse') {
+    throw new Error(`--only: expected notifications, auth, tls, mqtt, federation, coldstart or abuse\n${USAGE}`);
   }
   if (only !== undefined && values['ceiling-only']) throw new Error(`--only and --ceiling-only exclude each other\n${USAGE}`);
   const concurrency = Number(values.concurrency);
@@ -206,6 +210,13 @@ async function main(): Promise<void> {
     if (options.only === 'auth' || options.only === 'tls') {
       const a = options.only === 'auth' ? await benchAuth(brokerTarget, options, cleanup) : await benchTls(brokerTarget, options, cleanup);
       const noteLines = [...a.notes, ...describeTargets(a.rows, a.scenarios)].map((note) => `note: ${note}`).join('\n');
+      process.stdout.write(`${formatTable(a.rows)}\n\n${noteLines}\n${formatJson(a.rows)}\n`);
+      if (a.hasErrors) process.exitCode = 1;
+      return;
+    }
+    if (options.only === 'abuse') {
+      const a = await benchAbuse(brokerTarget, options, cleanup);
+      const noteLines = a.notes.map((note) => `note: ${note}`).join('\n');
       process.stdout.write(`${formatTable(a.rows)}\n\n${noteLines}\n${formatJson(a.rows)}\n`);
       if (a.hasErrors) process.exitCode = 1;
       return;

@@ -8,16 +8,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { scenarioRun } from './auth.js';
 import type { ServerProcess } from './child.js';
 import type { Cleanup } from './cleanup.js';
 import { withFreshTarget, type MeasureOptions, type Target } from './measure.js';
-import { seededRandom } from './random.js';
 import { compareRows, type Row, type ScenarioResult } from './report.js';
-import { runScenario, type ScenarioRun } from './run-scenario.js';
+import { runScenario } from './run-scenario.js';
 import type { Scenario } from './scenario-types.js';
 import { CREATE } from './scenarios.js';
 
-const SEED = 42;
 
 /** `create` over HTTPS; its ratio is taken against plain `create`. */
 export const TLS_CREATE: Scenario = {
@@ -44,16 +43,6 @@ function makeCerts(options: MeasureOptions, cleanup: Cleanup): { dir: string; ca
   cleanup.add(() => rm(dir, { recursive: true, force: true }), () => rmSync(dir, { recursive: true, force: true }));
   execFileSync(process.execPath, [MAKE_CERTS, '--dir', dir, 'localhost', '127.0.0.1'], { stdio: ['ignore', 'ignore', 'pipe'] });
   return { dir, ca: readFileSync(join(dir, 'ca.pem')) };
-}
-
-function scenarioRun(server: ServerProcess, options: MeasureOptions, notes: string[]): ScenarioRun {
-  return {
-    server, notes, results: [], datasets: new Map(),
-    state: { created: 0, batched: 0, ingested: 0, random: seededRandom(SEED) },
-    concurrency: options.concurrency, durationMs: options.durationMs, warmupMs: options.warmupMs,
-    afterWarmup: async () => {},
-    measureCpu: true,
-  };
 }
 
 /** Rounds of plain then HTTPS creates: the machine's pace changes less within a round than across the run. */
@@ -94,8 +83,8 @@ export async function benchTls(broker: Target, options: MeasureOptions, cleanup:
   };
   const notes: string[] = [];
   const rounds = await withFreshTarget(tlsTarget, options, cleanup, (tlsServer) => withFreshTarget(broker, options, cleanup, async (plainServer) => {
-    const secureRun = scenarioRun(tlsServer, options, notes);
-    const plainRun = scenarioRun(plainServer, options, notes);
+    const secureRun = scenarioRun(tlsServer, options, notes, { measureCpu: true });
+    const plainRun = scenarioRun(plainServer, options, notes, { measureCpu: true });
     const out: Array<{ subject: ScenarioResult; baseline: ScenarioResult }> = [];
     for (let i = 0; i < ROUNDS; i++) {
       const baseline = await runScenario(plainRun, CREATE);

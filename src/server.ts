@@ -16,8 +16,8 @@ import type { Ingest, MqttQos } from './mqtt/index.js';
 import type { RegistrationService } from './registrations/index.js';
 import type { Store } from './store/index.js';
 import {
-  createSubscriptionRegistry, createSubscriptionService, loadSubscriptions, type MqttSender, type Notifier, type SubscriptionRegistry,
-  type SubscriptionService,
+  createSubscriptionOwners, createSubscriptionRegistry, createSubscriptionService, loadSubscriptions, type MqttSender, type Notifier,
+  type SubscriptionRegistry, type SubscriptionService,
 } from './subscriptions/index.js';
 import { addDuration, createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
 import { buildAuth } from './server/auth.js';
@@ -26,10 +26,11 @@ import { buildFoundation } from './server/foundation.js';
 import { buildRegistrations } from './server/registrations.js';
 import { createRegistrationLens } from './server/csource-lens.js';
 import { buildHttp } from './server/http.js';
-import { buildLoginLimiter } from './server/login-limiter.js';
+import { buildLoginLimiter, buildSecretChecks } from './server/login-limiter.js';
 import { closeAll, listenAll, type LifecycleDeps } from './server/lifecycle.js';
 import { buildMqttAccess, createEndpointCheck } from './server/mqtt-access.js';
 import { buildNotifications } from './server/notifications.js';
+import { reportOwnerless } from './server/ownerless.js';
 import type { Runtime } from './server/runtime.js';
 
 export interface BrokerDeps {
@@ -104,7 +105,9 @@ export function createBroker(deps: BrokerDeps): Broker {
   const scheme = config.server.tlsKey === '' ? 'http' : 'https';
   const publicUrl = (): string => config.server.publicUrl || `${scheme}://127.0.0.1:${runtime.httpPort ?? config.server.port}`;
   const { store, events, feed, contexts, core } = buildFoundation(deps);
-  const { permissions, subjects, verifier, auth, identity } = buildAuth({ ...deps, store, core, publicUrl });
+  const secretChecks = buildSecretChecks(config);
+  const checkSecret = (secret: string, hash: string): Promise<boolean> => secretChecks.verify(secret, hash);
+  const { permissions, subjects, verifier, auth, identity, rights, onSubjectGone } = buildAuth({ ...deps, store, core, publicUrl, checkSecret });
   const entities = createEntityService({ store, core, clock, newId });
   // The schema accepts only ISO 8601 durations (or empty) for history.retention.
   const retention = config.history.retention === '' ? undefined : parseDuration(config.history.retention);
@@ -121,37 +124,45 @@ export function createBroker(deps: BrokerDeps): Broker {
     all: () => [...subscriptionRegistry.all(), ...csourceRegistry.all()],
   };
   const checkEndpoint = createEndpointCheck({ config, registry: topicsOf, mqtt, auth });
+  // With authentication on, notifications follow their owners' rights as they are at delivery.
+  const owners = auth && createSubscriptionOwners({
+    rightsOf: (subject, fallback) => rights.of(subject, fallback), checkEndpoint,
+    registry: { get: (tenant, id) => subscriptionRegistry.get(tenant, id) ?? csourceRegistry.get(tenant, id) },
+  });
+  if (owners) reportOwnerless(store, subscriptionRegistry, log);
   let notifierOf: (() => Notifier) | undefined;
   const settle = async (): Promise<void> => notifierOf?.().settled();
   const subscriptions = createSubscriptionService({
-    store, registry: subscriptionRegistry, clock, newId, settle, ...(checkEndpoint ? { checkEndpoint } : {}),
+    store, registry: subscriptionRegistry, clock, newId, owners, settle, ...(checkEndpoint ? { checkEndpoint } : {}),
   });
   const csourceSubscriptions = createSubscriptionService({
-    store, registry: csourceRegistry, clock, newId, csource: true, settle, ...(checkEndpoint ? { checkEndpoint } : {}),
+    store, registry: csourceRegistry, clock, newId, owners, csource: true, settle, ...(checkEndpoint ? { checkEndpoint } : {}),
     // NGSI-LD §5.11.7: what matches a registration subscription now is notified once it is created or updated.
     onWritten: (tenant, sub) => {
       notifierOf?.().notifyMatching(tenant, sub).catch((err: unknown) => log.warn('registration notification not queued', { subscriptionId: sub.id, err }));
     },
   });
   const registrations = buildRegistrations({ config, runtime, store, clock, newId, announce: (change) => events.emit(change) });
-  const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType });
+  const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType, checkSecret });
   const jobs = createJobScheduler({ log: log.child('jobs') });
   const journalMaxAge = parseDuration(config.journal.maxAge);
   if (!journalMaxAge) throw new Error(`journal.max-age: '${config.journal.maxAge}' is too large a duration`);
   // Journal consumers: each registers on the feed when built.
   const { notifier, mqttSender, publishLocal } = buildNotifications({
-    ...deps, store, feed, registry: subscriptionRegistry, contexts, mqtt, publicUrl,
+    ...deps, store, feed, registry: subscriptionRegistry, contexts, mqtt, publicUrl, owners,
     csource: { registry: csourceRegistry, lens: createRegistrationLens() },
   });
   notifierOf = () => notifier;
   notifier.start();
-  const federation = buildFederation({ config, store, feed, contexts, clock, log });
+  const federation = buildFederation({ config, store, feed, contexts, clock, log, events, publicUrl });
   const loginLimiter = buildLoginLimiter(deps);
   const { ingest, hooks } = buildMqttAccess({
     ...deps, core, contexts, devices, registry: topicsOf, auth, mqtt, sessions: store.mqttSessions, loginLimiter,
   });
+  // A deleted subject's MQTT connections end (its subscriptions are suspended through `owners`).
+  onSubjectGone((subject) => runtime.mqtt?.closeClientsOf(subject));
   const http = buildHttp({
-    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, loginLimiter,
+    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, loginLimiter, secretChecks,
     services: { contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, permissions, subjects, devices, auth, identity },
   });
   const lifecycle: LifecycleDeps = {

@@ -79,16 +79,29 @@ async function readyPart(ctx: ViewContext, m: readonly Sample[] | undefined): Pr
   return card('Broker', table([['Ready', ready], ...processRows(m)]));
 }
 
+/** The rows of the gateway's registration upstream (federation.register), none when it is off. */
+function registrationRows(reg: Record<string, unknown> | null | undefined): Row[] {
+  if (reg === null || reg === undefined) return [];
+  const lastError = reg['lastError'] as { at?: unknown; message?: unknown } | null; // NOTE: null or { at, message }
+  return [
+    ['Registered upstream', reg['registered'] === true
+      ? h('span', { class: 'ok' }, `yes, until ${String(reg['expiresAt'] ?? '')}`) : h('span', { class: 'bad' }, 'no')],
+    ['Registration error', lastError ? h('span', { class: 'bad' }, `${ago(lastError.at)}: ${String(lastError.message ?? '')}`) : 'none'],
+  ];
+}
+
 async function federationPart(ctx: ViewContext): Promise<HTMLElement> {
   try {
     const s = (await ctx.api.get('/federation/status')).body as Record<string, unknown>; // NOTE: the status object, read member by member
-    if (s['enabled'] !== true) return card('Federation', h('p', { class: 'muted' }, 'Off (no federation.upstream.url).'));
+    const registration = registrationRows(s['registration'] as Record<string, unknown> | null | undefined); // NOTE: null or the registration object
+    if (s['enabled'] !== true && registration.length === 0) return card('Federation', h('p', { class: 'muted' }, 'Off (no federation.upstream.url).'));
+    if (s['enabled'] !== true) return card('Federation', table([['Upstream', String(s['url'] ?? '')], ['Changes', 'not forwarded (registration only)'], ...registration]));
     const lastError = s['lastError'] as { at?: unknown; message?: unknown } | null; // NOTE: null or { at, message }
     return card('Federation', table([
       ['Upstream', String(s['url'] ?? '')], ['Outbox depth', count(Number(s['outboxDepth']))],
       ['Oldest pending', ago(s['oldestPending'])], ['Last success', ago(s['lastSuccess'])],
       ['Last error', lastError ? h('span', { class: 'bad' }, `${ago(lastError.at)}: ${String(lastError.message ?? '')}`) : 'none'],
-      ['Parked', count(Number(s['parked']))], ['Dropped', count(Number(s['dropped']))],
+      ['Parked', count(Number(s['parked']))], ['Dropped', count(Number(s['dropped']))], ...registration,
     ]));
   } catch (err) {
     return card('Federation', errorBox(err, 'Federation status'));

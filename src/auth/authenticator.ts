@@ -20,14 +20,24 @@ export interface AuthenticatorDeps {
   verifier: { verifyToken(token: string): Promise<VerifiedToken> };
   clock: Clock;
   claims: ClaimsOptions;
-  /** Called with the claims of each token the first time it is verified. */
-  observe: (claims: Record<string, unknown>) => void;
+  /**
+   * Called with the claims of each token the first time it is verified, and the rights they give
+   * (`isLocal`: signed by the built-in identity provider).
+   */
+  observe: (claims: Record<string, unknown>, rights: ObservedRights) => void;
   allowPublic: boolean;
   /**
    * Whether the built-in identity provider still has a user or client with this `sub`: asked at every
    * request with one of its tokens, so it must be an in-memory lookup. Undefined: no provider.
    */
   isLocalSubject?: ((sub: string) => boolean) | undefined;
+}
+
+/** What a verified token makes its subject: an administrator or not, and its assignees (tenant-independent). */
+export interface ObservedRights {
+  admin: boolean;
+  assignees: readonly string[];
+  isLocal: boolean;
 }
 
 interface Verified {
@@ -77,7 +87,9 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
       const localSub = isLocal ? String(claims.sub) : undefined;
       if (localSub !== undefined && isLocalSubject !== undefined && !isLocalSubject(localSub)) throw unauthorized(REASONS.subjectGone);
       const entry: Verified = { claims, expiresAt: exp, principals: new Map(), localSub };
-      observe(claims);
+      // NOTE: admin and assignees do not depend on the tenant; the default tenant's principal is kept.
+      const rights = principal(entry, '');
+      observe(claims, { admin: rights.admin, assignees: rights.assignees, isLocal });
       verified.set(token, entry);
       return principal(entry, tenant);
     },

@@ -4,15 +4,15 @@
 
 import { randomBytes } from 'node:crypto';
 import { SignJWT, type JWK } from 'jose';
-import type { Clock, IdentityClient, IdentityUser, IdGenerator, Logger } from '../lib/index.js';
-import { hashSecret, verifySecret } from './secret-hash.js';
+import type { Clock, IdentityClient, IdentitySubject, IdentityUser, IdGenerator, Logger } from '../lib/index.js';
+import { hashSecret, hashSecretAsync, verifySecret } from './secret-hash.js';
 import { loadSigningKeys, type SigningAlgorithm, type SigningKeyPersistence } from './signing-keys.js';
 
 export interface IdentityPersistence extends SigningKeyPersistence {
   findUser(username: string): IdentityUser | undefined;
   findClient(clientId: string): IdentityClient | undefined;
-  /** The `sub` of every user and client (at most `limit`). */
-  subjects(limit: number): string[];
+  /** The `sub`, roles and groups of every user and client (at most `limit`). */
+  subjects(limit: number): IdentitySubject[];
   /** Changes whenever users or clients may have changed, whoever changed them. */
   changeMark(): string;
 }
@@ -28,7 +28,14 @@ export interface IdentityProviderDeps {
   algorithm: SigningAlgorithm;
   /** `aud` of issued tokens; none when absent. */
   audience?: string;
+  /** Checks a secret against its hash (the global bound on checks); verifySecret when absent. */
+  checkSecret?: (secret: string, hash: string) => Promise<boolean>;
   log: Logger;
+  /**
+   * Called after a refresh that found the users and clients changed, with the subjects no longer
+   * among them (their subscriptions stop, their MQTT connections close).
+   */
+  onSubjectsChanged?: (removed: readonly string[]) => void;
 }
 
 export interface ClientCredentials {
@@ -66,9 +73,14 @@ export interface IdentityProvider {
   issuer(): string;
   /** Whether `sub` is one of its users or clients, as of the last refresh (each token grant refreshes too); in memory. */
   hasSubject(sub: string): boolean;
+  /** The roles and groups of one of its users or clients as of the last refresh; undefined when not one. In memory. */
+  localSubject(sub: string): IdentitySubject | undefined;
   /** Reloads the users and clients when they changed since the last refresh (one cheap query otherwise). */
   refreshSubjects(): void;
-  /** Checks the credentials of a grant and signs a token; throws TokenRequestError when refused. */
+  /**
+   * Checks the credentials of a grant and signs a token; throws TokenRequestError when refused, and
+   * SecretCheckBusyError when too many checks are in progress already.
+   */
   issueToken(grant: TokenGrant): Promise<TokenResponse>;
   /** OpenID Connect Discovery 1.0 §3 metadata, with endpoints under `baseUrl`. */
   openidConfiguration(baseUrl: string): Record<string, unknown>;
@@ -85,14 +97,36 @@ const MAX_SUBJECTS = 100_000;
 /** What the subject of a token is given besides its roles and groups. */
 type Subject = { sub: string; roles: string[]; groups: string[]; claims: Record<string, unknown> };
 
+/** The OpenID Provider Metadata of the built-in provider (discovery document). */
+function openidConfiguration(issuer: string, baseUrl: string, alg: string): Record<string, unknown> {
+  return {
+    issuer,
+    token_endpoint: `${baseUrl}/auth/token`,
+    jwks_uri: `${baseUrl}/auth/jwks`,
+    grant_types_supported: ['client_credentials', 'password'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    response_types_supported: ['token'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: [alg],
+    claims_supported: [
+      'iss', 'sub', 'aud', 'iat', 'exp', 'jti', 'preferred_username', 'given_name', 'family_name', 'realm_access', 'groups', 'client_id', 'azp',
+    ],
+  };
+}
+
 export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProvider {
   const { persistence, clock, log } = deps;
   const keys = loadSigningKeys(persistence, deps.algorithm, clock.now(), log);
-  let dummyHash: string | undefined;
+  let dummyHash: Promise<string> | undefined;
   // NOTE: an unknown user or client is checked against this hash, so a refusal takes as long
-  // whether or not the name exists.
-  const dummy = (): string => (dummyHash ??= hashSecret(randomBytes(16).toString('base64url')));
-  let subjects = new Set<string>();
+  // whether or not the name exists. Made off the main thread on first need: made synchronously, the
+  // first unknown name of a flood of failed logins would stall every request for a whole hash.
+  const dummy = (): Promise<string> => (dummyHash ??= hashSecretAsync(randomBytes(16).toString('base64url')).catch((err: unknown) => {
+    dummyHash = undefined;
+    throw err;
+  }));
+  const checkSecret = deps.checkSecret ?? verifySecret;
+  let subjects = new Map<string, IdentitySubject>();
   let subjectsMark: string | undefined;
 
   function refreshSubjects(): void {
@@ -100,14 +134,19 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
     if (mark === subjectsMark) return;
     const list = persistence.subjects(MAX_SUBJECTS);
     if (list.length >= MAX_SUBJECTS) log.warn('too many users and clients: the tokens of some are refused', { max: MAX_SUBJECTS });
-    subjects = new Set(list);
+    const previous = subjects;
+    subjects = new Map(list.map((s) => [s.sub, s]));
+    const isFirst = subjectsMark === undefined;
     subjectsMark = mark;
+    if (isFirst || deps.onSubjectsChanged === undefined) return;
+    const removed = [...previous.keys()].filter((sub) => !subjects.has(sub));
+    deps.onSubjectsChanged(removed);
   }
   refreshSubjects();
 
   async function authenticateClient(credentials: ClientCredentials): Promise<IdentityClient> {
     const client = persistence.findClient(credentials.clientId);
-    const isValid = await verifySecret(credentials.clientSecret, client?.secretHash ?? dummy());
+    const isValid = await checkSecret(credentials.clientSecret, client?.secretHash ?? await dummy());
     if (!client || !isValid) {
       log.info('token refused: client authentication failed', { clientId: credentials.clientId });
       throw new TokenRequestError('invalid_client', 'Client authentication failed');
@@ -124,7 +163,7 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
       case 'password': {
         const client = grant.client ? await authenticateClient(grant.client) : undefined;
         const user = persistence.findUser(grant.username);
-        const isValid = await verifySecret(grant.password, user?.passwordHash ?? dummy());
+        const isValid = await checkSecret(grant.password, user?.passwordHash ?? await dummy());
         if (!user || !isValid) {
           log.info('token refused: wrong username or password', { username: grant.username });
           throw new TokenRequestError('invalid_grant', 'Invalid username or password');
@@ -142,6 +181,7 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
     publicJwks: () => ({ keys: keys.publicJwks.map((k) => ({ ...k })) }),
     issuer: () => deps.issuer(),
     hasSubject: (sub) => subjects.has(sub),
+    localSubject: (sub) => subjects.get(sub),
     refreshSubjects,
     async issueToken(grant) {
       const subject = await subjectOf(grant);
@@ -161,19 +201,7 @@ export function createIdentityProvider(deps: IdentityProviderDeps): IdentityProv
       log.debug('token issued', { grantType: grant.grantType, sub: subject.sub });
       return { access_token: token, token_type: 'Bearer', expires_in: deps.tokenLifetimeSec };
     },
-    openidConfiguration: (baseUrl) => ({
-      issuer: deps.issuer(),
-      token_endpoint: `${baseUrl}/auth/token`,
-      jwks_uri: `${baseUrl}/auth/jwks`,
-      grant_types_supported: ['client_credentials', 'password'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      response_types_supported: ['token'],
-      subject_types_supported: ['public'],
-      id_token_signing_alg_values_supported: [keys.current.alg],
-      claims_supported: [
-        'iss', 'sub', 'aud', 'iat', 'exp', 'jti', 'preferred_username', 'given_name', 'family_name', 'realm_access', 'groups', 'client_id', 'azp',
-      ],
-    }),
+    openidConfiguration: (baseUrl) => openidConfiguration(deps.issuer(), baseUrl, keys.current.alg),
     hashSecret,
     verifySecret,
   };

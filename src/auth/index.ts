@@ -8,7 +8,11 @@ export {
   type IdentityProviderDeps, type TokenErrorCode, type TokenGrant, type TokenResponse,
 } from './identity-provider.js';
 /** Password and client secret hashes (`scrypt$N$r$p$salt$hash`), shared with scripts/idp.mjs. */
-export { hashSecret, isSecretHash, verifySecret } from './secret-hash.js';
+export { hashSecret, hashSecretAsync, isSecretHash, verifySecret } from './secret-hash.js';
+/** The global bound on concurrent password and secret checks, with a bounded queue. */
+export {
+  createSecretChecks, SecretCheckBusyError, type SecretCheckLimits, type SecretChecks, type SecretCheckStats,
+} from './secret-checks.js';
 export type { SigningAlgorithm, SigningKeyPersistence } from './signing-keys.js';
 /**
  * Verifies bearer JWTs against the identity provider's JWKS (cached on disk), a local key file and
@@ -18,5 +22,5 @@ export { createTokenVerifier, type TokenVerifier, type TokenVerifierOptions } fr
 export {
   actionIncludes, administers, allows, checkPermissionRules, requireRight, type HeldPermissions,
 } from './policy.js';
-export { claimAt, subjectUri, type ClaimsOptions } from './principal.js';
-export { createAuthenticator, type Authenticator, type AuthenticatorDeps } from './authenticator.js';
+export { claimAt, principalOf, subjectUri, type ClaimsOptions } from './principal.js';
+export { createAuthenticator, type Authenticator, type AuthenticatorDeps, type ObservedRights } from './authenticator.js';

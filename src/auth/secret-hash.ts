@@ -37,6 +37,19 @@ export function hashSecret(secret: string): string {
   return [SCHEME, N, r, p, salt.toString('base64url'), key.toString('base64url')].join('$');
 }
 
+/**
+ * hashSecret off the main thread (libuv's pool): for hashes made while requests are served, such as
+ * the decoys that unknown names are checked against, whose first use must not stall the event loop.
+ */
+export async function hashSecretAsync(secret: string): Promise<string> {
+  const salt = randomBytes(SALT_BYTES);
+  const { N, r, p } = DEFAULT_PARAMS;
+  const key = await new Promise<Buffer>((resolve, reject) => {
+    scrypt(secret.normalize('NFC'), salt, KEY_BYTES, { N, r, p, maxmem: memoryOf(DEFAULT_PARAMS) }, (err, out) => (err ? reject(err) : resolve(out)));
+  });
+  return [SCHEME, N, r, p, salt.toString('base64url'), key.toString('base64url')].join('$');
+}
+
 function parseHash(encoded: string): ParsedHash | undefined {
   const parts = encoded.split('$');
   if (parts.length !== 6 || parts[0] !== SCHEME) return undefined;

@@ -45,6 +45,16 @@ function tlsPairIssues(config: { server: TlsOptions & { port: number; redirectPo
   }
 }
 
+/** federation.register needs an upstream. */
+function registerIssues(federation: { upstream: { url: string }; register: { enabled: boolean; only: boolean } }, ctx: z.RefinementCtx): void {
+  if (federation.register.enabled && federation.upstream.url === '') {
+    ctx.addIssue({ code: 'custom', path: ['federation', 'register', 'enabled'], message: 'needs federation.upstream.url (the broker the gateway registers with)' });
+  }
+  if (federation.register.only && !federation.register.enabled) {
+    ctx.addIssue({ code: 'custom', path: ['federation', 'register', 'only'], message: 'needs federation.register.enabled' });
+  }
+}
+
 interface TlsOptions {
   tlsKey: string;
   tlsCert: string;
@@ -239,6 +249,31 @@ export const configSchema = z
               .describe('Oldest change still forwarded (ISO 8601 duration); older ones are skipped (logged and counted)'),
           })
           .prefault({}),
+        // The gateway as a context source of the upstream broker (NGSI-LD §5.9.2 Register Context Source).
+        register: z
+          .strictObject({
+            enabled: z.boolean().default(false)
+              .describe('Register this gateway with the upstream broker as a context source of the entity types and attributes it holds (needs federation.upstream.url)'),
+            only: z.boolean().default(false)
+              .describe('Only the registration: local changes are not forwarded upstream, the upstream broker reads them from the gateway through it'),
+            mode: z.enum(['auxiliary', 'inclusive']).default('auxiliary')
+              .describe('Registration mode: auxiliary lets the upstream broker read live data from the gateway; inclusive forwards writes to it too'),
+            url: z.string().regex(/^$|^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'expected an http(s) URL such as http://gateway.example.com:1026, or empty').default('')
+              .describe('Base URL the upstream broker reaches this gateway at, the registration\'s endpoint (empty: server.public-url, else http://127.0.0.1:<port>)'),
+            id: z.string().regex(/^$|^[A-Za-z0-9._-]{1,128}$/, 'expected letters, digits, ., _ and -, at most 128, or empty').default('')
+              .describe('Name of this gateway in its registration id urn:ngsi-ld:ContextSourceRegistration:edgeld:<id> (empty: the host and port of federation.register.url)'),
+            lifetime: z.string().regex(ISO_DURATION, 'expected an ISO 8601 duration such as PT1H')
+              .refine((v) => /[1-9]/.test(v), 'a registration must live longer than zero')
+              .default('PT1H').describe('How long the registration lives upstream unless renewed (ISO 8601 duration; its expiresAt is now plus this)'),
+            renewBefore: z.string().regex(/^(0?\.\d*[1-9]\d*)$|^P(?!$)(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$/, 'expected a fraction of the lifetime such as 0.25, or an ISO 8601 duration such as PT10M')
+              .default('0.25').describe('When the registration is renewed: this fraction of federation.register.lifetime, or this duration, before it expires'),
+            types: z.string().regex(/^$|^[^\s,]+(,[^\s,]+)*$/, 'expected comma-separated type names such as Sensor,Device, or empty').default('')
+              .describe('Entity types registered, comma-separated, expanded with federation.upstream.context (empty: every type the gateway holds)'),
+            attrs: z.string().regex(/^$|^[^\s,]+(,[^\s,]+)*$/, 'expected comma-separated attribute names such as temperature,humidity, or empty').default('')
+              .describe('Attribute names registered, comma-separated, expanded with federation.upstream.context (empty: every attribute of the registered types)'),
+            debounce: positiveInt(5_000, 'Milliseconds a new entity type or attribute waits before the registration\'s information is updated upstream (more arriving meanwhile go in the same update)'),
+          })
+          .prefault({}),
       })
       .prefault({}),
     application: z
@@ -287,6 +322,18 @@ export const configSchema = z
             forgetAfter: positiveInt(3_600_000, 'Milliseconds after its last failure that an address or user name starts afresh'),
             maxEntries: z.int().min(16).max(100_000).default(10_000)
               .describe('Addresses and user names tracked at most; beyond, the least recently seen are forgotten, so address rotation cannot grow memory (16 to 100000)'),
+            maxAnswerDelay: nonNegativeInt(5_000, 'Longest the answer to a login refused for its wait is held back, in milliseconds (HTTP 429, MQTT CONNACK): a client guessing passwords gets one answer per wait and its connections sit idle (0: answered at once)'),
+            maxConcurrentChecks: z.int().min(1).max(64).default(1)
+              .describe('Password and device secret checks (scrypt: 32 MiB and a CPU core for tens of milliseconds each) running at once over the whole gateway, whether or not lockout is enabled (1 to 64)'),
+            maxQueuedChecks: z.int().min(0).max(10_000).default(16)
+              .describe('Checks waiting for one of application.lockout.max-concurrent-checks; beyond, a login is refused at once (HTTP 429 with Retry-After; MQTT: CONNACK server unavailable) and counted'),
+          })
+          .prefault({}),
+        budget: z
+          .strictObject({
+            requestsPerMinute: nonNegativeInt(0, 'Requests per minute each authenticated subject may make on the NGSI-LD and edgeld APIs, as a token bucket holding one minute of requests (over it: 429 TooManyRequests with Retry-After; administrators are exempt; 0: off)'),
+            maxSubjects: z.int().min(16).max(1_000_000).default(10_000)
+              .describe('Subjects whose budget is tracked at most; beyond, the least recently seen are forgotten and start with a full budget (16 to 1000000)'),
           })
           .prefault({}),
       })
@@ -339,6 +386,7 @@ export const configSchema = z
     if (upstream.tokenUrl !== '' && upstream.clientId === '') {
       ctx.addIssue({ code: 'custom', path: ['federation', 'upstream', 'clientId'], message: 'needed with federation.upstream.token-url' });
     }
+    registerIssues(config.federation, ctx);
     if (config.federation.retryBase > config.federation.retryMax) {
       ctx.addIssue({ code: 'custom', path: ['federation', 'retryBase'], message: `must not exceed federation.retry-max (${config.federation.retryMax})` });
     }

@@ -3,7 +3,7 @@
 // and checks its secret. Secrets are kept only as scrypt hashes and shown once.
 
 import { randomBytes } from 'node:crypto';
-import { hashSecret, verifySecret } from '../auth/index.js';
+import { hashSecret, hashSecretAsync, verifySecret } from '../auth/index.js';
 import { AccessDeniedError, ResourceNotFoundError, type JsonObject, type Principal } from '../ngsi/index.js';
 import { createLru, type Clock, type Lru } from '../lib/index.js';
 import type { ContextService } from '../jsonld/index.js';
@@ -67,7 +67,10 @@ export interface DeviceService {
   rotateSecret(actor: Principal, deviceId: string): string;
   /** The mapping of a registered device of the tenant ('' is the default tenant), or undefined. */
   resolve(tenant: string, deviceId: string): DeviceMapping | undefined;
-  /** Whether the secret is the device's, compared in constant time; false for an unknown device. */
+  /**
+   * Whether the secret is the device's, compared in constant time; false for an unknown device.
+   * Rejects with SecretCheckBusyError when too many checks are in progress already.
+   */
   checkSecret(tenant: string, deviceId: string, secret: string): Promise<boolean>;
 }
 
@@ -78,6 +81,8 @@ export interface DeviceServiceDeps {
   contexts: Pick<ContextService, 'resolve'>;
   /** `mqtt.default-entity-type`. */
   defaultEntityType: string;
+  /** Checks a secret against its hash (the global bound on checks); verifySecret when absent. */
+  checkSecret?: (secret: string, hash: string) => Promise<boolean>;
   /** A new device secret; default 24 random bytes, base64url. */
   randomSecret?: () => string;
 }
@@ -124,6 +129,7 @@ interface Registry {
   readonly clock: Clock;
   readonly contexts: DeviceServiceDeps['contexts'];
   readonly randomSecret: () => string;
+  readonly checkSecret: (secret: string, hash: string) => Promise<boolean>;
   /** null: known to be unregistered (a device publishing without a record is looked up once). */
   readonly cache: Lru<string, DeviceMapping | null>;
 }
@@ -181,8 +187,11 @@ async function updateDevice(r: Registry, actor: Principal, deviceId: string, pat
 function createDeviceLookup(r: Registry): Pick<DeviceService, 'resolve' | 'checkSecret'> {
   const { cache } = r;
   const { devices } = r.store;
-  /** Hashed once, on the first check of an unknown device, so that a miss costs what a hit costs. */
-  let decoyHash: string | undefined;
+  /**
+   * Hashed once, on the first check of an unknown device, so that a miss costs what a hit costs; off
+   * the main thread, so that the first of a flood of CONNECTs naming unknown devices stalls nothing.
+   */
+  let decoyHash: Promise<string> | undefined;
   return {
     resolve(tenant, deviceId) {
       const key = keyOf(tenant, deviceId);
@@ -197,9 +206,12 @@ function createDeviceLookup(r: Registry): Pick<DeviceService, 'resolve' | 'check
 
     async checkSecret(tenant, deviceId, secret) {
       const hash = isDeviceId(deviceId) ? devices.secretHash(tenant, deviceId) : undefined;
-      if (hash !== undefined) return verifySecret(secret, hash);
-      decoyHash ??= hashSecret(r.randomSecret());
-      await verifySecret(secret, decoyHash);
+      if (hash !== undefined) return r.checkSecret(secret, hash);
+      decoyHash ??= hashSecretAsync(r.randomSecret()).catch((err: unknown) => {
+        decoyHash = undefined;
+        throw err;
+      });
+      await r.checkSecret(secret, await decoyHash);
       return false;
     },
   };
@@ -211,7 +223,7 @@ function createDeviceLookup(r: Registry): Pick<DeviceService, 'resolve' | 'check
  */
 export function createDeviceService(deps: DeviceServiceDeps): DeviceService {
   const { store, clock, contexts, defaultEntityType } = deps;
-  const r: Registry = { store, clock, contexts, randomSecret: deps.randomSecret ?? drawSecret, cache: createLru(CACHE_SIZE) };
+  const r: Registry = { store, clock, contexts, randomSecret: deps.randomSecret ?? drawSecret, checkSecret: deps.checkSecret ?? verifySecret, cache: createLru(CACHE_SIZE) };
   const { devices } = store;
   /** Updates one after the other: each reads, checks (awaiting the context) and writes undisturbed. */
   let updates: Promise<unknown> = Promise.resolve();

@@ -1,10 +1,10 @@
 // The upstream NGSI-LD client: every request goes to the configured base URL with the upstream
 // context's Link, the tenant and the bearer token, under a timeout; replies are read bounded.
 
-import { deadline } from '../lib/index.js';
+import { deadline, type Clock } from '../lib/index.js';
 import { UpstreamError } from './errors.js';
-import type { Transport } from './http-transport.js';
-import type { TokenSource } from './token.js';
+import { createHttpTransport, type Transport } from './http-transport.js';
+import { createTokenSource, type TokenSource } from './token.js';
 
 /** Largest upstream reply read; a larger one is an upstream failure. */
 const MAX_REPLY_BYTES = 1_048_576;
@@ -27,7 +27,7 @@ export interface UpstreamClientOptions {
 }
 
 export interface UpstreamRequest {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** Path and query, starting with /ngsi-ld/v1/. */
   path: string;
   body?: unknown;
@@ -41,7 +41,7 @@ export interface UpstreamClient {
   send(req: UpstreamRequest): Promise<UpstreamReply>;
 }
 
-export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClient {
+function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClient {
   const once = async (req: UpstreamRequest): Promise<UpstreamReply> => {
     const headers: Record<string, string> = { Accept: 'application/json', Link: req.link };
     if (req.body !== undefined) headers['Content-Type'] = 'application/json';
@@ -79,6 +79,30 @@ export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClien
       return once(req);
     },
   };
+}
+
+/** What the federation's one upstream client is made of: the link options, and what tests replace. */
+export interface FederationClientDeps {
+  options: { url: string; upstreamTenant: string; timeoutMs: number; token?: { url: string; clientId: string; clientSecret: string } | undefined };
+  clock: Clock;
+  /** Requests to the upstream (default node:http(s)). */
+  transport?: Transport | undefined;
+  /** Requests to the token endpoint (default the global fetch). */
+  fetch?: typeof fetch | undefined;
+}
+
+/** The client the drain and the registration keeper share: one connection pool, one token. */
+export function createFederationClient(deps: FederationClientDeps): UpstreamClient {
+  const { options, clock } = deps;
+  return createUpstreamClient({
+    url: options.url.replace(/\/+$/, ''), tenant: options.upstreamTenant, timeoutMs: options.timeoutMs, transport: deps.transport ?? createHttpTransport(),
+    ...(options.token ? {
+      token: createTokenSource({
+        tokenUrl: options.token.url, clientId: options.token.clientId, clientSecret: options.token.clientSecret, timeoutMs: options.timeoutMs,
+        clock, fetch: deps.fetch ?? fetch,
+      }),
+    } : {}),
+  });
 }
 
 function causeOf(err: unknown): string {

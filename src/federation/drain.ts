@@ -8,11 +8,11 @@ import type { Clock, Logger } from '../lib/index.js';
 import { JSONLD_CONTEXT_REL, type TermMapper } from '../ngsi/index.js';
 import type { ConsumerBatch, ConsumerRetry, JournalFeed, ParkedChanges, Store } from '../store/index.js';
 import { backoffDelay } from './backoff.js';
-import { createUpstreamClient, type UpstreamClient } from './client.js';
-import { createHttpTransport, type Transport } from './http-transport.js';
+import { createFederationClient, type UpstreamClient } from './client.js';
+import type { Transport } from './http-transport.js';
+import type { RegistrationStatus } from './registration-keeper.js';
 import { planBatch, type BatchPlan } from './plan.js';
 import { reconcile, sendPlans, type SendOutcome } from './send.js';
-import { createTokenSource } from './token.js';
 
 /** The journal reader name of the drain. */
 export const FEDERATION_READER = 'federation';
@@ -48,6 +48,8 @@ export interface FederationDeps {
   options: FederationOptions;
   clock: Clock;
   log: Logger;
+  /** The upstream client, shared with the registration keeper (default: one of the drain's own). */
+  client?: UpstreamClient;
   /** Requests to the upstream (default node:http(s)). */
   transport?: Transport;
   /** Requests to the token endpoint (default the global fetch). */
@@ -66,6 +68,8 @@ export interface FederationStatus {
   parked: number;
   dropped: number;
   sent: { entities: number; instances: number };
+  /** The gateway's registration upstream (federation.register); undefined when off. */
+  registration: RegistrationStatus | undefined;
 }
 
 export interface Federation {
@@ -78,19 +82,6 @@ export interface Federation {
 
 
 type DrainDeps = Pick<FederationDeps, 'store' | 'options' | 'clock' | 'log'>;
-
-function clientOf(deps: FederationDeps): UpstreamClient {
-  const { options, clock } = deps;
-  return createUpstreamClient({
-    url: options.url.replace(/\/+$/, ''), tenant: options.upstreamTenant, timeoutMs: options.timeoutMs, transport: deps.transport ?? createHttpTransport(),
-    ...(options.token ? {
-      token: createTokenSource({
-        tokenUrl: options.token.url, clientId: options.token.clientId, clientSecret: options.token.clientSecret, timeoutMs: options.timeoutMs,
-        clock, fetch: deps.fetch ?? fetch,
-      }),
-    } : {}),
-  });
-}
 
 /** The cursor past the changes the bounds no longer allow, moved (counted, logged) when it changes. */
 async function applyBounds(deps: DrainDeps & Pick<FederationDeps, 'horizon'>, from: number): Promise<number> {
@@ -161,7 +152,7 @@ function statusOf(deps: DrainDeps): FederationStatus {
   return {
     enabled: true, url: options.url, outboxDepth: journal.backlog(FEDERATION_READER), oldestPending: oldest?.at,
     lastSuccess: counters.lastSuccess, lastError: counters.lastError, parked: store.federation.parkedCount(), dropped: counters.dropped,
-    sent: { entities: counters.sentEntities, instances: counters.sentInstances },
+    sent: { entities: counters.sentEntities, instances: counters.sentInstances }, registration: undefined,
   };
 }
 
@@ -178,7 +169,7 @@ async function within(done: Promise<void>, timeoutMs: number): Promise<void> {
 export function createFederation(deps: FederationDeps): Federation {
   const { store, options, clock, log } = deps;
   const random = deps.random ?? Math.random;
-  const client = clientOf(deps);
+  const client = deps.client ?? createFederationClient(deps);
   /** Whether the upstream may hold part of the next batch already (after a restart or a failure). */
   let uncertain = true;
   const abort = new AbortController();

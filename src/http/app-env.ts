@@ -3,7 +3,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Context, Handler, Hono } from 'hono';
-import type { Logger, LoginLimiter } from '../lib/index.js';
+import type { Logger, LoginLimiter, RequestBudget } from '../lib/index.js';
 import { MethodNotAllowedError, type Principal } from '../ngsi/index.js';
 import type { Authenticator } from '../auth/index.js';
 import type { PermissionService, SubjectService } from '../permissions/index.js';
@@ -66,6 +66,8 @@ export interface AppDeps {
   identity?: IdentityProvider;
   /** Makes logins wait after repeated failures (application.lockout); absent when off. */
   loginLimiter?: LoginLimiter;
+  /** The request budget of each subject (application.budget), with authentication on; absent when off. */
+  budget?: RequestBudget;
   /** The read-only LAN dashboard (/ui/, and GET / redirecting there); absent when dashboard.enabled is off. */
   dashboard?: DashboardOptions;
 }

@@ -3,8 +3,9 @@
 
 import { Hono, type MiddlewareHandler } from 'hono';
 import { authenticate } from './authenticate.js';
+import { requestBudget } from './budget.js';
 import {
-  AccessDeniedError, BadRequestDataError, MethodNotAllowedError, ResourceNotFoundError, UnauthorizedError, isTenantName, type NgsiError,
+  AccessDeniedError, BadRequestDataError, MethodNotAllowedError, ResourceNotFoundError, TooManyRequestsError, UnauthorizedError, isTenantName, type NgsiError,
   type Principal,
 } from '../ngsi/index.js';
 import { requestIdOf, type App, type AppDeps, type AppEnv } from './app-env.js';
@@ -98,6 +99,11 @@ export function createApp(deps: AppDeps): App {
     app.use('/auth/permissions/*', auth);
     app.use('/auth/permissions', auth);
     app.use('/edgeld/*', auth);
+    // After authentication: the budget is the subject's.
+    if (deps.budget) {
+      const budget = requestBudget(deps.budget);
+      for (const path of ['/ngsi-ld/*', '/auth/permissions/*', '/auth/permissions', '/edgeld/*']) app.use(path, budget);
+    }
   }
 
   registerHealthRoutes(app, deps);
@@ -130,6 +136,7 @@ export function createApp(deps: AppDeps): App {
     c.set('problem', { type: ngsi.errorType, title: ngsi.message });
     const headers: Record<string, string> = { 'X-Request-Id': requestId };
     if (ngsi instanceof MethodNotAllowedError) headers['Allow'] = ngsi.allow.join(', ');
+    if (ngsi instanceof TooManyRequestsError) headers['Retry-After'] = String(ngsi.retryAfter);
     return problemResponse(ngsi, headers);
   });
   return app;

@@ -99,7 +99,7 @@ export function registerSubscriptionResource(app: App, deps: AppDeps, res: Subsc
    * inline is served by this broker as ImplicitlyCreated, at a URL on the origin the request used).
    */
   const shown = async (c: AppContext, sub: Subscription, mapper: TermMapper): Promise<JsonObject> => {
-    const out = renderSubscription(sub, mapper, subscriptions.now());
+    const out = renderSubscription(sub, mapper, subscriptions.now(), { suspended: subscriptions.suspension(sub) });
     // NOTE: a registration subscription shows its members as given (ETSI 038_01 compares them whole).
     if (sub.jsonldContext === undefined && !csource) {
       // NOTE: a subscription's stored context was its creation request's ContextInput.

@@ -25,6 +25,13 @@ export interface IdentityClient {
   createdAt: number;
 }
 
+/** A user or client as its tokens name it: its `sub`, with the roles and groups they carry. */
+export interface IdentitySubject {
+  sub: string;
+  roles: string[];
+  groups: string[];
+}
+
 /** A token signing key pair, its halves as JWK JSON texts. */
 export interface SigningKeyRecord {
   kid: string;

@@ -9,6 +9,7 @@ export * from './memo.js';
 export * from './host-allow-list.js';
 export * from './outbound-fetch.js';
 export * from './login-limiter.js';
+export * from './request-budget.js';
 export type * from './context-records.js';
 export type * from './identity-records.js';
 export type * from './mqtt-session-records.js';

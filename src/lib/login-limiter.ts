@@ -22,6 +22,8 @@ export interface LoginLimits {
   forgetAfterMs: number;
   /** Addresses and names tracked at most (the least recently seen are forgotten). */
   maxEntries: number;
+  /** Longest the answer to a refused attempt is held back (default 5 s; 0: answered at once). */
+  maxAnswerDelayMs?: number;
 }
 
 export interface LoginAttempt {
@@ -55,6 +57,12 @@ export interface LoginLimiter {
   succeeded(attempt: LoginAttempt): void;
   /** An admitted attempt ended without checking credentials (a malformed request, an internal error). */
   released(attempt: LoginAttempt): void;
+  /**
+   * How long to hold back the answer to an attempt that must wait `waitMs` (at most the limits'
+   * maxAnswerDelayMs): a client guessing passwords then gets one answer per wait, and its
+   * connections sit idle instead of asking again and again.
+   */
+  answerDelay(waitMs: number): number;
   stats(): LoginLimiterStats;
 }
 
@@ -68,6 +76,8 @@ interface Entry {
   until: number;
 }
 
+/** The longest hold of an answer when the limits do not say. */
+const DEFAULT_MAX_ANSWER_DELAY_MS = 5_000;
 /** Beyond this, doubling the wait again changes nothing (and 2 ** n stays finite). */
 const MAX_DOUBLINGS = 40;
 /** Longest user name written to a log line. */
@@ -172,6 +182,7 @@ export function createLoginLimiter(deps: { limits: LoginLimits; clock: Clock; lo
       const now = clock.now();
       for (const [key] of keysOf(attempt)) settle(key, now);
     },
+    answerDelay: (waitMs) => Math.max(0, Math.min(waitMs, limits.maxAnswerDelayMs ?? DEFAULT_MAX_ANSWER_DELAY_MS)),
     stats: () => ({ failures: { ...failures }, refused: { ...refused }, entries: entries.size }),
   };
 }

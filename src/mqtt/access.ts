@@ -13,9 +13,11 @@ import type { AuthenticateError, Client } from 'aedes';
 import { anonymousIn, type Principal } from '../ngsi/index.js';
 import { isDeviceId } from '../devices/index.js';
 import { boundedMemo, type Logger, type LoginLimiter } from '../lib/index.js';
+import { SecretCheckBusyError } from '../auth/index.js';
 import type { MqttAccessHooks } from './hooks.js';
 import { DEFAULT_TENANT_SEGMENT, MEASUREMENT_PREFIX, parseMeasurementTopic, type Ingest } from './ingest.js';
-import { authorizeForwardWith, authorizePublishWith, authorizeSubscribeWith } from './authorize.js';
+import { authorizeForwardWith, authorizePublishWith, authorizeSubscribeWith, willRefusal } from './authorize.js';
+import { MqttWillRefusedError } from './errors.js';
 import type { AccessContext, Identity, MqttAccessStats, MqttAuthentication, MqttSessionOwners } from './identity.js';
 
 export { deviceSubject, type MqttAccessStats, type MqttAuthentication, type MqttSessionOwners } from './identity.js';
@@ -23,6 +25,7 @@ import { limitConnects } from './connect-limit.js';
 
 /** CONNACK return codes of MQTT 3.1.1. */
 const IDENTIFIER_REJECTED = 2;
+const SERVER_UNAVAILABLE = 3;
 const BAD_USERNAME_OR_PASSWORD = 4;
 const NOT_AUTHORIZED = 5;
 /** The client id a device must connect with, as its refusal says. */
@@ -70,7 +73,8 @@ function deviceName(device: DeviceName): string {
 }
 
 function refuse(done: (error: AuthenticateError | null, success: boolean | null) => void, code: number): void {
-  const message = code === IDENTIFIER_REJECTED ? 'identifier rejected' : code === NOT_AUTHORIZED ? 'not authorized' : 'bad user name or password';
+  const message = code === IDENTIFIER_REJECTED ? 'identifier rejected' : code === NOT_AUTHORIZED ? 'not authorized'
+    : code === SERVER_UNAVAILABLE ? 'server unavailable: too many logins in progress' : 'bad user name or password';
   // NOTE: Aedes reads the CONNACK code from the error's returnCode
   const err = new Error(message) as AuthenticateError;
   err.returnCode = code;
@@ -88,7 +92,7 @@ function memorySessionOwners(): MqttSessionOwners {
 }
 
 export function createMqttAccess(deps: MqttAccessDeps): MqttAccess {
-  const stats: MqttAccessStats = { takeoversRefused: 0 };
+  const stats: MqttAccessStats = { takeoversRefused: 0, willsRefused: 0, busyRefused: 0 };
   const ctx: AccessContext = {
     log: deps.log, ingest: deps.ingest, auth: deps.auth, identities: new WeakMap(), sessions: deps.sessions ?? memorySessionOwners(), stats,
     // NOTE: a principal is read-only, so the one of a device and those of anonymous writers are made
@@ -101,6 +105,10 @@ export function createMqttAccess(deps: MqttAccessDeps): MqttAccess {
     authorizePublish: authorizePublishWith(ctx),
     authorizeSubscribe: authorizeSubscribeWith(ctx),
     authorizeForward: authorizeForwardWith(ctx),
+    subjectOf(client) {
+      const identity = ctx.identities.get(client);
+      return identity?.kind === 'token' ? identity.party.subject : undefined;
+    },
     stats: () => ({ ...stats }),
   };
 }
@@ -122,11 +130,28 @@ function liveClientWithId(client: Client): Client | undefined {
   return other !== undefined && other !== client ? other as Client : undefined; // NOTE: the values of broker.clients are Clients
 }
 
+/** The will a CONNECT carries (Aedes keeps it on the client before authenticating); undefined when none. */
+function willTopicOf(client: Client): string | undefined {
+  const will: unknown = Reflect.get(client, '_will'); // NOTE: Aedes' types omit `_will`, set from the CONNECT packet
+  const topic: unknown = typeof will === 'object' && will !== null ? Reflect.get(will, 'topic') : undefined;
+  return typeof topic === 'string' ? topic : undefined;
+}
+
 /**
- * Admits an authenticated client unless its client id belongs to another principal: a stored session
- * (bound when kept, clean: false) or a live connection (which Aedes would otherwise end) [MQTT-3.1.4-2].
+ * Admits an authenticated client unless its will names a topic it may not publish on (CONNACK 5, as
+ * mosquitto 2 does), or its client id belongs to another principal: a stored session (bound when
+ * kept, clean: false) or a live connection (which Aedes would otherwise end) [MQTT-3.1.4-2].
  */
 function admit(ctx: AccessContext, client: Client, identity: Identity, done: (error: AuthenticateError | null, success: boolean | null) => void): void {
+  const willTopic = willTopicOf(client);
+  const why = willTopic === undefined ? undefined : willRefusal(ctx, identity, willTopic);
+  if (willTopic !== undefined && why !== undefined) {
+    ctx.stats.willsRefused += 1;
+    ctx.log.warn('mqtt client refused: its will names a topic it may not publish on', { clientId: client.id, user: identity.user, topic: willTopic, why });
+    // NOTE: Aedes reads the CONNACK code from the error's returnCode (5, not authorized).
+    done(new MqttWillRefusedError(willTopic) as AuthenticateError, false);
+    return;
+  }
   const owner = ownerOf(identity);
   const live = liveClientWithId(client);
   const liveIdentity = live && ctx.identities.get(live);
@@ -167,8 +192,15 @@ function authenticateWith(ctx: AccessContext): MqttAccessHooks['authenticate'] {
     }
     const secret = password.toString('utf8');
     const device = deviceOfName(username);
-    const asDevice = device ? auth.deviceSecret(device.tenant, device.deviceId, secret).catch(() => false) : Promise.resolve(false);
+    const asDevice = device ? auth.deviceSecret(device.tenant, device.deviceId, secret).catch((err: unknown) => (err instanceof SecretCheckBusyError ? err : false))
+      : Promise.resolve(false);
     void asDevice.then(async (isDevice) => {
+      if (isDevice instanceof SecretCheckBusyError) {
+        ctx.stats.busyRefused += 1;
+        log.info('mqtt client refused: too many logins in progress', { clientId: client.id, user: username ?? null });
+        refuse(done, SERVER_UNAVAILABLE);
+        return;
+      }
       if (isDevice && device) {
         const named = deviceOfName(client.id);
         const user = deviceName(device);

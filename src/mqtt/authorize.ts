@@ -40,6 +40,24 @@ const isAdmin = (party: Party): boolean => party.kind === 'subject' && party.adm
 const isOwnDevice = (party: Party, c: TopicClass): boolean =>
   party.kind === 'device' && 'deviceId' in c && c.tenant === party.tenant && c.deviceId === party.deviceId;
 
+/**
+ * Why the will a client leaves at CONNECT may not be published by it, or undefined when it may (as
+ * mosquitto 2 checks a will at CONNECT). What only ingestion can tell, a subject's write permission on
+ * a measurement, is left to the publish of the will, which drops it as any other publish.
+ */
+export function willRefusal(ctx: AccessContext, identity: Identity, topic: string): string | undefined {
+  const { auth } = ctx;
+  if (auth === undefined || identity.kind === 'anonymous') return undefined;
+  // [MQTT-4.7.2-1] Topics starting with `$` are the server's (the topic of refused publishes included).
+  if (topic.startsWith('$')) return 'system topics are published on by the broker only';
+  const { party } = identity;
+  const c = classifyTopic(topic);
+  const rule = publishRule(c, party, c.kind === 'free' ? auth.owners(topic) : undefined);
+  if (rule === 'broker') return 'this topic is published on by the broker only';
+  if (rule === 'no' || (rule === 'ingest' && party.kind === 'device' && !isOwnDevice(party, c))) return 'a topic of another device';
+  return undefined;
+}
+
 export function authorizePublishWith(ctx: AccessContext): MqttAccessHooks['authorizePublish'] {
   const { log, auth } = ctx;
   return (client, packet: PublishPacket, done) => {

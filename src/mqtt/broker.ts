@@ -63,6 +63,8 @@ export interface MqttBroker {
   setTlsPair(pair: TlsPair): void;
   /** Publishes on behalf of the gateway; resolves once Aedes has taken the packet (stored for QoS 1/2). */
   publish(topic: string, payload: Buffer | string, qos: MqttQos): Promise<void>;
+  /** Closes the connections of the clients authenticated as `subject` (deleted); returns how many. */
+  closeClientsOf(subject: string): number;
   /** Stops accepting, disconnects every client, closes the listeners; resolves when no socket is left. */
   close(): Promise<void>;
 }
@@ -83,6 +85,22 @@ function watchClients(aedes: Aedes, log: Logger): void {
   // NOTE: Aedes emits 'error' for persistence failures; without a listener that would throw.
   const emitter: EventEmitter = aedes; // NOTE: Aedes' typed overloads omit 'error', which it does emit
   emitter.on('error', (err: unknown) => log.warn('mqtt broker error', { err }));
+}
+
+/** Closes the connections of the clients authenticated as `subject`; how many. */
+function closeClientsOf(aedes: Aedes, hooks: MqttAccessHooks, subject: string, log: Logger): number {
+  if (hooks.subjectOf === undefined) return 0;
+  // NOTE: Aedes keeps its connected clients by id in `clients`; its types omit it.
+  const clients: unknown = Reflect.get(aedes, 'clients');
+  if (typeof clients !== 'object' || clients === null) return 0;
+  let closed = 0;
+  for (const client of Object.values(clients as Record<string, Client>)) {
+    if (hooks.subjectOf(client) !== subject) continue;
+    client.close();
+    closed += 1;
+  }
+  if (closed > 0) log.info('mqtt clients of a deleted subject disconnected', { subject, clients: closed });
+  return closed;
 }
 
 /** Starts Aedes and its listeners; rejects with `MqttListenError` when a port cannot be opened. */
@@ -166,6 +184,7 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
       const packet = { cmd: 'publish' as const, topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload, qos, retain: false, dup: false };
       aedes.publish(packet, (err) => (err ? reject(new Error(`the embedded MQTT broker refused the publish: ${err.message}`, { cause: err })) : resolve()));
     }),
+    closeClientsOf: (subject) => closeClientsOf(aedes, hooks, subject, log),
     close: () => (closed ??= closeAll()),
   };
 }

@@ -5,14 +5,13 @@
 import type { AuthenticateError, Client } from 'aedes';
 import type { Socket } from 'node:net';
 import type { Logger, LoginAttempt, LoginLimiter } from '../lib/index.js';
+import { MqttWillRefusedError } from './errors.js';
 import type { MqttAccessHooks } from './hooks.js';
 
 /** CONNACK return codes of MQTT 3.1.1 (§3.2.2.3). */
 const SERVER_UNAVAILABLE = 3;
 const BAD_USERNAME_OR_PASSWORD = 4;
 const NOT_AUTHORIZED = 5;
-/** Longest a refusal is held back: the client's connection (a socket) waits that long. */
-const MAX_ANSWER_DELAY_MS = 5_000;
 
 /** The peer address of a client: its WebSocket upgrade request's socket, else its TCP (or TLS) socket. */
 function addressOf(client: Client): string | undefined {
@@ -31,23 +30,40 @@ function refusal(code: number): AuthenticateError {
 /** The authenticate hook with failed logins counted and, past their threshold, made to wait. */
 export function limitConnects(authenticate: MqttAccessHooks['authenticate'], deps: { limiter: LoginLimiter; log: Logger }): MqttAccessHooks['authenticate'] {
   const { limiter, log } = deps;
-  const later = (ms: number, answer: () => void): void => {
-    setTimeout(answer, Math.min(ms, MAX_ANSWER_DELAY_MS)).unref();
+  /**
+   * Answers after `ms` (at most the limiter's longest answer delay), or as soon as the client's connection closes:
+   * a client that gave up must not keep its connection's state alive until then (a flood of CONNECTs
+   * that each give up at once would otherwise hold thousands of them).
+   */
+  const later = (client: Client, ms: number, answer: () => void): void => {
+    // NOTE: Aedes types `conn` as a plain stream; every stream it is given (TCP, TLS, WebSocket) emits 'close'.
+    const conn = client.conn as Partial<Pick<Socket, 'once' | 'off'>>;
+    const fire = (): void => {
+      clearTimeout(timer);
+      conn.off?.('close', fire);
+      answer();
+    };
+    const timer = setTimeout(fire, limiter.answerDelay(ms));
+    timer.unref();
+    conn.once?.('close', fire);
   };
   return (client, username, password, done) => {
     const login: LoginAttempt = { channel: 'mqtt', address: addressOf(client), name: username };
     const wait = limiter.begin(login);
     if (wait > 0) {
       log.info('mqtt client refused: too many failed logins', { clientId: client.id, user: username ?? null, address: login.address ?? null, retryAfterMs: wait });
-      later(wait, () => done(refusal(SERVER_UNAVAILABLE), false));
+      later(client, wait, () => done(refusal(SERVER_UNAVAILABLE), false));
       return;
     }
     authenticate(client, username, password, (error, success) => {
       const code = error?.returnCode;
-      if (code === BAD_USERNAME_OR_PASSWORD || code === NOT_AUTHORIZED) {
+      // Its credentials were right; only its will was not allowed.
+      if (error instanceof MqttWillRefusedError) {
+        limiter.succeeded(login);
+      } else if (code === BAD_USERNAME_OR_PASSWORD || code === NOT_AUTHORIZED) {
         const delay = limiter.failed(login);
         if (delay > 0) {
-          later(delay, () => done(error, success));
+          later(client, delay, () => done(error, success));
           return;
         }
       } else if (error === null && success === true) {

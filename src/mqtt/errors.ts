@@ -1,4 +1,5 @@
-// The one error the embedded broker reports at start-up: a listener that cannot be opened.
+// The errors of the embedded broker: a listener that cannot be opened at start-up, and the refusal of
+// a CONNECT whose credentials were right but whose will is not allowed.
 
 /** A TCP or WebSocket listener of the embedded broker could not bind; `cause` is Node's error. */
 export class MqttListenError extends Error {
@@ -17,5 +18,18 @@ export class MqttListenError extends Error {
     this.host = host;
     this.port = port;
     this.code = code;
+  }
+}
+
+/**
+ * A CONNECT refused although its credentials were right: its will names a topic its client may not
+ * publish on (CONNACK 5, not authorized). Not a failed login: the lockout does not count it.
+ */
+export class MqttWillRefusedError extends Error {
+  override name = 'MqttWillRefusedError';
+  /** CONNACK 5 (MQTT 3.1.1 §3.2.2.3), which Aedes reads from here. */
+  readonly returnCode = 5;
+  constructor(readonly topic: string) {
+    super('not authorized: the will names a topic this client may not publish on');
   }
 }

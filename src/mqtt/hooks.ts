@@ -14,6 +14,8 @@ export interface MqttAccessHooks {
     done: (error: Error | null, subscription?: Subscription | null) => void): void;
   /** Called for every message delivered to every client (retained and queued ones too); null: not delivered. */
   authorizeForward(client: Client, packet: AedesPublishPacket): AedesPublishPacket | null;
+  /** The subject a client authenticated as with a token; undefined for devices and anonymous clients. */
+  subjectOf?(client: Client): string | undefined;
 }
 
 const SYS_PREFIX = '$SYS/';

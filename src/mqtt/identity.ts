@@ -26,6 +26,10 @@ export type MqttSessionOwners = Pick<MqttSessionStore, 'sessionOwner' | 'putSess
 export interface MqttAccessStats {
   /** CONNECTs refused because their client id belongs to another principal. */
   takeoversRefused: number;
+  /** CONNECTs refused because their will names a topic the client may not publish on. */
+  willsRefused: number;
+  /** CONNECTs refused unheard because too many password checks were in progress already. */
+  busyRefused: number;
 }
 
 /** A connected client as authenticated; also the publisher named when one of its messages is dropped. */

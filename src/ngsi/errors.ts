@@ -137,6 +137,15 @@ export class RequestTimeoutError extends NgsiError {
   readonly status = 408;
 }
 
+/** A subject over its request budget (edgeld, not ETSI: RFC 6585 §4 429), with when to come back. */
+export class TooManyRequestsError extends NgsiError {
+  override name = 'TooManyRequestsError';
+  readonly errorType = 'TooManyRequests';
+  readonly status = 429;
+  /** Whole seconds until a request is allowed again (the Retry-After header, RFC 9110 §10.2.3). */
+  retryAfter = 1;
+}
+
 /** The file system of the database is nearly full (edgeld, not ETSI: RFC 4918 §11.5 507). */
 export class InsufficientStorageError extends NgsiError {
   override name = 'InsufficientStorageError';
@@ -165,6 +174,7 @@ const WHEN: Record<string, string> = {
   MethodNotAllowed: 'a method the path does not support (with `Allow`)',
   RequestHeaderFieldsTooLarge: 'request line and headers over 16 KiB (Node\'s limit)',
   RequestTimeout: 'a request not received whole within the server\'s request timeout',
+  TooManyRequests: 'a subject over `application.budget.requests-per-minute` (with `Retry-After`)',
   InsufficientStorage: 'a write while the database\'s disk has less than `storage.min-free-bytes` free; reads keep working',
 };
 
@@ -174,7 +184,7 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ type: string; status: number; when
   ResourceNotFoundError, AccessDeniedError, TooManyResultsError, TooComplexQueryError,
   LdContextNotAvailableError, NotImplementedError, UnauthorizedError, InternalError,
   NotAcceptableError, UnsupportedMediaTypeError, PayloadTooLargeError, MethodNotAllowedError,
-  RequestHeaderFieldsTooLargeError, RequestTimeoutError, InsufficientStorageError,
+  RequestHeaderFieldsTooLargeError, RequestTimeoutError, TooManyRequestsError, InsufficientStorageError,
 ].map((Ctor) => {
   const e = new Ctor('');
   return { type: e.errorType, status: e.status, when: WHEN[e.errorType] ?? '' };

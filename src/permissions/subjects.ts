@@ -2,7 +2,7 @@
 // valid tokens, listed for administrators, and the deletion of a user with, when configured, every
 // entity it owns (interface 6 item 4).
 
-import { claimAt, subjectUri } from '../auth/index.js';
+import { claimAt, subjectUri, type ObservedRights } from '../auth/index.js';
 import { AccessDeniedError, ResourceNotFoundError, anonymousIn, type Principal } from '../ngsi/index.js';
 import type { WriteCore } from '../events.js';
 import type { Clock, Logger } from '../lib/index.js';
@@ -24,8 +24,11 @@ export interface UserView {
 }
 
 export interface SubjectService {
-  /** Learns the user and groups of a verified token (writes only when something changed). */
-  observe(claims: Record<string, unknown>): void;
+  /**
+   * Learns the user and groups of a verified token, and the rights it gives (what the notifications
+   * of the user's subscriptions follow); writes only when something changed.
+   */
+  observe(claims: Record<string, unknown>, rights?: ObservedRights): void;
   /** Interface 4.8: the caller's groups; every group, with isMemberOf, for an administrator. */
   groups(actor: Principal): GroupView[];
   /** Interface 4.8: every user; administrators only (403). */
@@ -43,6 +46,8 @@ export interface SubjectServiceDeps {
   log: Logger;
   /** search.on-owner-delete-cascade-entities */
   cascade: boolean;
+  /** Told after a user's record changed (`deleted`: removed); the rights of subscription owners are read again. */
+  onChange?: (subject: string, deleted: boolean) => void;
 }
 
 /** Claims that describe the token, not the user: never copied into subjectInfo. */
@@ -51,6 +56,9 @@ const TOKEN_CLAIMS = new Set([
   'realm_access', 'resource_access', 'allowed-origins', 'groups', 'preferred_username', 'given_name', 'family_name', 'client_id',
   'clientId', 'clientHost', 'clientAddress',
 ]);
+
+/** The member of a user's info that keeps the rights of its last token. */
+export const ACCESS_INFO = 'access';
 
 /** A group claim value as a name: Keycloak sends paths (`/Plant/Operators`). */
 const groupName = (value: string): string => value.replace(/^\/+/, '');
@@ -89,10 +97,14 @@ function findSubject(subjects: SubjectRepository, kind: SubjectRecord['kind'], i
   return record?.kind === kind && subjectUri(kind, record.id) === id ? record : undefined;
 }
 
-/** What the registry keeps of a user from the claims of its token (`sub` aside). */
-function userInfoOf(claims: Record<string, unknown>, sub: string, groups: string[]): Record<string, unknown> {
+/**
+ * What the registry keeps of a user from the claims of its token (`sub` aside), with the rights the
+ * token gave (`access`: never shown, read through subject-rights.ts).
+ */
+function userInfoOf(claims: Record<string, unknown>, sub: string, groups: string[], rights: ObservedRights | undefined): Record<string, unknown> {
   const subjectInfo = Object.fromEntries(Object.entries(claims).filter(([k]) => !TOKEN_CLAIMS.has(k)));
   const info: Record<string, unknown> = { username: typeof claims['preferred_username'] === 'string' ? claims['preferred_username'] : sub, groups };
+  if (rights !== undefined) info[ACCESS_INFO] = { admin: rights.admin, assignees: [...rights.assignees], local: rights.isLocal };
   if (typeof claims['given_name'] === 'string') info['givenName'] = claims['given_name'];
   if (typeof claims['family_name'] === 'string') info['familyName'] = claims['family_name'];
   if (Object.keys(subjectInfo).length > 0) info['subjectInfo'] = subjectInfo;
@@ -142,18 +154,18 @@ export function createSubjectService(deps: SubjectServiceDeps): SubjectService {
   const put = (record: SubjectRecord): void => {
     const key = `${record.kind}\u0000${JSON.stringify(record.info)}`;
     if (seen.get(record.id) === key) return;
-    subjects.put(record);
+    if (subjects.put(record)) deps.onChange?.(record.id, false);
     if (seen.size >= SEEN_CACHE) seen = new Map();
     seen.set(record.id, key);
   };
 
   return {
-    observe(claims) {
+    observe(claims, rights) {
       const sub = claims['sub'];
       if (typeof sub !== 'string') return;
       const now = clock.now();
       const groups = claimAt(claims, 'groups');
-      const info = userInfoOf(claims, sub, groups);
+      const info = userInfoOf(claims, sub, groups, rights);
       try {
         store.transaction(() => {
           put({ id: sub, kind: 'User', info, updatedAt: now });
@@ -186,6 +198,7 @@ export function createSubjectService(deps: SubjectServiceDeps): SubjectService {
         subjects.delete(user.id);
       });
       seen.delete(user.id);
+      deps.onChange?.(user.id, true);
       log.info('user deleted', { user: user.id, entitiesDeleted });
       return { entitiesDeleted };
     },

@@ -11,7 +11,9 @@ import type { WriteCore } from '../events.js';
 import {
   allowEntriesOf, createHostAllowList, createOutboundFetch, timeOrderedUuid, uuid, type Clock, type IdGenerator, type Logger,
 } from '../lib/index.js';
-import { createPermissionService, createSubjectService, type PermissionService, type SubjectService } from '../permissions/index.js';
+import {
+  createPermissionService, createSubjectRightsCache, createSubjectService, type PermissionService, type SubjectRightsCache, type SubjectService,
+} from '../permissions/index.js';
 import type { Store } from '../store/index.js';
 
 export interface AuthDeps {
@@ -25,6 +27,8 @@ export interface AuthDeps {
   dbPath?: string | undefined;
   /** The URL the broker is reached at (the identity provider's default issuer). */
   publicUrl(): string;
+  /** Checks a password against its hash within the gateway's bound on such checks. */
+  checkSecret(secret: string, hash: string): Promise<boolean>;
 }
 
 export interface AuthParts {
@@ -34,16 +38,47 @@ export interface AuthParts {
   verifier: TokenVerifier | undefined;
   auth: Authenticator | undefined;
   identity: IdentityProvider | undefined;
+  /** The rights of subjects now (what subscription owners' notifications follow), kept until a subject changes. */
+  rights: SubjectRightsCache;
+  /** Registers what to do once a subject is deleted (a registry user, or a user or client of the identity provider). */
+  onSubjectGone(listener: (subject: string) => void): void;
 }
 
-function buildIdentity(deps: AuthDeps): IdentityProvider | undefined {
+/** Tells the rights cache of every change of a subject, and the listeners of the deleted ones. */
+function createSubjectEvents(rights: SubjectRightsCache, log: Logger): {
+  gone: Array<(subject: string) => void>;
+  changed(subject: string | undefined, deleted: boolean): void;
+} {
+  const gone: Array<(subject: string) => void> = [];
+  return {
+    gone,
+    changed(subject, deleted) {
+      rights.changed(subject);
+      if (!deleted || subject === undefined) return;
+      for (const listener of gone) {
+        try {
+          listener(subject);
+        } catch (err) {
+          log.warn('what follows a deleted subject failed', { subject, err });
+        }
+      }
+    },
+  };
+}
+
+function buildIdentity(deps: AuthDeps, events: ReturnType<typeof createSubjectEvents>): IdentityProvider | undefined {
   const { config, clock, log, store } = deps;
   const idp = config.application.identityProvider;
   const audience = config.application.authentication.audience;
   if (!idp.enabled) return undefined;
   return createIdentityProvider({
     persistence: store.identity, clock, newId: deps.newId ?? uuid, issuer: () => idp.issuer || deps.publicUrl(), tokenLifetimeSec: idp.tokenLifetime,
-    algorithm: idp.algorithm, log: log.child('idp'), ...(audience ? { audience } : {}),
+    algorithm: idp.algorithm, checkSecret: deps.checkSecret, log: log.child('idp'), ...(audience ? { audience } : {}),
+    // Users or clients changed (scripts/idp.mjs): every owner's rights are read again; the removed ones are gone.
+    onSubjectsChanged: (removed) => {
+      events.changed(undefined, false);
+      for (const sub of removed) events.changed(sub, true);
+    },
   });
 }
 
@@ -72,15 +107,24 @@ export function buildAuth(deps: AuthDeps): AuthParts {
   const permissions = createPermissionService({
     store, clock, newId: deps.newId ?? timeOrderedUuid, enabled: authConfig.enabled, allowPublic: authConfig.allowPublicPermission,
   });
-  const subjects = createSubjectService({ store, core, clock, log: log.child('subjects'), cascade: config.search.onOwnerDeleteCascadeEntities });
-  const identity = buildIdentity(deps);
+  const claims = { adminRole: authConfig.adminRole, claimsPaths: authConfig.claimsPaths.split(',') };
+  // NOTE: the identity provider tells the cache of its changes, so it is built after the cache, which reads it.
+  let identity: IdentityProvider | undefined;
+  const rights = createSubjectRightsCache({
+    subjects: store.subjects, claims, ...(config.application.identityProvider.enabled ? { localSubject: (sub: string) => identity?.localSubject(sub) } : {}),
+  });
+  const events = createSubjectEvents(rights, log.child('subjects'));
+  const subjects = createSubjectService({
+    store, core, clock, log: log.child('subjects'), cascade: config.search.onOwnerDeleteCascadeEntities, onChange: events.changed,
+  });
+  identity = buildIdentity(deps, events);
   const verifier = buildVerifier(deps, identity);
   const auth = verifier && createAuthenticator({
-    verifier, clock, observe: (claims) => subjects.observe(claims),
-    claims: { adminRole: authConfig.adminRole, claimsPaths: authConfig.claimsPaths.split(',') },
+    verifier, clock, observe: (tokenClaims, observed) => subjects.observe(tokenClaims, observed),
+    claims,
     allowPublic: authConfig.allowPublicPermission,
     // A deleted user's or client's tokens stop working at the next refresh of the provider's subjects.
     isLocalSubject: identity && ((sub) => identity.hasSubject(sub)),
   });
-  return { permissions, subjects, verifier, auth, identity };
+  return { permissions, subjects, verifier, auth, identity, rights, onSubjectGone: (listener) => void events.gone.push(listener) };
 }

@@ -3,18 +3,19 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { TokenVerifier } from '../auth/index.js';
+import type { SecretChecks, TokenVerifier } from '../auth/index.js';
 import type { Config } from '../config/index.js';
 import { createBatchService, createDiscoveryService, trackLiveEntities } from '../entities/index.js';
 import type { ChangeEmitter } from '../events.js';
 import { disabledStatus, type Federation } from '../federation/index.js';
 import { createApp, createMetrics, type App, type AppDeps, type Metrics } from '../http/index.js';
-import { uuid, type IdGenerator, type Logger, type LoginLimiter } from '../lib/index.js';
+import { createRequestBudget, uuid, type Clock, type IdGenerator, type Logger, type LoginLimiter, type RequestBudget } from '../lib/index.js';
+import type { MetricsSource } from '../http/index.js';
 import type { Ingest, MqttAccess } from '../mqtt/index.js';
 import type { Store } from '../store/index.js';
 import type { Notifier } from '../subscriptions/index.js';
 import { federationMetrics } from './federation.js';
-import { loginMetrics } from './login-limiter.js';
+import { loginMetrics, secretCheckMetrics } from './login-limiter.js';
 import { mqttConnectionMetrics } from './mqtt-metrics.js';
 import type { Runtime } from './runtime.js';
 
@@ -24,6 +25,7 @@ const MQTT_WEBSOCKET_PATH = '/mqtt';
 export interface HttpWiring {
   config: Config;
   log: Logger;
+  clock: Clock;
   newId?: IdGenerator | undefined;
   dashboardDir?: string | undefined;
   store: Store;
@@ -41,6 +43,8 @@ export interface HttpWiring {
   mqttAccess: Pick<MqttAccess, 'stats'>;
   federation: Federation | undefined;
   loginLimiter: LoginLimiter | undefined;
+  /** The bound on password checks (its counts are metrics). */
+  secretChecks: SecretChecks;
 }
 
 export interface HttpParts {
@@ -48,7 +52,26 @@ export interface HttpParts {
   upgrade: { path: string; handle(req: IncomingMessage, socket: Duplex, head: Buffer): void } | undefined;
 }
 
-function buildMetrics(deps: HttpWiring): Metrics | undefined {
+/** The request budget of each subject (application.budget.requests-per-minute); undefined when off or without authentication. */
+function buildBudget(deps: HttpWiring): RequestBudget | undefined {
+  const { requestsPerMinute, maxSubjects } = deps.config.application.budget;
+  if (requestsPerMinute === 0 || !deps.config.application.authentication.enabled) return undefined;
+  return createRequestBudget({ limits: { perMinute: requestsPerMinute, maxKeys: maxSubjects }, clock: deps.clock });
+}
+
+/** Requests refused for want of budget, and the subjects tracked (none when off). */
+function budgetMetrics(budget: RequestBudget | undefined): MetricsSource[] {
+  if (budget === undefined) return [];
+  return [
+    {
+      name: 'edgeld_request_budget_refusals_total', type: 'counter', help: 'Requests refused with 429 because their subject was over application.budget.requests-per-minute',
+      collect: () => budget.stats().refused,
+    },
+    { name: 'edgeld_request_budget_subjects', help: 'Subjects (and anonymous addresses) whose request budget is tracked', collect: () => budget.stats().keys },
+  ];
+}
+
+function buildMetrics(deps: HttpWiring, budget: RequestBudget | undefined): Metrics | undefined {
   const { config, store, runtime } = deps;
   // NOTE: counted here, before anything can write; one scan at start instead of one per scrape.
   const liveEntities = config.metrics.enabled ? trackLiveEntities(store, deps.events) : undefined;
@@ -59,10 +82,18 @@ function buildMetrics(deps: HttpWiring): Metrics | undefined {
     mqtt: () => ({ ...deps.ingest.stats(), connectedClients: runtime.mqtt?.connectedClients ?? 0 }),
     storage: () => ({ ...store.diskStats(), liveEntities: liveEntities(), historyRows: store.estimateHistoryRows() }),
     // Metrics of other modules (queue depths and the like) are added here as MetricsSources.
-    sources: [...federationMetrics(deps.federation), ...mqttConnectionMetrics(runtime), ...loginMetrics(deps.loginLimiter), {
+    sources: [...federationMetrics(deps.federation), ...mqttConnectionMetrics(runtime), ...loginMetrics(deps.loginLimiter), ...secretCheckMetrics(deps.secretChecks), ...budgetMetrics(budget), {
       name: 'edgeld_mqtt_session_takeovers_refused_total', type: 'counter',
       help: 'MQTT CONNECTs refused because their client id belongs to another principal (a device, or another subject\'s session)',
       collect: () => deps.mqttAccess.stats().takeoversRefused,
+    }, {
+      name: 'edgeld_mqtt_wills_refused_total', type: 'counter',
+      help: 'MQTT CONNECTs refused (not authorized) because their will names a topic the client may not publish on',
+      collect: () => deps.mqttAccess.stats().willsRefused,
+    }, {
+      name: 'edgeld_mqtt_connects_busy_total', type: 'counter',
+      help: 'MQTT CONNECTs refused (server unavailable) because too many password checks were in progress already',
+      collect: () => deps.mqttAccess.stats().busyRefused,
     }],
   });
 }
@@ -77,7 +108,8 @@ export function buildHttp(deps: HttpWiring): HttpParts {
     ...(runtime.mqtt !== undefined && !runtime.closing ? [] : ['mqtt']),
     ...(verifier && authConfig.jwksUri !== '' && !verifier.hasJwksKeys() ? ['jwks'] : []),
   ];
-  const metrics = buildMetrics(deps);
+  const budget = services.auth ? buildBudget(deps) : undefined;
+  const metrics = buildMetrics(deps, budget);
   const { auth, identity, ...rest } = services;
   const app = createApp({
     config: {
@@ -94,6 +126,7 @@ export function buildHttp(deps: HttpWiring): HttpParts {
     ...(metrics ? { metrics } : {}),
     ...(identity ? { identity } : {}),
     ...(deps.loginLimiter ? { loginLimiter: deps.loginLimiter } : {}),
+    ...(budget ? { budget } : {}),
     ...(config.dashboard.enabled ? {
       dashboard: { websocketPath: MQTT_WEBSOCKET_PATH, mqttPort: () => runtime.mqtt?.port, ...(deps.dashboardDir ? { assetDir: deps.dashboardDir } : {}) },
     } : {}),

@@ -6,7 +6,6 @@
 import type { IdentityProvider, TokenVerifier } from '../auth/index.js';
 import type { Config } from '../config/index.js';
 import { pruneJournal } from '../entities/index.js';
-import type { Federation } from '../federation/index.js';
 import { listenHttp, listenRedirect } from '../http/index.js';
 import type { JobScheduler } from '../jobs/index.js';
 import { loadTlsPair, watchTlsFiles, type Clock, type Logger, type TlsFiles, type TlsPair, type TlsReloadTarget } from '../lib/index.js';
@@ -15,6 +14,7 @@ import type { Store } from '../store/index.js';
 import type { MqttSender, Notifier } from '../subscriptions/index.js';
 import type { RegistrationService } from '../registrations/index.js';
 import type { TemporalService } from '../temporal/index.js';
+import type { FederationLink } from './federation.js';
 import type { HttpParts } from './http.js';
 import type { Runtime } from './runtime.js';
 
@@ -35,7 +35,7 @@ export interface LifecycleDeps {
   notifier: Notifier;
   mqttSender: MqttSender;
   mqttHooks: MqttAccess;
-  federation: Federation | undefined;
+  federation: FederationLink | undefined;
   verifier: TokenVerifier | undefined;
   identity: IdentityProvider | undefined;
 }
@@ -133,6 +133,8 @@ export async function closeAll(deps: LifecycleDeps): Promise<void> {
   const { config, runtime, store } = deps;
   if (runtime.closing) return;
   runtime.closing = true;
+  // The upstream stops forwarding requests to the gateway before it stops answering them.
+  await deps.federation?.withdraw();
   runtime.tls?.close();
   if (runtime.redirect) await runtime.redirect.close();
   if (runtime.listener) await runtime.listener.close(config.server.shutdownTimeout);

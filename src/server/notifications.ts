@@ -11,7 +11,7 @@ import type { EntityFacts } from '../ngsi/index.js';
 import type { JournalFeed, Store } from '../store/index.js';
 import {
   createMqttSender, createNotifier, notificationContextInput, sendHttp, toNotificationContext, type MqttSender, type Notifier,
-  type RegistrationLens, type SubscriptionRegistry,
+  type RegistrationLens, type SubscriptionOwners, type SubscriptionRegistry,
 } from '../subscriptions/index.js';
 
 export interface NotificationDeps {
@@ -28,6 +28,8 @@ export interface NotificationDeps {
   /** The embedded MQTT broker once started. */
   mqtt(): MqttBroker | undefined;
   publicUrl(): string;
+  /** With authentication on: the rights of subscription owners now, and which subscriptions are suspended. */
+  owners: SubscriptionOwners | undefined;
 }
 
 export interface NotificationParts {
@@ -57,9 +59,11 @@ export function buildNotifications(deps: NotificationDeps): NotificationParts {
     contextOf: async (sub) => toNotificationContext(await contexts.resolve(notificationContextInput(sub) as ContextInput | undefined), deps.publicUrl()),
     sendHttp,
     sendMqtt: (uri, message, opts) => mqttSender.send(uri, message, opts),
-    ...(config.application.authentication.enabled ? {
+    ...(deps.owners ? {
       mayRead: (tenant: string, assignees: readonly string[], entity: EntityFacts) =>
         allows({ tenant, admin: false, assignees, groups: [] }, 'read', entity, store.permissions.applicableTo(tenant, assignees, entity.id)),
+      // Notifications follow the owner's rights at delivery: checked when matched and again before each send.
+      owners: deps.owners, refusal: deps.owners.refusal,
     } : {}),
     options: {
       timeoutMs: config.notifications.timeout, maxAttempts: config.notifications.maxAttempts, retryBaseMs: config.notifications.retryBase,

@@ -110,6 +110,12 @@ export interface Store {
    */
   countLiveEntities(): number;
   /**
+   * Live entities no subject owns (made while authentication was off): admin-only until an
+   * administrator grants rights on them. NOTE: two scans of the entities table, like countLiveEntities;
+   * asked once at start-up, with authentication on.
+   */
+  countOwnerlessEntities(): number;
+  /**
    * History rows, estimated from the span of row ids in each time bucket (a few B-tree descents):
    * exact while rows are only appended (and dropped with their bucket); rows deleted from inside a
    * bucket (a temporal entity or instance deleted) still count until retention drops that bucket.
@@ -241,8 +247,8 @@ export interface SubscriptionRepository {
    * subscriptions, or with `csource` the context source registration subscriptions.
    */
   list(tenant: string, page: { limit: number; offset: number; count: boolean }, owner?: string, csource?: boolean): { items: StoredSubscription[]; count?: number };
-  /** Replaces the document (delivery counters are kept); false when there is none. */
-  replace(tenant: string, id: string, doc: unknown, modifiedAt: number): boolean;
+  /** Replaces the document (delivery counters are kept) and, when given, the owner; false when there is none. */
+  replace(tenant: string, id: string, doc: unknown, modifiedAt: number, owner?: string): boolean;
   delete(tenant: string, id: string): boolean;
   /** Every subscription of every tenant, for the in-memory registry at start-up. */
   listAll(): Array<{ tenant: string; sub: StoredSubscription }>;

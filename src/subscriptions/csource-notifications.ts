@@ -9,7 +9,7 @@ import { formatDateTime, type Json, type JsonObject, type TermMapper } from '../
 import type { Store } from '../store/index.js';
 import type { QueuedMessage } from './delivery.js';
 import { failureReason } from './failure-reason.js';
-import { statusOf, type Subscription } from './model.js';
+import { statusOf, type OwnerRights, type Subscription } from './model.js';
 import { headersOf, type NotificationContext } from './notification.js';
 import type { QueueItem } from './notification-items.js';
 import type { SubscriptionRegistry } from './registry.js';
@@ -39,6 +39,8 @@ export interface CsourceNotificationDeps {
   contextOf(sub: Subscription): Promise<NotificationContext>;
   newId: () => string;
   log: Logger;
+  /** With authentication on: the rights of a subscription's owner now; undefined: suspended. Absent: authentication off. */
+  rightsOf?: ((sub: Subscription) => OwnerRights | undefined) | undefined;
 }
 
 export interface CsourceNotifications {
@@ -54,10 +56,15 @@ export interface CsourceNotifications {
 /** Most registrations one notification of what matches now lists. */
 const MAX_LISTED = 1_000;
 
-/** Behaviour §8, as for registrations: a subscription's owner sees only its own registrations (an administrator all). */
+/**
+ * Behaviour §8, as for registrations: a subscription's owner sees only its own registrations (an
+ * administrator all), with the rights it has now; a suspended subscription sees none.
+ */
 function mayShow(deps: CsourceNotificationDeps, sub: Subscription, state: Json): boolean {
-  const { owner } = sub;
-  return owner === undefined || owner.admin || deps.lens.ownerOf(state) === owner.subject;
+  if (deps.rightsOf === undefined) return true;
+  const rights = deps.rightsOf(sub);
+  if (rights === undefined) return false;
+  return rights.admin || (sub.owner !== undefined && deps.lens.ownerOf(state) === sub.owner.subject);
 }
 
 export function createCsourceNotifications(deps: CsourceNotificationDeps): CsourceNotifications {

@@ -57,6 +57,11 @@ export interface DeliveryDeps {
   options: DeliveryOptions;
   /** Random in [0, 1) for the backoff jitter. */
   random?: () => number;
+  /**
+   * Why a notification of this subscription may not be sent now (checked before each send); such a
+   * notification is given up at once and the subscription's status records why. Absent: any may.
+   */
+  refusal?: ((tenant: string, subscriptionId: string, uri: string) => string | undefined) | undefined;
 }
 
 export interface DeliveryStats {

@@ -64,6 +64,19 @@ function sendOf(deps: DeliveryDeps): (message: QueuedMessage, body: string, lane
   };
 }
 
+/** A send's outcome: undefined once delivered, else why not; a notification refused before sending is not sent. */
+function outcomeOf(deps: DeliveryDeps, send: ReturnType<typeof sendOf>): LoopContext['outcomeOf'] {
+  return (row) => {
+    const refused = deps.refusal?.(row.tenant, row.subscriptionId, row.message.uri);
+    if (refused !== undefined) {
+      // NOTE: a refusal is final (the owner's rights decide it, not the receiver): given up at its first attempt.
+      row.attempts = Math.max(row.attempts, deps.options.maxAttempts - 1);
+      return Promise.resolve(refused);
+    }
+    return send(row.message, row.body, keyOf(row.tenant, row.subscriptionId)).then(() => undefined, (err: unknown) => failureReason(err));
+  };
+}
+
 /** Pauses of the sender loops (their retry backoff), cut short when the dispatcher stops. */
 function createPauses(): { pause(key: string, ms: number): Promise<void>; wakeAll(): void } {
   const timers = new Map<string, NodeJS.Timeout>();
@@ -130,7 +143,7 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
 
   const ctx: LoopContext = {
     store, registry: deps.registry, log, maxAttempts: options.maxAttempts, state, held, recorder,
-    outcomeOf: (row) => send(row.message, row.body, keyOf(row.tenant, row.subscriptionId)).then(() => undefined, (err: unknown) => failureReason(err)),
+    outcomeOf: outcomeOf(deps, send),
     pause: pauses.pause,
     backoff: (attempts) => backoff(options, random, attempts),
     isStopped: () => stopped,

@@ -24,6 +24,8 @@ export {
   buildNotification, renderOptionsOf, type BuildNotificationInput, type BuiltNotification, type NotificationContext, type NotifiedEntity,
 } from './notification.js';
 export { notificationContextInput, toNotificationContext } from './context.js';
+/** With authentication on: the rights of subscription owners at delivery, and suspended subscriptions. */
+export { createSubscriptionOwners, type SubscriptionOwners } from './owners.js';
 /** The use cases, and the registry's contents at start-up. */
 export {
   createSubscriptionService, loadSubscriptions,

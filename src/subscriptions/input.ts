@@ -73,5 +73,5 @@ export interface SubscriptionInput {
 }
 
 /** Members a client may not write: the broker maintains them (NGSI-LD §5.2.12, §5.2.14). */
-export const READ_ONLY_MEMBERS = ['status', 'createdAt', 'modifiedAt'] as const;
+export const READ_ONLY_MEMBERS = ['status', 'statusReason', 'createdAt', 'modifiedAt'] as const;
 export const READ_ONLY_NOTIFICATION_MEMBERS = ['status', 'timesSent', 'lastNotification', 'lastSuccess', 'lastFailure', 'lastFailureReason'] as const;

@@ -86,6 +86,12 @@ export interface SubscriptionTemporalQ {
   timeproperty: 'observedAt' | 'createdAt' | 'modifiedAt';
 }
 
+/** What a subscription's owner may do as it is now (not as when it created the subscription). */
+export interface OwnerRights {
+  admin: boolean;
+  assignees: readonly string[];
+}
+
 export interface Subscription {
   id: SubscriptionId;
   /** A context source registration subscription (NGSI-LD §5.11): notified of registrations, not entities. */

@@ -8,7 +8,7 @@ import type { NewNotification, Store } from '../store/index.js';
 import type { QueuedMessage } from './delivery.js';
 import { failureReason } from './failure-reason.js';
 import { matchesEntity, type MatchCache } from './matcher.js';
-import type { Subscription } from './model.js';
+import type { OwnerRights, Subscription } from './model.js';
 import { buildNotification, type NotificationContext, type NotifiedEntity } from './notification.js';
 import { typesSelectedBy, type SubscriptionRegistry } from './registry.js';
 
@@ -92,15 +92,15 @@ export interface PeriodicDeps {
  * Live entities a periodic subscription notifies about, at most periodicMaxEntities: those of the
  * types it selects (by index), then checked in full by the matcher.
  */
-export function periodicEntities(deps: PeriodicDeps, cache: MatchCache, tenant: string, sub: Subscription): Entity[] {
+export function periodicEntities(deps: PeriodicDeps, cache: MatchCache, tenant: string, sub: Subscription, owner: OwnerRights): Entity[] {
   const { store, periodicMaxEntities } = deps;
   const out: Entity[] = [];
   const page = 500;
   const types = typesSelectedBy(sub);
   for (let offset = 0; out.length < periodicMaxEntities; offset += page) {
     const query = { limit: page, offset, count: false, ...(types === '*' ? {} : { types }) };
-    // Behaviour §8: only the entities the owner may read.
-    const scope = sub.owner === undefined || sub.owner.admin || deps.mayRead === undefined ? { tenant } : { tenant, assignees: sub.owner.assignees };
+    // Behaviour §8: only the entities the owner may read, with the rights it has now.
+    const scope = owner.admin || deps.mayRead === undefined ? { tenant } : { tenant, assignees: owner.assignees };
     const found = store.entities.list(scope, query).entities;
     for (const e of found) if (out.length < periodicMaxEntities && matchesEntity(sub, e, cache)) out.push(e);
     if (found.length < page) break;

@@ -15,9 +15,10 @@ import {
 import { createCsourceNotifications, type CsourceNotifications, type RegistrationLens } from './csource-notifications.js';
 import { createMatchCache, matchSubscription, type SubscriptionMatch } from './matcher.js';
 import { changeTriggers } from './triggers.js';
-import { statusOf, type Subscription } from './model.js';
+import { statusOf, type OwnerRights, type Subscription } from './model.js';
 import type { NotificationContext, NotifiedEntity } from './notification.js';
 import { createItemBuilder, periodicEntities, type QueueItem } from './notification-items.js';
+import type { SubscriptionOwners } from './owners.js';
 import type { SubscriptionRegistry } from './registry.js';
 
 /** The journal reader name of the notifier. */
@@ -49,13 +50,20 @@ export interface NotifierDeps extends Omit<DeliveryDeps, 'store' | 'options' | '
    * subscription's owner may read); absent: authentication is off.
    */
   mayRead?: (tenant: string, assignees: readonly string[], entity: EntityFacts) => boolean;
+  /** With authentication on: the rights of each subscription's owner now, and why one is suspended. */
+  owners?: SubscriptionOwners;
 }
 
-/** Whether the owner of `sub` may read the entity of a change (always, without authentication). */
-function ownerMayRead(deps: Pick<NotifierDeps, 'mayRead'>, sub: Subscription, change: ChangeEvent): boolean {
-  const { owner } = sub;
-  if (deps.mayRead === undefined || owner === undefined || owner.admin) return true;
-  return deps.mayRead(change.tenant, owner.assignees, entityFactsOf(change.id, change.entity ?? change.previous));
+/**
+ * Whether the owner of `sub` may read the entity of a change, with the rights it has now (always,
+ * without authentication); never for a suspended subscription.
+ */
+function ownerMayRead(deps: Pick<NotifierDeps, 'mayRead' | 'owners'>, sub: Subscription, change: ChangeEvent): boolean {
+  if (deps.mayRead === undefined || deps.owners === undefined) return true;
+  const rights = deps.owners.rightsOf(sub);
+  if (rights === undefined) return false;
+  if (rights.admin) return true;
+  return deps.mayRead(change.tenant, rights.assignees, entityFactsOf(change.id, change.entity ?? change.previous));
 }
 
 export interface NotifierStats extends DeliveryStats {
@@ -207,7 +215,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
   const both = deliveryRegistry(registry, deps.csource?.registry);
   const dispatcher = createDispatcher({ ...deps, registry: both, options });
   const csource: CsourceNotifications | undefined = deps.csource === undefined ? undefined : createCsourceNotifications({
-    ...deps.csource, store, contextOf: deps.contextOf, newId: deps.newId, log,
+    ...deps.csource, store, contextOf: deps.contextOf, newId: deps.newId, log, rightsOf: deps.owners === undefined ? undefined : (sub) => deps.owners?.rightsOf(sub),
   });
   const cache = createMatchCache();
   /** When each subscription last had a notification queued (throttling and timeInterval). */
@@ -266,8 +274,13 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     },
 
     async runPeriodic(now) {
-      const items = await duePeriodic(registry.periodic(), lastQueued, now, async (tenant, sub) => {
-        const entities = periodicEntities({ store, periodicMaxEntities: options.periodicMaxEntities, mayRead: deps.mayRead }, cache, tenant, sub);
+      const rightsOf = (sub: Subscription): OwnerRights | undefined => (deps.owners === undefined ? { admin: true, assignees: [] } : deps.owners.rightsOf(sub));
+      // Suspended (no owner, or its owner was deleted): not notified.
+      const entityDue = registry.periodic().filter(({ sub }) => rightsOf(sub) !== undefined);
+      const items = await duePeriodic(entityDue, lastQueued, now, async (tenant, sub) => {
+        const rights = rightsOf(sub);
+        const entities = rights === undefined ? []
+          : periodicEntities({ store, periodicMaxEntities: options.periodicMaxEntities, mayRead: deps.mayRead }, cache, tenant, sub, rights);
         return entities.length === 0 ? undefined : itemOf(tenant, sub, entities.map((entity) => ({ entity })), now);
       });
       if (csource !== undefined) items.push(...await duePeriodic(csource.periodic(), lastQueued, now, (tenant, sub) => csource.ofMatching(tenant, sub, now)));

@@ -55,8 +55,13 @@ function renderNotification(sub: Subscription, n: NotificationParams, mapper: Te
   return out;
 }
 
-/** The subscription as the API shows it; `@context` is the edge's business. */
-export function renderSubscription(sub: Subscription, mapper: TermMapper, now: number, opts: { sysAttrs?: boolean } = {}): JsonObject {
+/**
+ * The subscription as the API shows it; `@context` is the edge's business. `suspended`: why it is not
+ * notified (owners.ts): shown as status `paused` with that reason in `statusReason`.
+ */
+export function renderSubscription(
+  sub: Subscription, mapper: TermMapper, now: number, opts: { sysAttrs?: boolean; suspended?: string | undefined } = {},
+): JsonObject {
   const out: JsonObject = { id: sub.id, type: 'Subscription' };
   if (sub.subscriptionName !== undefined) out.subscriptionName = sub.subscriptionName;
   if (sub.description !== undefined) out.description = sub.description;
@@ -77,7 +82,8 @@ export function renderSubscription(sub: Subscription, mapper: TermMapper, now: n
   if (sub.datasetId !== undefined) out.datasetId = [...sub.datasetId];
   if (sub.jsonldContext !== undefined) out.jsonldContext = sub.jsonldContext;
   out.notification = renderNotification(sub, sub.notification, mapper);
-  out.status = statusOf(sub, now);
+  out.status = opts.suspended === undefined ? statusOf(sub, now) : 'paused';
+  if (opts.suspended !== undefined) out.statusReason = opts.suspended;
   if (opts.sysAttrs === true) {
     out.createdAt = formatDateTime(sub.createdAt);
     out.modifiedAt = formatDateTime(sub.modifiedAt);

@@ -8,6 +8,7 @@ import { documentOf, fromStored, toStored } from './codec.js';
 import type { SubscriptionInput } from './input.js';
 import type { Subscription, SubscriptionId } from './model.js';
 import { parseSubscription, patchSubscription } from './parse.js';
+import type { SubscriptionOwners } from './owners.js';
 import type { SubscriptionRegistry } from './registry.js';
 
 export interface SubscriptionServiceDeps {
@@ -26,6 +27,8 @@ export interface SubscriptionServiceDeps {
   onWritten?: (tenant: string, sub: Subscription) => void;
   /** Resolves once the deliveries answered so far are recorded (the notifier's). */
   settle?: () => Promise<void>;
+  /** With authentication on: which subscriptions are suspended (no owner, or a deleted one). */
+  owners?: SubscriptionOwners | undefined;
 }
 
 /** The request's term maps and @context as given (absent: core only). */
@@ -53,6 +56,8 @@ export interface SubscriptionService {
   update(actor: Principal, id: SubscriptionId, input: SubscriptionInput, ctx: RequestContext): Subscription;
   /** §5.8.5: 404 when unknown. */
   delete(actor: Principal, id: SubscriptionId): void;
+  /** Why a subscription is suspended (not notified until an administrator adopts it); undefined: it is not. */
+  suspension(sub: Subscription): string | undefined;
   /** Records one delivery attempt (counters, status) in the store and the registry. */
   recordDelivery(tenant: string, id: SubscriptionId, outcome: DeliveryOutcome): DeliveryState | undefined;
 }
@@ -83,11 +88,20 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Subscr
     const why = deps.checkEndpoint?.(actor, sub.notification.endpoint.uri);
     if (why !== undefined) throw new BadRequestDataError('Notification endpoint not allowed', why);
   };
+  /**
+   * A suspended subscription (no owner, or a deleted one) updated by an administrator becomes that
+   * administrator's: it is notified again, with the administrator's rights.
+   */
+  const adopted = (actor: Principal, previous: Subscription, next: Subscription): Subscription => {
+    if (!actor.admin || actor.subject === undefined || deps.owners?.suspension(previous) === undefined) return next;
+    return { ...next, owner: { subject: actor.subject, admin: actor.admin, assignees: [...actor.assignees] } };
+  };
   return {
     now: () => clock.now(),
     settled: async () => {
       await deps.settle?.();
     },
+    suspension: (sub) => deps.owners?.suspension(sub),
     create(actor, input, ctx) {
       const { tenant } = actor;
       const parsed = parseSubscription(input, { mapper: ctx.mapper, context: ctx.context, now: clock.now(), newId: deps.newId, csource });
@@ -115,10 +129,10 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Subscr
       const { tenant } = actor;
       return store.transaction((tx) => {
         const previous = owned(actor, load(tenant, id));
-        const next = patchSubscription(previous, input, { mapper: ctx.mapper, now: clock.now() });
+        const next = adopted(actor, previous, patchSubscription(previous, input, { mapper: ctx.mapper, now: clock.now() }));
         // A subscription keeps the endpoint it was created with (renewing a dashboard's, say); a new one is checked.
         if (next.notification.endpoint.uri !== previous.notification.endpoint.uri) checkEndpoint(actor, next);
-        store.subscriptions.replace(tenant, id, documentOf(next), next.modifiedAt);
+        store.subscriptions.replace(tenant, id, documentOf(next), next.modifiedAt, next.owner?.subject);
         tx.onCommit(() => {
           registry.put(tenant, next);
           written(tenant, next);

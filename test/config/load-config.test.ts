@@ -63,6 +63,7 @@ describe('defaultConfig', () => {
       federation: {
         upstream: { url: '', tenant: '', context: '', types: '', tokenUrl: '', clientId: '', clientSecret: '' },
         tenant: '', batchSize: 100, linger: 100, timeout: 10_000, retryBase: 1_000, retryMax: 300_000, outbox: { maxRows: 1_000_000, maxAge: 'P7D' },
+        register: { enabled: false, only: false, mode: 'auxiliary', url: '', id: '', lifetime: 'PT1H', renewBefore: '0.25', types: '', attrs: '', debounce: 5_000 },
       },
       application: {
         authentication: {
@@ -72,7 +73,9 @@ describe('defaultConfig', () => {
         identityProvider: { enabled: false, issuer: '', tokenLifetime: 3_600, algorithm: 'ES256', subjectRefreshSchedule: '* * * * * *' },
         lockout: {
           enabled: true, nameFailures: 5, addressFailures: 10, baseDelay: 1_000, maxDelay: 900_000, forgetAfter: 3_600_000, maxEntries: 10_000,
+          maxAnswerDelay: 5_000, maxConcurrentChecks: 1, maxQueuedChecks: 16,
         },
+        budget: { requestsPerMinute: 0, maxSubjects: 10_000 },
       },
       search: { onOwnerDeleteCascadeEntities: false },
     });
@@ -157,6 +160,16 @@ describe('CONFIG_OPTIONS', () => {
       'federation.retry-max',
       'federation.outbox.max-rows',
       'federation.outbox.max-age',
+      'federation.register.enabled',
+      'federation.register.only',
+      'federation.register.mode',
+      'federation.register.url',
+      'federation.register.id',
+      'federation.register.lifetime',
+      'federation.register.renew-before',
+      'federation.register.types',
+      'federation.register.attrs',
+      'federation.register.debounce',
       'application.authentication.enabled',
       'application.authentication.jwks-uri',
       'application.authentication.public-key-file',
@@ -180,6 +193,11 @@ describe('CONFIG_OPTIONS', () => {
       'application.lockout.max-delay',
       'application.lockout.forget-after',
       'application.lockout.max-entries',
+      'application.lockout.max-answer-delay',
+      'application.lockout.max-concurrent-checks',
+      'application.lockout.max-queued-checks',
+      'application.budget.requests-per-minute',
+      'application.budget.max-subjects',
       'search.on-owner-delete-cascade-entities',
     ]);
     const limit = CONFIG_OPTIONS.find((o) => o.name === 'pagination.limit-default');
@@ -321,6 +339,24 @@ describe('loadConfig from the environment', () => {
     expect(mqtt.issues.map((i) => [i.option, i.message])).toEqual([['mqtt.tls-key', 'needed with mqtt.tls-cert']]);
     const ok = loadConfig({ argv: [], env: { SERVER_TLS_KEY: '/etc/edgeld/key.pem', SERVER_TLS_CERT: '/etc/edgeld/cert.pem' } });
     expect(ok.server).toMatchObject({ tlsKey: '/etc/edgeld/key.pem', tlsCert: '/etc/edgeld/cert.pem', redirectPort: -1 });
+  });
+
+  it('registers upstream only with an upstream, and takes a fraction or a duration for renew-before', () => {
+    const alone = loadError(() => loadConfig({ argv: [], env: { FEDERATION_REGISTER_ENABLED: 'true' } }));
+    expect(alone.issues.map((i) => [i.option, i.message])).toEqual([
+      ['federation.register.enabled', 'needs federation.upstream.url (the broker the gateway registers with)'],
+    ]);
+    const upstream = { FEDERATION_UPSTREAM_URL: 'https://cloud.example.com', FEDERATION_REGISTER_ENABLED: 'true' };
+    const ok = loadConfig({ argv: [], env: { ...upstream, FEDERATION_REGISTER_MODE: 'inclusive', FEDERATION_REGISTER_RENEW_BEFORE: 'PT10M' } });
+    expect(ok.federation.register).toMatchObject({ enabled: true, mode: 'inclusive', renewBefore: 'PT10M', lifetime: 'PT1H' });
+    for (const bad of ['1.5', '0', 'soon', 'P1M']) {
+      const err = loadError(() => loadConfig({ argv: [], env: { ...upstream, FEDERATION_REGISTER_RENEW_BEFORE: bad } }));
+      expect(err.issues.map((i) => i.option), bad).toEqual(['federation.register.renew-before']);
+    }
+    const mode = loadError(() => loadConfig({ argv: [], env: { ...upstream, FEDERATION_REGISTER_MODE: 'exclusive' } }));
+    expect(mode.issues.map((i) => i.option)).toEqual(['federation.register.mode']);
+    const only = loadError(() => loadConfig({ argv: [], env: { FEDERATION_UPSTREAM_URL: 'https://cloud.example.com', FEDERATION_REGISTER_ONLY: 'true' } }));
+    expect(only.issues.map((i) => [i.option, i.message])).toEqual([['federation.register.only', 'needs federation.register.enabled']]);
   });
 
   it('takes server.redirect-port only with HTTPS on, on a port of its own', () => {

@@ -5,9 +5,10 @@ import { defaultConfig, type Config } from '../../src/config/index.js';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { waitUntil, type FakeCloud } from '../helpers/fake-cloud.js';
 
-export type FederationPatch = Partial<Omit<Config['federation'], 'upstream' | 'outbox'>> & {
+export type FederationPatch = Partial<Omit<Config['federation'], 'upstream' | 'outbox' | 'register'>> & {
   upstream?: Partial<Config['federation']['upstream']>;
   outbox?: Partial<Config['federation']['outbox']>;
+  register?: Partial<Config['federation']['register']>;
 };
 
 export function federationConfig(url: string, patch: FederationPatch = {}): Config['federation'] {
@@ -16,6 +17,7 @@ export function federationConfig(url: string, patch: FederationPatch = {}): Conf
     ...base, retryBase: 5, retryMax: 40, timeout: 2_000, ...patch,
     upstream: { ...base.upstream, url, ...patch.upstream },
     outbox: { ...base.outbox, ...patch.outbox },
+    register: { ...base.register, ...patch.register },
   };
 }
 

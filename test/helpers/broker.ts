@@ -29,6 +29,18 @@ export interface TestResponse {
 
 export type ConfigPatch = { [K in keyof Config]?: Partial<Config[K]> };
 
+/** A response read whole: its text, and its JSON when it is JSON. */
+export async function readResponse(res: Response): Promise<TestResponse> {
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
 export function testConfig(patch: ConfigPatch = {}): Config {
   const base = defaultConfig();
   const out = { ...base } as Record<string, unknown>; // NOTE: shallow merge per section below
@@ -60,15 +72,7 @@ export async function startTestBroker(opts: { config?: ConfigPatch; dbPath?: str
         body = JSON.stringify(init.body);
         if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['Content-Type'] = 'application/json';
       }
-      const res = await broker.app.request(`http://127.0.0.1${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
-      const text = await res.text();
-      let json: unknown;
-      try {
-        json = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
-      return { status: res.status, headers: res.headers, text, json };
+      return readResponse(await broker.app.request(`http://127.0.0.1${path}`, { method, headers, ...(body !== undefined ? { body } : {}) }));
     },
     close: () => broker.close(),
   };

@@ -10,7 +10,7 @@ import { expect } from 'vitest';
 import { exportSPKI, generateKeyPair } from 'jose';
 import { createFixedClock, silentLogger } from '../../src/lib/index.js';
 import { createBroker, type Broker } from '../../src/server.js';
-import { T0, startContextServer, testConfig } from './broker.js';
+import { T0, readResponse, startContextServer, testConfig } from './broker.js';
 import { ADMIN_ROLE, mint } from './auth.js';
 import { addUser, idpConfig } from './identity.js';
 
@@ -109,15 +109,7 @@ async function request(broker: Broker, r: Req, token: string | undefined): Promi
     body = JSON.stringify(r.body);
     headers['Content-Type'] = r.type ?? 'application/json';
   }
-  const res = await broker.app.request(`http://127.0.0.1${r.path}`, { method: r.method, headers, ...(body === undefined ? {} : { body }) });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
+  return readResponse(await broker.app.request(`http://127.0.0.1${r.path}`, { method: r.method, headers, ...(body === undefined ? {} : { body }) }));
 }
 
 /**

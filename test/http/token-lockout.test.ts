@@ -19,7 +19,8 @@ afterEach(async () => {
 
 async function start(lockout: Partial<Lockout> = {}): Promise<TestBroker> {
   const base = idpConfig();
-  const application = { ...defaultConfig().application, ...base.application, lockout: { ...defaultConfig().application.lockout, ...lockout } };
+  // NOTE: answered at once unless a test says otherwise: the holds are real time, the test clock is not.
+  const application = { ...defaultConfig().application, ...base.application, lockout: { ...defaultConfig().application.lockout, maxAnswerDelay: 0, ...lockout } };
   b = await startTestBroker({ config: { ...base, application } });
   addUser(b.broker, 'alice', 'correct horse');
   addUser(b.broker, 'bob', 'battery staple');
@@ -96,6 +97,37 @@ describe('POST /auth/token lockout', () => {
     expect(await post('127.0.0.2', 'alice', 'wrong')).toBe(400);
     expect(await post('127.0.0.2', 'bob', 'battery staple')).toBe(429);
     expect(await post('127.0.0.3', 'bob', 'battery staple')).toBe(200);
+  });
+
+  it('answers 429 unchecked, held back for its retry time, when every password check is taken and the queue is full, and counts it', async () => {
+    const broker = await start({ maxConcurrentChecks: 1, maxQueuedChecks: 1, maxAnswerDelay: 1_000 });
+    // Six logins at once, each from its own address and for its own name: one is checked, one waits, four are refused.
+    const started = performance.now();
+    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => login(broker, `10.1.0.${i + 1}`, `user${i}`, 'wrong')));
+    // The refusals wait their Retry-After (1 s) before they go: a flood cannot come straight back.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(900);
+    const busy = answers.filter((a) => a.status === 429);
+    expect(answers.map((a) => a.status).sort()).toEqual([400, 400, 429, 429, 429, 429]);
+    for (const a of busy) {
+      expect(a.headers.get('retry-after')).toBe('1');
+      expect(a.json).toMatchObject({ error: 'temporarily_unavailable', error_description: 'Too many logins in progress; retry after 1 s' });
+    }
+    const metrics = (await broker.request('GET', '/metrics')).text;
+    expect(metrics).toMatch(/^edgeld_password_checks_refused_total 4$/m);
+    expect(metrics).toMatch(/^edgeld_password_checks_running 0$/m);
+    // Refused unheard: not failed logins, and the slots are free again.
+    expect(metrics).toMatch(/^edgeld_login_failures_total\{channel="http"\} 2$/m);
+    expect((await login(broker, '10.1.0.9', 'alice', 'correct horse')).status).toBe(200);
+  });
+
+  it('holds a 429 back for the wait, at most application.lockout.max-answer-delay', async () => {
+    const broker = await start({ nameFailures: 1, baseDelay: 60_000, maxDelay: 60_000, maxAnswerDelay: 300 });
+    expect((await login(broker, '10.2.0.1', 'alice', 'wrong')).status).toBe(400);
+    const started = performance.now();
+    const held = await login(broker, '10.2.0.1', 'alice', 'wrong');
+    expect(held.status).toBe(429);
+    expect(held.headers.get('retry-after')).toBe('60');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(250);
   });
 
   it('lets every attempt through when application.lockout.enabled is off', async () => {

@@ -1,8 +1,9 @@
 // Route of the federation status (GET /ngsi-ld/v1/federation/status, edge spec §4): outbox depth,
-// oldest pending change, last success and error, parked and dropped changes, what was sent.
+// oldest pending change, last success and error, parked and dropped changes, what was sent, and the
+// gateway's registration upstream.
 
 import { AccessDeniedError, formatDateTime, type Json } from '../../ngsi/index.js';
-import type { FederationStatus } from '../../federation/index.js';
+import type { FederationStatus, RegistrationStatus } from '../../federation/index.js';
 import { resource, type App, type AppDeps } from '../app-env.js';
 import { readParams } from '../params.js';
 import { BASE, sendJson } from '../respond.js';
@@ -10,11 +11,21 @@ import { actorOf } from '../request-context.js';
 
 const iso = (ms: number | undefined): Json => (ms === undefined ? null : formatDateTime(ms));
 
+const problem = (e: { at: number; message: string } | undefined): Json => (e === undefined ? null : { at: formatDateTime(e.at), message: e.message });
+
+function renderRegistration(r: RegistrationStatus | undefined): Json {
+  if (r === undefined) return null;
+  return {
+    id: r.id, endpoint: r.endpoint, mode: r.mode, registered: r.registered, expiresAt: iso(r.expiresAt), types: r.types,
+    lastSuccess: iso(r.lastSuccess), lastError: problem(r.lastError), failures: r.failures,
+  };
+}
+
 function render(s: FederationStatus): Json {
   return {
     enabled: s.enabled, url: s.url, outboxDepth: s.outboxDepth, oldestPending: iso(s.oldestPending), lastSuccess: iso(s.lastSuccess),
-    lastError: s.lastError === undefined ? null : { at: formatDateTime(s.lastError.at), message: s.lastError.message },
-    parked: s.parked, dropped: s.dropped, sent: { entities: s.sent.entities, instances: s.sent.instances },
+    lastError: problem(s.lastError), parked: s.parked, dropped: s.dropped, sent: { entities: s.sent.entities, instances: s.sent.instances },
+    registration: renderRegistration(s.registration),
   };
 }
 

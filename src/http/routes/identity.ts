@@ -1,10 +1,11 @@
 // The built-in identity provider's endpoints, outside /ngsi-ld/: the OAuth 2.0 token endpoint
 // (RFC 6749 §3.2), its JWK Set and OpenID Connect discovery metadata. Errors take the RFC 6749 §5.2
 // shape, not ProblemDetails: OAuth clients read `error`. Repeated failed logins from one address or
-// for one name make further attempts wait: 429 with Retry-After, before any credential is checked.
+// for one name make further attempts wait: 429 with Retry-After, before any credential is checked,
+// answered late; a login beyond the bound on password checks in progress: 429 at once.
 
 import { z } from 'zod';
-import { TokenRequestError, type ClientCredentials, type IdentityProvider, type TokenErrorCode, type TokenGrant } from '../../auth/index.js';
+import { SecretCheckBusyError, TokenRequestError, type ClientCredentials, type IdentityProvider, type TokenErrorCode, type TokenGrant } from '../../auth/index.js';
 import type { LoginAttempt, LoginLimiter } from '../../lib/index.js';
 import { PayloadTooLargeError } from '../../ngsi/index.js';
 import { resource, type App, type AppContext } from '../app-env.js';
@@ -113,13 +114,33 @@ function loginOf(c: AppContext, grant: TokenGrant): LoginAttempt {
 }
 
 /** RFC 6585 §4 Too Many Requests, in the RFC 6749 §5.2 shape; Retry-After in whole seconds (RFC 9110 §10.2.3). */
-function tooManyAttempts(waitMs: number): Response {
+function tooManyAttempts(waitMs: number, why = 'Too many failed logins'): Response {
   const seconds = Math.max(1, Math.ceil(waitMs / 1000));
   return sendJson(
-    { error: 'temporarily_unavailable', error_description: `Too many failed logins; retry after ${seconds} s` },
+    { error: 'temporarily_unavailable', error_description: `${why}; retry after ${seconds} s` },
     429, { ...NO_STORE, 'Retry-After': String(seconds) },
   );
 }
+
+/**
+ * The answer, after `ms` or as soon as the client goes: an attacker guessing passwords gets one answer
+ * per wait, its connection idle meanwhile, instead of asking again at once (as the MQTT refusals).
+ */
+function heldBack(signal: AbortSignal, ms: number, answer: Response): Response | Promise<Response> {
+  if (ms <= 0 || signal.aborted) return answer;
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve(answer);
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done);
+  });
+}
+
+/** When a login refused for want of a free password check may come back. */
+const BUSY_RETRY_MS = 1_000;
 
 /** A refusal that checked credentials, and so counts as a failed login. */
 const isCredentialFailure = (err: TokenRequestError): boolean => err.code === 'invalid_grant' || err.code === 'invalid_client';
@@ -135,7 +156,7 @@ export function registerIdentityRoutes(app: App, identity: IdentityProvider, lim
         if (limiter !== undefined) {
           const attempt = loginOf(c, grant);
           const wait = limiter.begin(attempt);
-          if (wait > 0) return tooManyAttempts(wait);
+          if (wait > 0) return heldBack(c.req.raw.signal, limiter.answerDelay(wait), tooManyAttempts(wait));
           login = attempt;
         }
         const token = await identity.issueToken(grant);
@@ -148,6 +169,12 @@ export function registerIdentityRoutes(app: App, identity: IdentityProvider, lim
           login = undefined;
         }
         if (err instanceof TokenRequestError) return oauthError(err.code, err.message);
+        // The gateway's password checks are all taken: the attempt was not heard (the limiter releases
+        // it). Held back as a lockout refusal is: answered at once, a flood from many addresses would
+        // come straight back and keep the event loop busy answering it.
+        if (err instanceof SecretCheckBusyError) {
+          return heldBack(c.req.raw.signal, limiter?.answerDelay(BUSY_RETRY_MS) ?? 0, tooManyAttempts(BUSY_RETRY_MS, 'Too many logins in progress'));
+        }
         throw err;
       } finally {
         if (login !== undefined) limiter?.released(login);

@@ -2,7 +2,7 @@
 // Roles and groups are stored as JSON lists; secrets arrive already hashed (auth owns the format).
 
 import type BetterSqlite3 from 'better-sqlite3';
-import type { IdentityClient, IdentityUser, SigningKeyRecord } from '../../lib/index.js';
+import type { IdentityClient, IdentitySubject, IdentityUser, SigningKeyRecord } from '../../lib/index.js';
 import { AlreadyExistsError } from '../../ngsi/index.js';
 
 export interface IdentityRepository {
@@ -21,8 +21,8 @@ export interface IdentityRepository {
   signingKeys(): SigningKeyRecord[];
   /** Adds a key; a key with the same kid is left as it is. */
   addSigningKey(key: SigningKeyRecord): void;
-  /** The `sub` of every user and client (at most `limit`). */
-  subjects(limit: number): string[];
+  /** The `sub`, roles and groups of every user and client (at most `limit`). */
+  subjects(limit: number): IdentitySubject[];
   /**
    * Changes whenever users or clients may have changed: a commit by another connection (such as
    * scripts/idp.mjs, which writes while the broker runs) or an insert or delete through this repository.
@@ -106,9 +106,9 @@ export function createIdentityRepository(db: BetterSqlite3.Database): IdentityRe
   const keys = db.prepare<[number], KeyRow>(
     'SELECT kid, alg, private_jwk, public_jwk, created_at FROM idp_signing_keys ORDER BY created_at DESC, rowid DESC LIMIT CAST(? AS INTEGER)',
   );
-  const subjects = db.prepare<[number], string>(
-    'SELECT sub FROM idp_users UNION ALL SELECT sub FROM idp_clients LIMIT CAST(? AS INTEGER)',
-  ).pluck();
+  const subjects = db.prepare<[number], { sub: string; roles: string; groups: string }>(
+    'SELECT sub, roles, groups FROM idp_users UNION ALL SELECT sub, roles, groups FROM idp_clients LIMIT CAST(? AS INTEGER)',
+  );
   // NOTE: PRAGMA data_version changes on this connection only when another connection committed.
   const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
   let localChanges = 0;
@@ -165,7 +165,7 @@ export function createIdentityRepository(db: BetterSqlite3.Database): IdentityRe
     addSigningKey(k) {
       addKey.run({ kid: k.kid, alg: k.alg, private_jwk: k.privateJwk, public_jwk: k.publicJwk, created_at: k.createdAt });
     },
-    subjects: (limit) => subjects.all(limit),
+    subjects: (limit) => subjects.all(limit).map((r) => ({ sub: r.sub, roles: stringList(r.roles), groups: stringList(r.groups) })),
     changeMark: () => `${dataVersion.get() ?? 0}.${localChanges}`,
   };
 }

@@ -57,7 +57,9 @@ export function createSubscriptionRepository(db: BetterSqlite3.Database): Subscr
   const all = db.prepare<[number, number], SubscriptionRow & { seq: number }>(
     `SELECT seq, ${COLUMNS} FROM subscriptions WHERE seq > ? ORDER BY seq LIMIT CAST(? AS INTEGER)`,
   );
-  const replace = db.prepare<[string, number, string, string]>('UPDATE subscriptions SET doc = ?, modified_at = ? WHERE tenant = ? AND id = ?');
+  const replace = db.prepare<[string, number, string | null, string, string]>(
+    'UPDATE subscriptions SET doc = ?, modified_at = ?, owner = coalesce(?, owner) WHERE tenant = ? AND id = ?',
+  );
   const remove = db.prepare<[string, string]>('DELETE FROM subscriptions WHERE tenant = ? AND id = ?');
   const record = db.prepare<[number, number, number | null, number | null, string, string | null, string, string, string]>(
     `UPDATE subscriptions SET times_sent = times_sent + ?, last_notification = ?,
@@ -84,7 +86,7 @@ export function createSubscriptionRepository(db: BetterSqlite3.Database): Subscr
       const items = p.limit === 0 ? [] : page.all(tenant, kind, p.limit, p.offset).map(toStored);
       return p.count ? { items, count: count.get(tenant, kind) ?? 0 } : { items };
     },
-    replace: (tenant, id, doc, modifiedAt) => replace.run(JSON.stringify(doc), modifiedAt, tenant, id).changes > 0,
+    replace: (tenant, id, doc, modifiedAt, owner) => replace.run(JSON.stringify(doc), modifiedAt, owner ?? null, tenant, id).changes > 0,
     delete: (tenant, id) => remove.run(tenant, id).changes > 0,
     listAll() {
       // Read in pages so no single statement holds every row at once.
