@@ -180,6 +180,23 @@ function createDispatch(deps: DispatchDeps, counts: DispatchCounts): Dispatch {
   };
 }
 
+/** A change with the entity it concerns: as announced, or (read back) as it is now with what the change wrote. */
+function withEntity(store: Pick<Store, 'entities'>, c: ChangeEvent): ChangeEvent {
+  if (c.entity !== undefined || c.kind === 'entityDeleted' || c.kind === 'registrationChanged') return c;
+  const entity = store.entities.get({ tenant: c.tenant }, c.id);
+  return entity === undefined ? c : { ...c, entity: asWritten(entity, c.instances) };
+}
+
+/** The notifications of registration subscriptions; undefined when the notifier has none. */
+function csourceOf(deps: NotifierDeps): CsourceNotifications | undefined {
+  if (deps.csource === undefined) return undefined;
+  const { owners } = deps;
+  return createCsourceNotifications({
+    ...deps.csource, store: deps.store, contextOf: deps.contextOf, newId: deps.newId, log: deps.log,
+    rightsOf: owners === undefined ? undefined : (sub) => owners.rightsOf(sub),
+  });
+}
+
 /** Both registries as delivery sees them: a subscription of either kind is looked up and kept in step. */
 function deliveryRegistry(registry: SubscriptionRegistry, other: SubscriptionRegistry | undefined): DeliveryDeps['registry'] {
   if (other === undefined) return registry;
@@ -214,9 +231,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
   const { store, registry, clock, log, options } = deps;
   const both = deliveryRegistry(registry, deps.csource?.registry);
   const dispatcher = createDispatcher({ ...deps, registry: both, options });
-  const csource: CsourceNotifications | undefined = deps.csource === undefined ? undefined : createCsourceNotifications({
-    ...deps.csource, store, contextOf: deps.contextOf, newId: deps.newId, log, rightsOf: deps.owners === undefined ? undefined : (sub) => deps.owners?.rightsOf(sub),
-  });
+  const csource = csourceOf(deps);
   const cache = createMatchCache();
   /** When each subscription last had a notification queued (throttling and timeInterval). */
   const lastQueued = new Map<string, number>();
@@ -260,11 +275,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     // commit has the entity as that change left it, and the feed hands that event while it keeps
     // it. A change without its event (read again after a restart) shows the entity as it is now,
     // with the attributes the change wrote as it wrote them.
-    handle: (changes) => handle(changes.map((c) => {
-      if (c.entity !== undefined || c.kind === 'entityDeleted' || c.kind === 'registrationChanged') return c;
-      const entity = store.entities.get({ tenant: c.tenant }, c.id);
-      return entity === undefined ? c : { ...c, entity: asWritten(entity, c.instances) };
-    })),
+    handle: (changes) => handle(changes.map((c) => withEntity(store, c))),
   });
 
   return {
