@@ -21,9 +21,9 @@ import type { SubscriptionRegistry } from './registry.js';
 export interface RegistrationLens {
   /**
    * The registration as a notification of `sub` shows it (compacted with `mapper`), with only its
-   * RegistrationInfo elements that match; undefined when it does not match `sub` at `now`.
+   * RegistrationInfo elements that match; undefined when it does not match `sub`.
    */
-  show(state: Json, sub: Subscription, mapper: TermMapper, now: number): JsonObject | undefined;
+  show(state: Json, sub: Subscription, mapper: TermMapper): JsonObject | undefined;
   /** The subject that owns it; undefined when it was created without authentication. */
   ownerOf(state: Json): string | undefined;
 }
@@ -98,8 +98,8 @@ export function createCsourceNotifications(deps: CsourceNotificationDeps): Csour
   const verdict = async (change: ChangeEvent, sub: Subscription): Promise<{ reason: TriggerReason; shown: JsonObject } | undefined> => {
     const { before, after } = change.registration ?? {};
     const mapper = await deps.contextOf(sub);
-    const was = before !== undefined && mayShow(deps, sub, before) ? lens.show(before, sub, mapper, change.at) : undefined;
-    const is = after !== undefined && mayShow(deps, sub, after) ? lens.show(after, sub, mapper, change.at) : undefined;
+    const was = before !== undefined && mayShow(deps, sub, before) ? lens.show(before, sub, mapper) : undefined;
+    const is = after !== undefined && mayShow(deps, sub, after) ? lens.show(after, sub, mapper) : undefined;
     // NGSI-LD §5.11.7: newly matching, still matching (updated), or matching no more (deleted or expired included).
     if (is !== undefined) return { reason: was === undefined ? 'newlyMatching' : 'updated', shown: is };
     return was === undefined ? undefined : { reason: 'noLongerMatching', shown: was };
@@ -134,7 +134,7 @@ export function createCsourceNotifications(deps: CsourceNotificationDeps): Csour
       for (const stored of deps.store.registrations.candidates(tenant, { now, limit: MAX_LISTED })) {
         // NOTE: a stored registration is JSON (its document and columns).
         const state = stored as unknown as Json;
-        const shown = mayShow(deps, sub, state) ? lens.show(state, sub, mapper, now) : undefined;
+        const shown = mayShow(deps, sub, state) ? lens.show(state, sub, mapper) : undefined;
         if (shown !== undefined) data.push(shown);
       }
       if (data.length === 0) return undefined;
