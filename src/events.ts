@@ -1,7 +1,7 @@
 // Changes: what one committed write did to one entity, as journaled in the same transaction and
 // announced after commit; and the write port through which every write of every source goes.
 
-import type { Entity, EntityId, HistoryInstance, Iri, Principal } from './ngsi/index.js';
+import type { Entity, EntityId, HistoryInstance, Iri, Json, Principal } from './ngsi/index.js';
 
 /**
  * - entityCreated: the entity became live (it was not, or it was soft-deleted);
@@ -10,10 +10,24 @@ import type { Entity, EntityId, HistoryInstance, Iri, Principal } from './ngsi/i
  * - entityDeleted: the entity stopped being live (soft delete, or removed with its history);
  * - historyChanged: only its history changed (a back-fill older than the current state, an instance
  *   edited or deleted, a series removed); the current state is as it was.
+ * - registrationChanged: a context source registration was created, updated, deleted or expired
+ *   (no entity changed: `id` is the registration's, and `registration` holds its states).
  */
-export type ChangeKind = 'entityCreated' | 'entityUpdated' | 'entityReplaced' | 'entityDeleted' | 'historyChanged';
+export type ChangeKind = 'entityCreated' | 'entityUpdated' | 'entityReplaced' | 'entityDeleted' | 'historyChanged' | 'registrationChanged';
 
-export const CHANGE_KINDS: readonly ChangeKind[] = ['entityCreated', 'entityUpdated', 'entityReplaced', 'entityDeleted', 'historyChanged'];
+// NOTE: the journal stores a kind as its index here: new kinds are appended, never inserted.
+export const CHANGE_KINDS: readonly ChangeKind[] = ['entityCreated', 'entityUpdated', 'entityReplaced', 'entityDeleted', 'historyChanged', 'registrationChanged'];
+
+/**
+ * A context source registration before and after a change, in the registrations module's stored
+ * form (JSON): `before` absent when it was created, `after` absent when it was deleted or expired.
+ */
+export interface RegistrationStates {
+  before?: Json;
+  after?: Json;
+  /** It ended because its expiresAt passed (no request deleted it). */
+  expired?: boolean;
+}
 
 /**
  * One entity's change by one write: exactly one per entity and write, with its journal sequence.
@@ -43,6 +57,8 @@ export interface ChangeEvent {
   deleted: Iri[];
   /** History instances written by the write (deletion instances included), in order. */
   instances: HistoryInstance[];
+  /** Of a registrationChanged change only. */
+  registration?: RegistrationStates;
 }
 
 export type ChangeListener = (event: ChangeEvent) => void;

@@ -13,6 +13,7 @@ import type { ContextService } from './jsonld/index.js';
 import { uuid, type Clock, type IdGenerator, type Logger } from './lib/index.js';
 import type { IdentityProvider } from './auth/index.js';
 import type { Ingest, MqttQos } from './mqtt/index.js';
+import type { RegistrationService } from './registrations/index.js';
 import type { Store } from './store/index.js';
 import {
   createSubscriptionOwners, createSubscriptionRegistry, createSubscriptionService, loadSubscriptions, type MqttSender, type Notifier,
@@ -23,6 +24,7 @@ import { buildAuth } from './server/auth.js';
 import { buildFederation } from './server/federation.js';
 import { buildFoundation } from './server/foundation.js';
 import { buildRegistrations } from './server/registrations.js';
+import { createRegistrationLens } from './server/csource-lens.js';
 import { buildHttp } from './server/http.js';
 import { buildLoginLimiter, buildSecretChecks } from './server/login-limiter.js';
 import { closeAll, listenAll, type LifecycleDeps } from './server/lifecycle.js';
@@ -51,6 +53,10 @@ export interface Broker {
   entities: EntityService;
   temporal: TemporalService;
   subscriptions: SubscriptionService;
+  /** Context source registration subscriptions (NGSI-LD §5.11). */
+  csourceSubscriptions: SubscriptionService;
+  /** Context source registrations; `expire` is the body of the registrations-expiry job. */
+  registrations: RegistrationService;
   /** The device registry: what MQTT ingestion reads of a device, and its secret check. */
   devices: DeviceService;
   /** The subscriptions in memory, for the notifier: candidates of a change. */
@@ -111,14 +117,32 @@ export function createBroker(deps: BrokerDeps): Broker {
   // The registry is filled from the store before any request can change it.
   const subscriptionRegistry = createSubscriptionRegistry(loadSubscriptions(store));
   const mqtt = (): Runtime['mqtt'] => runtime.mqtt;
-  const checkEndpoint = createEndpointCheck({ config, registry: subscriptionRegistry, mqtt, auth });
+  const csourceRegistry = createSubscriptionRegistry(loadSubscriptions(store, true));
+  // The notification topics on the embedded broker: those of both kinds of subscription.
+  const topicsOf = {
+    revision: () => subscriptionRegistry.revision() + csourceRegistry.revision(),
+    all: () => [...subscriptionRegistry.all(), ...csourceRegistry.all()],
+  };
+  const checkEndpoint = createEndpointCheck({ config, registry: topicsOf, mqtt, auth });
   // With authentication on, notifications follow their owners' rights as they are at delivery.
-  const owners = auth && createSubscriptionOwners({ rightsOf: (subject, fallback) => rights.of(subject, fallback), checkEndpoint, registry: subscriptionRegistry });
-  if (owners) reportOwnerless(store, subscriptionRegistry, log);
-  const subscriptions = createSubscriptionService({
-    store, registry: subscriptionRegistry, clock, newId, owners, ...(checkEndpoint ? { checkEndpoint } : {}),
+  const owners = auth && createSubscriptionOwners({
+    rightsOf: (subject, fallback) => rights.of(subject, fallback), checkEndpoint,
+    registry: { get: (tenant, id) => subscriptionRegistry.get(tenant, id) ?? csourceRegistry.get(tenant, id) },
   });
-  const registrations = buildRegistrations({ config, runtime, store, clock, newId });
+  if (owners) reportOwnerless(store, subscriptionRegistry, log);
+  let notifierOf: (() => Notifier) | undefined;
+  const settle = async (): Promise<void> => notifierOf?.().settled();
+  const subscriptions = createSubscriptionService({
+    store, registry: subscriptionRegistry, clock, newId, owners, settle, ...(checkEndpoint ? { checkEndpoint } : {}),
+  });
+  const csourceSubscriptions = createSubscriptionService({
+    store, registry: csourceRegistry, clock, newId, owners, csource: true, settle, ...(checkEndpoint ? { checkEndpoint } : {}),
+    // NGSI-LD §5.11.7: what matches a registration subscription now is notified once it is created or updated.
+    onWritten: (tenant, sub) => {
+      notifierOf?.().notifyMatching(tenant, sub).catch((err: unknown) => log.warn('registration notification not queued', { subscriptionId: sub.id, err }));
+    },
+  });
+  const registrations = buildRegistrations({ config, runtime, store, clock, newId, announce: (change) => events.emit(change) });
   const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType, checkSecret });
   const jobs = createJobScheduler({ log: log.child('jobs') });
   const journalMaxAge = parseDuration(config.journal.maxAge);
@@ -126,25 +150,27 @@ export function createBroker(deps: BrokerDeps): Broker {
   // Journal consumers: each registers on the feed when built.
   const { notifier, mqttSender, publishLocal } = buildNotifications({
     ...deps, store, feed, registry: subscriptionRegistry, contexts, mqtt, publicUrl, owners,
+    csource: { registry: csourceRegistry, lens: createRegistrationLens() },
   });
+  notifierOf = () => notifier;
   notifier.start();
   const federation = buildFederation({ config, store, feed, contexts, clock, log, events, publicUrl });
   const loginLimiter = buildLoginLimiter(deps);
   const { ingest, hooks } = buildMqttAccess({
-    ...deps, core, contexts, devices, registry: subscriptionRegistry, auth, mqtt, sessions: store.mqttSessions, loginLimiter,
+    ...deps, core, contexts, devices, registry: topicsOf, auth, mqtt, sessions: store.mqttSessions, loginLimiter,
   });
   // A deleted subject's MQTT connections end (its subscriptions are suspended through `owners`).
   onSubjectGone((subject) => runtime.mqtt?.closeClientsOf(subject));
   const http = buildHttp({
     ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, loginLimiter, secretChecks,
-    services: { contexts, entities, temporal, subscriptions, registrations, permissions, subjects, devices, auth, identity },
+    services: { contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, permissions, subjects, devices, auth, identity },
   });
   const lifecycle: LifecycleDeps = {
-    config, log, clock, store, runtime, http, jobs, temporal, hasRetention: retention !== undefined,
+    config, log, clock, store, runtime, http, jobs, temporal, registrations, hasRetention: retention !== undefined,
     horizon: (now) => addDuration(now, journalMaxAge, -1), notifier, mqttSender, mqttHooks: hooks, federation, verifier, identity,
   };
   return {
-    app: http.app, store, contexts, entities, temporal, subscriptions, devices, subscriptionRegistry, notifier, events, publishLocal, mqttSender, identity,
+    app: http.app, store, contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, devices, subscriptionRegistry, notifier, events, publishLocal, mqttSender, identity,
     federation,
     mqttIngest: ingest,
     get mqttPort() {

@@ -99,6 +99,8 @@ function addChange(plan: EntityPlan, change: ChangeEvent, state: Entity | undefi
     case 'entityDeleted':
       plan.deleteEntity = true;
       return;
+    case 'registrationChanged':
+      return;
     case 'entityCreated':
     case 'entityUpdated':
     case 'entityReplaced': {
@@ -132,7 +134,8 @@ export function planBatch(changes: Iterable<ChangeEvent>, cursor: number, opts: 
   let more = false;
   for (const change of changes) {
     const state = change.entity ?? change.previous;
-    const selected = change.tenant === opts.tenant && isSelected(change, state, opts);
+    // A registration change concerns no entity: nothing to forward.
+    const selected = change.kind !== 'registrationChanged' && change.tenant === opts.tenant && isSelected(change, state, opts);
     let plan = byId.get(change.id);
     if (selected) {
       if ((plan === undefined && byId.size >= opts.maxEntities) || (plan !== undefined && mustWait(plan, change))) {

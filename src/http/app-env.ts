@@ -44,6 +44,8 @@ export interface AppDeps {
   discovery: DiscoveryService;
   temporal: TemporalService;
   subscriptions: SubscriptionService;
+  /** Context source registration subscriptions (/csourceSubscriptions). */
+  csourceSubscriptions: SubscriptionService;
   /** Context source registrations (/csourceRegistrations). */
   registrations: RegistrationService;
   /** Permissions and subjects (the permission API answers 204/… when authentication is off). */

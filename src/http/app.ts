@@ -20,6 +20,7 @@ import { registerTemporalEntityRoutes } from './routes/temporal-entities.js';
 import { registerEntityQueryRoutes } from './routes/entity-query.js';
 import { registerSubscriptionRoutes } from './routes/subscriptions.js';
 import { registerCsourceRegistrationRoutes } from './routes/csource-registrations.js';
+import { registerCsourceSubscriptionRoutes } from './routes/csource-subscriptions.js';
 import { registerIdentityRoutes } from './routes/identity.js';
 import { registerPermissionRoutes } from './routes/permissions.js';
 import { registerDeviceRoutes } from './routes/devices.js';
@@ -117,6 +118,7 @@ export function createApp(deps: AppDeps): App {
   registerTemporalEntityRoutes(app, deps);
   registerSubscriptionRoutes(app, deps);
   registerCsourceRegistrationRoutes(app, deps);
+  registerCsourceSubscriptionRoutes(app, deps);
   if (deps.identity) registerIdentityRoutes(app, deps.identity, deps.loginLimiter);
   registerPermissionRoutes(app, deps);
   registerDeviceRoutes(app, deps);

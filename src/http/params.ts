@@ -108,8 +108,17 @@ export function representation(params: Params, extraOptions: readonly string[] =
 
 export interface Page { limit: number; offset: number; count: boolean }
 
+const PAGE_PARAMS = ['limit', 'offset'] as const;
+const NEGATIVE_INTEGER = /^-\d{1,15}$/;
+
 /** `limit`, `offset`, `count` (NGSI-LD §5.5.9): above the maximum 403 TooManyResults. */
 export function page(params: Params, limits: { limitDefault: number; limitMax: number }): Page {
+  // NOTE: a negative limit or offset is a bad value (400 BadRequestData), as limit=0 without count is
+  // (ETSI 041_04); what is not an integer at all stays a bad syntax (InvalidRequest).
+  for (const name of PAGE_PARAMS) {
+    const raw = params.get(name);
+    if (raw !== undefined && NEGATIVE_INTEGER.test(raw)) throw new BadRequestDataError(`Query parameter '${name}' must not be negative`, `${name}=${raw}`);
+  }
   const limit = int(params, 'limit', 0) ?? limits.limitDefault;
   const offset = int(params, 'offset', 0) ?? 0;
   const count = bool(params, 'count');

@@ -156,7 +156,7 @@ export class InsufficientStorageError extends NgsiError {
 /** When each error is used; the error table of docs/api.md is rendered from this catalogue. */
 const WHEN: Record<string, string> = {
   InvalidRequest: 'malformed JSON, unknown or repeated query parameter, bad parameter syntax, body not an array for batches',
-  BadRequestData: 'well-formed JSON but invalid NGSI-LD content: invalid id or name, JSON null, NGSI-LD Null on create, bad @context or Link header, id mismatch',
+  BadRequestData: 'well-formed JSON but invalid NGSI-LD content: invalid id or name, JSON null, NGSI-LD Null on create, bad @context or Link header, id mismatch; a negative `limit` or `offset`',
   AlreadyExists: 'an entity, a subscription or a context source registration with that id exists',
   Conflict: 'a context source registration overlapping an exclusive or redirect one for the same entity id and attribute, or local data it would hide',
   OperationNotSupported: 'an operation that cannot apply to the data, e.g. aggregation over values of mixed kinds',

@@ -7,3 +7,5 @@ export { READ_ONLY_MEMBERS, type RegistrationInput } from './input.js';
 export { renderRegistration } from './render.js';
 /** The use cases. */
 export { createRegistrationService, type RegistrationService } from './service.js';
+/** Journaled registration states as registration subscriptions' notifications show them. */
+export { registrationStateOwner, showRegistrationState } from './notify-view.js';

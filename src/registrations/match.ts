@@ -81,6 +81,16 @@ export function matchesQuery(reg: Registration, q: RegistrationQuery): boolean {
   return q.geoQ === undefined || matchesGeo(q.geoQ, entity);
 }
 
+/**
+ * NGSI-LD §5.11.7: the registration restricted to its RegistrationInfo elements that match one of
+ * the queries matching it whole; undefined when no query matches it.
+ */
+export function matchingPart(reg: Registration, queries: readonly RegistrationQuery[]): Registration | undefined {
+  const hits = queries.filter((q) => matchesQuery(reg, q));
+  if (hits.length === 0) return undefined;
+  return { ...reg, information: reg.information.filter((info) => hits.some((q) => infoMatches(info, q))) };
+}
+
 function entitiesOverlap(a: EntityInfo, b: EntityInfo): boolean {
   if (a.type !== b.type) return false;
   if (a.id !== undefined && b.id !== undefined) return a.id === b.id;

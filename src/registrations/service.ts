@@ -2,9 +2,10 @@
 // delete; each write one transaction that checks the mode rules against the stored registrations
 // and the local entities.
 
+import type { ChangeEvent, RegistrationStates } from '../events.js';
 import type { Clock, IdGenerator } from '../lib/index.js';
-import { AccessDeniedError, ConflictError, ResourceNotFoundError, type Json, type Principal, type TermMapper } from '../ngsi/index.js';
-import type { Store } from '../store/index.js';
+import { AccessDeniedError, ConflictError, ResourceNotFoundError, type EntityId, type Json, type Principal, type TermMapper } from '../ngsi/index.js';
+import type { Store, StoredRegistration, TxContext } from '../store/index.js';
 import { fromStored, keysOf, toStored } from './codec.js';
 import type { RegistrationInput } from './input.js';
 import { clashingModes, matchesQuery, registrationsOverlap } from './match.js';
@@ -18,6 +19,8 @@ export interface RegistrationServiceDeps {
   newId: IdGenerator;
   /** Whether an endpoint is this broker itself (a registration would forward to itself). */
   isSelf: (url: URL) => boolean;
+  /** Announces a change once committed (the change emitter: it wakes the journal's readers). */
+  announce?: (change: ChangeEvent) => void;
 }
 
 /** The request's term maps and @context as given (absent: core only). */
@@ -42,7 +45,15 @@ export interface RegistrationService {
   update(actor: Principal, id: string, input: RegistrationInput, ctx: RegistrationContext): Registration;
   /** §5.9.4: 404 when unknown. */
   delete(actor: Principal, id: string): void;
+  /** Removes registrations whose expiresAt has passed at `now`, each journaled once as expired; returns how many. */
+  expire(now: number): number;
 }
+
+/** Most expired registrations one expiry run removes (the next run takes the rest). */
+const EXPIRE_BATCH = 100;
+
+/** The stored form of a registration as journaled (JSON by construction: it is written as a document). */
+const stateOf = (stored: StoredRegistration): Json => stored as unknown as Json;
 
 /** Most registrations of a tenant one listing or conflict check reads (an edge gateway holds a few). */
 const MAX_CANDIDATES = 10_000;
@@ -51,6 +62,20 @@ const notFound = (id: string): ResourceNotFoundError => new ResourceNotFoundErro
 
 export function createRegistrationService(deps: RegistrationServiceDeps): RegistrationService {
   const { store, clock } = deps;
+  /**
+   * NGSI-LD §5.11.7: a registration change is journaled in its write's transaction, so that the
+   * registration subscriptions' notifier (a journal reader) sees every one, once committed.
+   */
+  const journal = (tx: TxContext, tenant: string, id: string, subject: string | undefined, states: RegistrationStates): void => {
+    const entry = {
+      // NOTE: a registration change names the registration, not an entity; the readers tell them apart by kind.
+      tenant, kind: 'registrationChanged' as const, id: id as EntityId, at: clock.now(), written: [], deleted: [], instances: [], registration: states,
+      ...(subject !== undefined ? { subject } : {}),
+    };
+    const seq = store.journal.append(entry);
+    const { announce } = deps;
+    if (announce !== undefined) tx.onCommit(() => announce({ ...entry, seq }));
+  };
   const load = (tenant: string, id: string): Registration => {
     const stored = store.registrations.get(tenant, id);
     if (stored === undefined || (stored.expiresAt !== undefined && stored.expiresAt <= clock.now())) throw notFound(id);
@@ -79,9 +104,11 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
       const { tenant } = actor;
       const parsed = parseRegistration(input, { ...ctx, now: clock.now(), newId: deps.newId, isSelf: deps.isSelf });
       const reg: Registration = actor.subject === undefined ? parsed : { ...parsed, owner: { subject: actor.subject } };
-      store.transaction(() => {
+      store.transaction((tx) => {
         checkConflicts(tenant, reg);
-        store.registrations.insert(tenant, toStored(reg), keysOf(reg));
+        const stored = toStored(reg);
+        store.registrations.insert(tenant, stored, keysOf(reg));
+        journal(tx, tenant, reg.id, actor.subject, { after: stateOf(stored) });
       });
       return reg;
     },
@@ -99,19 +126,36 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
     },
     update(actor, id, input, ctx) {
       const { tenant } = actor;
-      return store.transaction(() => {
+      return store.transaction((tx) => {
         const previous = owned(actor, load(tenant, id));
         const next = patchRegistration(previous, input, { mapper: ctx.mapper, now: clock.now(), isSelf: deps.isSelf });
         checkConflicts(tenant, next);
-        store.registrations.replace(tenant, toStored(next), keysOf(next));
+        const stored = toStored(next);
+        store.registrations.replace(tenant, stored, keysOf(next));
+        journal(tx, tenant, id, actor.subject, { before: stateOf(toStored(previous)), after: stateOf(stored) });
         return next;
       });
     },
     delete(actor, id) {
       const { tenant } = actor;
-      store.transaction(() => {
-        owned(actor, load(tenant, id));
+      store.transaction((tx) => {
+        const previous = owned(actor, load(tenant, id));
         if (!store.registrations.delete(tenant, id)) throw notFound(id);
+        journal(tx, tenant, id, actor.subject, { before: stateOf(toStored(previous)) });
+      });
+    },
+    expire(now) {
+      // NGSI-LD §5.2.9 expiresAt: an expired registration is gone for every operation already; removing
+      // it journals its end once (the row goes with it, so a later run does not see it again).
+      // NOTE: runs every second: most runs find nothing and open no write transaction.
+      if (store.registrations.expired(now, 1).length === 0) return 0;
+      return store.transaction((tx) => {
+        const expired = store.registrations.expired(now, EXPIRE_BATCH);
+        for (const { tenant, reg } of expired) {
+          store.registrations.delete(tenant, reg.id);
+          journal(tx, tenant, reg.id, undefined, { before: stateOf(reg), expired: true });
+        }
+        return expired.length;
       });
     },
   };

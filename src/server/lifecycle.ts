@@ -12,6 +12,7 @@ import { loadTlsPair, watchTlsFiles, type Clock, type Logger, type TlsFiles, typ
 import { startMqttBroker, type MqttAccess } from '../mqtt/index.js';
 import type { Store } from '../store/index.js';
 import type { MqttSender, Notifier } from '../subscriptions/index.js';
+import type { RegistrationService } from '../registrations/index.js';
 import type { TemporalService } from '../temporal/index.js';
 import type { FederationLink } from './federation.js';
 import type { HttpParts } from './http.js';
@@ -26,6 +27,7 @@ export interface LifecycleDeps {
   http: HttpParts;
   jobs: JobScheduler;
   temporal: TemporalService;
+  registrations: RegistrationService;
   /** Whether history.retention is set (the retention job runs). */
   hasRetention: boolean;
   /** The instant before which a journal row is pruned whether read or not. */
@@ -71,6 +73,8 @@ function scheduleJobs(deps: LifecycleDeps): void {
   jobs.schedule('journal-prune', config.journal.pruneSchedule, (signal) => pruneJournal({ store, log: log.child('journal'), horizon: deps.horizon, signal }, clock.now()));
   if (deps.hasRetention) jobs.schedule('history-retention', config.history.retentionSchedule, (signal) => deps.temporal.applyRetention(clock.now(), signal));
   jobs.schedule('subscriptions-periodic', config.notifications.periodicSchedule, () => deps.notifier.runPeriodic(clock.now()));
+  // NGSI-LD §5.11.7: a registration that expires by time (no request) still notifies its subscribers, once.
+  jobs.schedule('registrations-expiry', config.notifications.periodicSchedule, () => deps.registrations.expire(clock.now()));
   jobs.schedule('wal-checkpoint', config.storage.checkpointSchedule, () => store.checkpoint('PASSIVE'));
   // Users and clients removed (scripts/idp.mjs writes while the broker runs): their tokens stop working.
   const { identity } = deps;

@@ -24,7 +24,8 @@ export interface MqttWiringDeps {
   core: WriteCore;
   contexts: ContextService;
   devices: DeviceService;
-  registry: SubscriptionRegistry;
+  /** The subscriptions whose endpoints may name topics of the embedded broker. */
+  registry: Pick<SubscriptionRegistry, 'revision' | 'all'>;
   auth: Authenticator | undefined;
   /** The embedded MQTT broker once started. */
   mqtt(): MqttBroker | undefined;

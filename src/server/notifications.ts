@@ -11,7 +11,7 @@ import type { EntityFacts } from '../ngsi/index.js';
 import type { JournalFeed, Store } from '../store/index.js';
 import {
   createMqttSender, createNotifier, notificationContextInput, sendHttp, toNotificationContext, type MqttSender, type Notifier,
-  type SubscriptionOwners, type SubscriptionRegistry,
+  type RegistrationLens, type SubscriptionOwners, type SubscriptionRegistry,
 } from '../subscriptions/index.js';
 
 export interface NotificationDeps {
@@ -22,6 +22,8 @@ export interface NotificationDeps {
   store: Store;
   feed: JournalFeed;
   registry: SubscriptionRegistry;
+  /** Context source registration subscriptions and what the notifier knows of registrations. */
+  csource?: { registry: SubscriptionRegistry; lens: RegistrationLens };
   contexts: ContextService;
   /** The embedded MQTT broker once started. */
   mqtt(): MqttBroker | undefined;
@@ -52,7 +54,7 @@ export function buildNotifications(deps: NotificationDeps): NotificationParts {
     log: log.child('mqtt-sender'),
   });
   const notifier = createNotifier({
-    store, feed: deps.feed, registry: deps.registry, clock, log: log.child('notifier'), newId: deps.newId ?? uuid,
+    store, feed: deps.feed, registry: deps.registry, ...(deps.csource ? { csource: deps.csource } : {}), clock, log: log.child('notifier'), newId: deps.newId ?? uuid,
     // NOTE: a subscription's stored context was its creation request's ContextInput.
     contextOf: async (sub) => toNotificationContext(await contexts.resolve(notificationContextInput(sub) as ContextInput | undefined), deps.publicUrl()),
     sendHttp,

@@ -2,6 +2,7 @@
 // itself" means for a registration's endpoint (its public URL, or its HTTP port on a loopback host).
 
 import type { Config } from '../config/index.js';
+import type { ChangeEvent } from '../events.js';
 import type { Clock, IdGenerator } from '../lib/index.js';
 import { createRegistrationService, type RegistrationService } from '../registrations/index.js';
 import type { Store } from '../store/index.js';
@@ -23,6 +24,10 @@ function selfEndpointCheck(config: Config, runtime: Runtime): (url: URL) => bool
   };
 }
 
-export function buildRegistrations(deps: { config: Config; runtime: Runtime; store: Store; clock: Clock; newId: IdGenerator }): RegistrationService {
-  return createRegistrationService({ store: deps.store, clock: deps.clock, newId: deps.newId, isSelf: selfEndpointCheck(deps.config, deps.runtime) });
+export function buildRegistrations(deps: {
+  config: Config; runtime: Runtime; store: Store; clock: Clock; newId: IdGenerator; announce: (change: ChangeEvent) => void;
+}): RegistrationService {
+  return createRegistrationService({
+    store: deps.store, clock: deps.clock, newId: deps.newId, isSelf: selfEndpointCheck(deps.config, deps.runtime), announce: deps.announce,
+  });
 }

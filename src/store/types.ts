@@ -234,14 +234,19 @@ export interface StoredSubscription {
   delivery: DeliveryState;
   /** The subject that created it (authentication on). */
   owner?: string;
+  /** A context source registration subscription (NGSI-LD §5.11): listed apart from entity subscriptions. */
+  csource?: boolean;
 }
 
 export interface SubscriptionRepository {
   /** Throws AlreadyExistsError when the tenant has a subscription with that id. */
   insert(tenant: string, sub: StoredSubscription): void;
   get(tenant: string, id: string): StoredSubscription | undefined;
-  /** In creation order, those of `owner` when given; count computed only when asked. */
-  list(tenant: string, page: { limit: number; offset: number; count: boolean }, owner?: string): { items: StoredSubscription[]; count?: number };
+  /**
+   * In creation order, those of `owner` when given; count computed only when asked. Entity
+   * subscriptions, or with `csource` the context source registration subscriptions.
+   */
+  list(tenant: string, page: { limit: number; offset: number; count: boolean }, owner?: string, csource?: boolean): { items: StoredSubscription[]; count?: number };
   /** Replaces the document (delivery counters are kept) and, when given, the owner; false when there is none. */
   replace(tenant: string, id: string, doc: unknown, modifiedAt: number, owner?: string): boolean;
   delete(tenant: string, id: string): boolean;

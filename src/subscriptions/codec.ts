@@ -11,7 +11,7 @@ type Document = Omit<Subscription, 'id' | 'createdAt' | 'modifiedAt' | 'delivery
 export function toStored(sub: Subscription): StoredSubscription {
   const { id, createdAt, modifiedAt, delivery, ...rest } = sub;
   const doc: Document = { v: DOC_VERSION, ...rest };
-  return { id, doc, createdAt, modifiedAt, delivery, ...(sub.owner ? { owner: sub.owner.subject } : {}) };
+  return { id, doc, createdAt, modifiedAt, delivery, ...(sub.owner ? { owner: sub.owner.subject } : {}), ...(sub.csource === true ? { csource: true } : {}) };
 }
 
 /** The document of a stored subscription (to replace it). */

@@ -11,7 +11,7 @@ import type { SubscriptionRegistry } from './registry.js';
 
 export interface LoopContext {
   store: Pick<Store, 'notifications' | 'write'>;
-  registry: SubscriptionRegistry;
+  registry: Pick<SubscriptionRegistry, 'get'>;
   log: Logger;
   maxAttempts: number;
   state: DeliveryLanes;

@@ -48,7 +48,8 @@ export interface PendingNotification {
 
 export interface DeliveryDeps {
   store: Pick<Store, 'notifications' | 'subscriptions' | 'write'>;
-  registry: SubscriptionRegistry;
+  /** Where a subscription is looked up (gone: its notifications go too) and its delivery members kept in step. */
+  registry: Pick<SubscriptionRegistry, 'get' | 'setDelivery'>;
   sendHttp(delivery: HttpDelivery, timeoutMs: number): Promise<void>;
   sendMqtt(uri: string, message: MqttNotificationMessage, opts: MqttSendOptions): Promise<void>;
   clock: Clock;

@@ -45,6 +45,8 @@ export interface Dispatcher {
   resync(): void;
   /** Resolves when no loop is sending (retries waiting count as idle only once given up or done). */
   idle(): Promise<void>;
+  /** Records the deliveries answered so far now; resolves once committed. */
+  settled(): Promise<void>;
   stats(): DeliveryStats;
   /** Stops the loops once their notifications in flight are answered, and queues what is left in memory. */
   stop(): Promise<void>;
@@ -200,6 +202,10 @@ export function createDispatcher(deps: DeliveryDeps): Dispatcher {
     },
     idle: async () => {
       if (loops.size > 0) await new Promise<void>((resolve) => idleWaiters.push(resolve));
+      recorder.flushDelivered();
+      await recorder.settled();
+    },
+    settled: async () => {
       recorder.flushDelivered();
       await recorder.settled();
     },

@@ -32,6 +32,8 @@ export {
   type RequestContext, type SubscriptionPage, type SubscriptionService, type SubscriptionServiceDeps,
 } from './service.js';
 /** The notifier: journal → matching → durable queue → HTTP / MQTT delivery with retries. */
+/** Registration subscriptions' notifications: what the notifier is told of registrations. */
+export type { RegistrationLens } from './csource-notifications.js';
 export { createNotifier, NOTIFIER_READER, type Notifier, type NotifierDeps, type NotifierOptions, type NotifierStats } from './notifier.js';
 export { sendHttp, type HttpDelivery } from './http-sender.js';
 export { matchesEntity } from './matcher.js';

@@ -39,6 +39,13 @@ export interface GeoQInput {
   geoproperty?: unknown;
 }
 
+export interface TemporalQInput {
+  timerel?: string | undefined;
+  timeAt?: string | undefined;
+  endTimeAt?: string | undefined;
+  timeproperty?: string | undefined;
+}
+
 /** Every writable member of NGSI-LD §5.2.12 (the read-only ones are refused at the edge). */
 export interface SubscriptionInput {
   id?: string | undefined;
@@ -52,6 +59,10 @@ export interface SubscriptionInput {
   q?: string | undefined;
   geoQ?: GeoQInput | undefined;
   scopeQ?: string | undefined;
+  /** Registration subscriptions only. */
+  csf?: string | undefined;
+  /** Registration subscriptions only. */
+  temporalQ?: TemporalQInput | undefined;
   isActive?: boolean | undefined;
   expiresAt?: string | undefined;
   throttling?: number | undefined;

@@ -77,6 +77,15 @@ export interface SubscriptionOwner {
   assignees: string[];
 }
 
+/** NGSI-LD §5.2.21 TemporalQuery of a registration subscription, as written (its instants checked). */
+export interface SubscriptionTemporalQ {
+  timerel: 'before' | 'after' | 'between';
+  timeAt: string;
+  endTimeAt?: string;
+  /** observedAt: matched against observationInterval; createdAt, modifiedAt: managementInterval. */
+  timeproperty: 'observedAt' | 'createdAt' | 'modifiedAt';
+}
+
 /** What a subscription's owner may do as it is now (not as when it created the subscription). */
 export interface OwnerRights {
   admin: boolean;
@@ -85,6 +94,8 @@ export interface OwnerRights {
 
 export interface Subscription {
   id: SubscriptionId;
+  /** A context source registration subscription (NGSI-LD §5.11): notified of registrations, not entities. */
+  csource?: true;
   subscriptionName?: string;
   description?: string;
   entities?: EntitySelector[];
@@ -95,8 +106,14 @@ export interface Subscription {
   q?: Parsed<QExpr>;
   geoQ?: GeoQuery;
   scopeQ?: Parsed<ScopeExpr>;
+  /** Registration subscriptions: a filter on the registrations' contextSourceInfo and properties (§5.2.12 csf). */
+  csf?: Parsed<QExpr>;
+  /** Registration subscriptions: matched against the registrations' time intervals. */
+  temporalQ?: SubscriptionTemporalQ;
   isActive: boolean;
   expiresAt?: number;
+  /** expiresAt as written: a registration subscription shows it back verbatim, as a registration does. */
+  expiresAtText?: string;
   /** Seconds. */
   throttling?: number;
   lang?: string;

@@ -20,7 +20,7 @@ export interface QueueItem {
 
 export interface ItemDeps {
   store: Pick<Store, 'entities' | 'subscriptions' | 'write'>;
-  registry: SubscriptionRegistry;
+  registry: Pick<SubscriptionRegistry, 'setDelivery'>;
   clock: Clock;
   log: Logger;
   contextOf(sub: Subscription): Promise<NotificationContext>;

@@ -162,7 +162,7 @@ function renderItem(item: NotifiedEntity, sub: Subscription, mapper: TermMapper,
   return out;
 }
 
-function headersOf(sub: Subscription, context: NotificationContext, tenant: string | undefined): Record<string, string> {
+export function headersOf(sub: Subscription, context: NotificationContext, tenant: string | undefined): Record<string, string> {
   const accept: NotificationAccept = sub.notification.endpoint.accept;
   const headers: Record<string, string> = { 'Content-Type': accept };
   // NGSI-LD §6.3.5: a JSON notification names its context in a Link header.

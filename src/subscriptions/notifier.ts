@@ -12,9 +12,10 @@ import type { JournalFeed, Store } from '../store/index.js';
 import {
   createDispatcher, type DeliveryDeps, type Dispatcher, type DeliveryOptions, type DeliveryStats, type PendingNotification,
 } from './delivery.js';
+import { createCsourceNotifications, type CsourceNotifications, type RegistrationLens } from './csource-notifications.js';
 import { createMatchCache, matchSubscription, type SubscriptionMatch } from './matcher.js';
 import { changeTriggers } from './triggers.js';
-import { statusOf, type Subscription } from './model.js';
+import { statusOf, type OwnerRights, type Subscription } from './model.js';
 import type { NotificationContext, NotifiedEntity } from './notification.js';
 import { createItemBuilder, periodicEntities, type QueueItem } from './notification-items.js';
 import type { SubscriptionOwners } from './owners.js';
@@ -30,9 +31,14 @@ export interface NotifierOptions extends DeliveryOptions {
   periodicMaxEntities: number;
 }
 
-export interface NotifierDeps extends Omit<DeliveryDeps, 'store' | 'options'> {
-  store: Pick<Store, 'journal' | 'notifications' | 'subscriptions' | 'write' | 'entities'>;
+export interface NotifierDeps extends Omit<DeliveryDeps, 'store' | 'options' | 'registry'> {
+  store: Pick<Store, 'journal' | 'notifications' | 'subscriptions' | 'write' | 'entities' | 'registrations'>;
   registry: SubscriptionRegistry;
+  /**
+   * Context source registration subscriptions (NGSI-LD §5.11): their registry, and what the
+   * notifier knows of registrations. Absent: registration changes notify nobody.
+   */
+  csource?: { registry: SubscriptionRegistry; lens: RegistrationLens };
   /** The journal's reader, on which the notifier registers (reader `notifier`). */
   feed: JournalFeed;
   /** The context a subscription's notifications are compacted with. */
@@ -73,8 +79,15 @@ export interface Notifier {
   start(): void;
   /** Queues the notifications of periodic subscriptions that are due at `now`; returns how many. */
   runPeriodic(now: number): Promise<number>;
+  /**
+   * NGSI-LD §5.11.7: a registration subscription was created or updated: queues a notification of
+   * every registration that matches it now (none when none does).
+   */
+  notifyMatching(tenant: string, sub: Subscription): Promise<void>;
   /** Resolves once every committed change is matched and no delivery loop is running. */
   idle(): Promise<void>;
+  /** Records the deliveries answered so far now (not at the next flush); resolves once committed. */
+  settled(): Promise<void>;
   stats(): NotifierStats;
   stop(): Promise<void>;
 }
@@ -167,14 +180,63 @@ function createDispatch(deps: DispatchDeps, counts: DispatchCounts): Dispatch {
   };
 }
 
+/** A change with the entity it concerns: as announced, or (read back) as it is now with what the change wrote. */
+function withEntity(store: Pick<Store, 'entities'>, c: ChangeEvent): ChangeEvent {
+  if (c.entity !== undefined || c.kind === 'entityDeleted' || c.kind === 'registrationChanged') return c;
+  const entity = store.entities.get({ tenant: c.tenant }, c.id);
+  return entity === undefined ? c : { ...c, entity: asWritten(entity, c.instances) };
+}
+
+/** The notifications of registration subscriptions; undefined when the notifier has none. */
+function csourceOf(deps: NotifierDeps): CsourceNotifications | undefined {
+  if (deps.csource === undefined) return undefined;
+  const { owners } = deps;
+  return createCsourceNotifications({
+    ...deps.csource, store: deps.store, contextOf: deps.contextOf, newId: deps.newId, log: deps.log,
+    rightsOf: owners === undefined ? undefined : (sub) => owners.rightsOf(sub),
+  });
+}
+
+/** Both registries as delivery sees them: a subscription of either kind is looked up and kept in step. */
+function deliveryRegistry(registry: SubscriptionRegistry, other: SubscriptionRegistry | undefined): DeliveryDeps['registry'] {
+  if (other === undefined) return registry;
+  return {
+    get: (tenant, id) => registry.get(tenant, id) ?? other.get(tenant, id),
+    setDelivery(tenant, id, state) {
+      registry.setDelivery(tenant, id, state);
+      other.setDelivery(tenant, id, state);
+    },
+  };
+}
+
+/** NGSI-LD §5.2.12 timeInterval: the notifications of the periodic subscriptions due at `now` (every that many seconds). */
+async function duePeriodic(
+  subs: ReadonlyArray<{ tenant: string; sub: Subscription }>, lastQueued: Map<string, number>, now: number,
+  build: (tenant: string, sub: Subscription) => Promise<QueueItem | undefined>,
+): Promise<QueueItem[]> {
+  const items: QueueItem[] = [];
+  for (const { tenant, sub } of subs) {
+    if (sub.timeInterval === undefined || statusOf(sub, now) !== 'active') continue;
+    const key = keyOf(tenant, sub.id);
+    const last = lastQueued.get(key) ?? sub.delivery.lastNotification;
+    if (last !== undefined && now - last < sub.timeInterval * 1000) continue;
+    lastQueued.set(key, now);
+    const item = await build(tenant, sub);
+    if (item !== undefined) items.push(item);
+  }
+  return items;
+}
+
 export function createNotifier(deps: NotifierDeps): Notifier {
   const { store, registry, clock, log, options } = deps;
-  const dispatcher = createDispatcher({ ...deps, options });
+  const both = deliveryRegistry(registry, deps.csource?.registry);
+  const dispatcher = createDispatcher({ ...deps, registry: both, options });
+  const csource = csourceOf(deps);
   const cache = createMatchCache();
   /** When each subscription last had a notification queued (throttling and timeInterval). */
   const lastQueued = new Map<string, number>();
 
-  const { itemOf } = createItemBuilder(deps);
+  const { itemOf } = createItemBuilder({ ...deps, registry: both });
 
   const counts: DispatchCounts = { queued: 0, overflowed: 0 };
   const dispatch = createDispatch({ store, dispatcher, log, maxPending: options.maxPending }, counts);
@@ -182,6 +244,11 @@ export function createNotifier(deps: NotifierDeps): Notifier {
   const handle = async (changes: ChangeEvent[]): Promise<void> => {
     const items: Array<QueueItem & { seq: number }> = [];
     for (const change of changes) {
+      // NOTE: registration changes are rare: they leave the entity path here, before any lookup.
+      if (change.kind === 'registrationChanged') {
+        if (csource !== undefined) for (const item of await csource.ofChange(change, clock.now())) items.push({ ...item, seq: change.seq });
+        continue;
+      }
       // A change is matched as of when it was committed (expiry, throttling), whenever it is read.
       const at = change.at;
       const candidates = registry.candidates(change);
@@ -203,16 +270,12 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     // The cursor stays before the changes whose notifications are only in memory.
     savable: () => dispatcher.heldBefore() ?? Number.MAX_SAFE_INTEGER,
     // NOTE: with no subscription at all, no committed change can notify.
-    ignoresAll: () => registry.size() === 0,
+    ignoresAll: () => registry.size() === 0 && (csource === undefined || csource.size() === 0),
     // NOTE: a change read back from the journal has only references; the event emitted after its
     // commit has the entity as that change left it, and the feed hands that event while it keeps
     // it. A change without its event (read again after a restart) shows the entity as it is now,
     // with the attributes the change wrote as it wrote them.
-    handle: (changes) => handle(changes.map((c) => {
-      if (c.entity !== undefined || c.kind === 'entityDeleted') return c;
-      const entity = store.entities.get({ tenant: c.tenant }, c.id);
-      return entity === undefined ? c : { ...c, entity: asWritten(entity, c.instances) };
-    })),
+    handle: (changes) => handle(changes.map((c) => withEntity(store, c))),
   });
 
   return {
@@ -222,26 +285,30 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     },
 
     async runPeriodic(now) {
-      const items: QueueItem[] = [];
-      for (const { tenant, sub } of registry.periodic()) {
-        if (sub.timeInterval === undefined || statusOf(sub, now) !== 'active') continue;
-        const rights = deps.owners === undefined ? { admin: true, assignees: [] } : deps.owners.rightsOf(sub);
-        // Suspended: no owner, or its owner was deleted.
-        if (rights === undefined) continue;
-        const key = keyOf(tenant, sub.id);
-        const last = lastQueued.get(key) ?? sub.delivery.lastNotification;
-        // NGSI-LD §5.2.12 timeInterval: every that many seconds.
-        if (last !== undefined && now - last < sub.timeInterval * 1000) continue;
-        const entities = periodicEntities({ store, periodicMaxEntities: options.periodicMaxEntities, mayRead: deps.mayRead }, cache, tenant, sub, rights);
-        lastQueued.set(key, now);
-        if (entities.length === 0) continue;
-        const item = await itemOf(tenant, sub, entities.map((entity) => ({ entity })), now);
-        if (item !== undefined) items.push(item);
-      }
+      const rightsOf = (sub: Subscription): OwnerRights | undefined => (deps.owners === undefined ? { admin: true, assignees: [] } : deps.owners.rightsOf(sub));
+      // Suspended (no owner, or its owner was deleted): not notified.
+      const entityDue = registry.periodic().filter(({ sub }) => rightsOf(sub) !== undefined);
+      const items = await duePeriodic(entityDue, lastQueued, now, async (tenant, sub) => {
+        const rights = rightsOf(sub);
+        const entities = rights === undefined ? []
+          : periodicEntities({ store, periodicMaxEntities: options.periodicMaxEntities, mayRead: deps.mayRead }, cache, tenant, sub, rights);
+        return entities.length === 0 ? undefined : itemOf(tenant, sub, entities.map((entity) => ({ entity })), now);
+      });
+      if (csource !== undefined) items.push(...await duePeriodic(csource.periodic(), lastQueued, now, (tenant, sub) => csource.ofMatching(tenant, sub, now)));
       if (items.length > 0) await dispatch(items);
       return items.length;
     },
 
+    async notifyMatching(tenant, sub) {
+      if (csource === undefined) return;
+      const now = clock.now();
+      // A periodic subscription's first notification is this one; the next comes timeInterval later.
+      if (sub.timeInterval !== undefined) lastQueued.set(keyOf(tenant, sub.id), now);
+      const item = await csource.ofMatching(tenant, sub, now);
+      if (item !== undefined) await dispatch([item]);
+    },
+
+    settled: () => dispatcher.settled(),
     async idle() {
       await follower.idle();
       await dispatcher.idle();

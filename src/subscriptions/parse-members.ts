@@ -102,8 +102,8 @@ function percentDecoded(text: string): string {
   }
 }
 
-export const parseQMember = (text: string, mapper: TermMapper): ReturnType<typeof parseQ> =>
-  withinMember('q', () => parseQ(percentDecoded(text), mapper));
+export const parseQMember = (text: string, mapper: TermMapper, member = 'q'): ReturnType<typeof parseQ> =>
+  withinMember(member, () => parseQ(percentDecoded(text), mapper));
 export const parseScopeQMember = (text: string): ReturnType<typeof parseScopeQ> => withinMember('scopeQ', () => parseScopeQ(text));
 export const parseGeoQMember = (input: GeoQInput, mapper: TermMapper): GeoQuery => withinMember('geoQ', () => parseGeoQuery(input, mapper));
 

@@ -8,6 +8,7 @@ import {
   invalidMember, parseDatasetIds, parseEntities, parseExpiresAt, parseGeoQMember, parseLang, parseNames, parseNotification,
   parseQMember, parseScopeQMember, parseSeconds, parseTriggers, parseUri,
 } from './parse-members.js';
+import { checkCsourceSubscription, checkEntitySubscription, parseTemporalQ } from './parse-csource.js';
 
 export interface ParseSubscriptionOptions {
   /** Expands the names of the request (its Link header or body @context). */
@@ -17,10 +18,12 @@ export interface ParseSubscriptionOptions {
   now: number;
   /** Draws a uuid for a subscription created without id. */
   newId: () => string;
+  /** A context source registration subscription (NGSI-LD §5.11.2). */
+  csource?: boolean | undefined;
 }
 
 /** Members an update may replace: all writable ones but id and type. */
-type Writable = Omit<Subscription, 'id' | 'createdAt' | 'modifiedAt' | 'delivery' | 'context'>;
+type Writable = Omit<Subscription, 'id' | 'createdAt' | 'modifiedAt' | 'delivery' | 'context' | 'csource'>;
 
 /** The members present in the input, parsed; absent members stay absent. */
 function parseGiven(input: SubscriptionInput, mapper: TermMapper, now: number): Partial<Writable> {
@@ -34,8 +37,13 @@ function parseGiven(input: SubscriptionInput, mapper: TermMapper, now: number): 
   if (input.q !== undefined) out.q = { text: input.q, expr: parseQMember(input.q, mapper) };
   if (input.geoQ !== undefined) out.geoQ = parseGeoQMember(input.geoQ, mapper);
   if (input.scopeQ !== undefined) out.scopeQ = { text: input.scopeQ, expr: parseScopeQMember(input.scopeQ) };
+  if (input.csf !== undefined) out.csf = { text: input.csf, expr: parseQMember(input.csf, mapper, 'csf') };
+  if (input.temporalQ !== undefined) out.temporalQ = parseTemporalQ(input.temporalQ);
   if (input.isActive !== undefined) out.isActive = input.isActive;
-  if (input.expiresAt !== undefined) out.expiresAt = parseExpiresAt(input.expiresAt, now);
+  if (input.expiresAt !== undefined) {
+    out.expiresAt = parseExpiresAt(input.expiresAt, now);
+    out.expiresAtText = input.expiresAt;
+  }
   if (input.throttling !== undefined) out.throttling = parseSeconds('throttling', input.throttling);
   if (input.lang !== undefined) out.lang = parseLang(input.lang);
   if (input.datasetId !== undefined) out.datasetId = parseDatasetIds(input.datasetId);
@@ -49,6 +57,8 @@ function parseGiven(input: SubscriptionInput, mapper: TermMapper, now: number): 
  * may have neither); timeInterval excludes watchedAttributes and throttling.
  */
 export function checkSubscription(sub: Subscription): void {
+  if (sub.csource === true) checkCsourceSubscription(sub);
+  else checkEntitySubscription(sub);
   if (sub.timeInterval !== undefined) {
     if (sub.watchedAttributes !== undefined) throw invalidMember('timeInterval', 'timeInterval and watchedAttributes cannot both be given');
     if (sub.throttling !== undefined) throw invalidMember('timeInterval', 'timeInterval and throttling cannot both be given');
@@ -72,6 +82,7 @@ export function parseSubscription(input: SubscriptionInput, opts: ParseSubscript
     createdAt: opts.now, modifiedAt: opts.now, delivery: { timesSent: 0 },
   };
   if (opts.context !== undefined) sub.context = opts.context;
+  if (opts.csource === true) sub.csource = true;
   checkSubscription(sub);
   return sub;
 }
@@ -80,7 +91,7 @@ export function parseSubscription(input: SubscriptionInput, opts: ParseSubscript
  * NGSI-LD §5.8.2 Update Subscription: each member given replaces the stored one whole (notification
  * included); the delivery counters, the creation context and id stay.
  */
-export function patchSubscription(current: Subscription, input: SubscriptionInput, opts: Omit<ParseSubscriptionOptions, 'newId' | 'context'>): Subscription {
+export function patchSubscription(current: Subscription, input: SubscriptionInput, opts: Omit<ParseSubscriptionOptions, 'newId' | 'context' | 'csource'>): Subscription {
   if (input.type !== undefined && input.type !== 'Subscription') throw invalidMember('type', `'${input.type}' is not Subscription`);
   if (input.id !== undefined && input.id !== current.id) throw invalidMember('id', `the id ${input.id} differs from ${current.id}`);
   const given = parseGiven(input, opts.mapper, opts.now);

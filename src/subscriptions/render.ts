@@ -67,13 +67,16 @@ export function renderSubscription(
   if (sub.description !== undefined) out.description = sub.description;
   if (sub.entities !== undefined) out.entities = sub.entities.map((s) => renderSelector(s, mapper));
   if (sub.watchedAttributes !== undefined) out.watchedAttributes = sub.watchedAttributes.map((a) => mapper.compactIri(a));
-  out.notificationTrigger = [...triggersOf(sub)];
+  // A registration subscription has no notificationTrigger (NGSI-LD §5.11: its triggers are the registrations' changes).
+  if (sub.csource !== true) out.notificationTrigger = [...triggersOf(sub)];
   if (sub.timeInterval !== undefined) out.timeInterval = sub.timeInterval;
   if (sub.q !== undefined) out.q = sub.q.text;
   if (sub.geoQ !== undefined) out.geoQ = renderGeoQ(sub.geoQ, mapper);
   if (sub.scopeQ !== undefined) out.scopeQ = sub.scopeQ.text;
+  if (sub.csf !== undefined) out.csf = sub.csf.text;
+  if (sub.temporalQ !== undefined) out.temporalQ = { ...sub.temporalQ };
   if (!sub.isActive) out.isActive = false;
-  if (sub.expiresAt !== undefined) out.expiresAt = formatDateTime(sub.expiresAt);
+  if (sub.expiresAt !== undefined) out.expiresAt = sub.csource === true && sub.expiresAtText !== undefined ? sub.expiresAtText : formatDateTime(sub.expiresAt);
   if (sub.throttling !== undefined) out.throttling = sub.throttling;
   if (sub.lang !== undefined) out.lang = sub.lang;
   if (sub.datasetId !== undefined) out.datasetId = [...sub.datasetId];

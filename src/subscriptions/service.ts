@@ -21,6 +21,12 @@ export interface SubscriptionServiceDeps {
    * injected by the composition root (an MQTT endpoint on the embedded broker). Absent: any.
    */
   checkEndpoint?: (actor: Principal, uri: string) => string | undefined;
+  /** The service of context source registration subscriptions (NGSI-LD §5.11) rather than entity ones. */
+  csource?: boolean;
+  /** A subscription was created or updated (after commit): a registration subscription notifies what matches it now (§5.11.7). */
+  onWritten?: (tenant: string, sub: Subscription) => void;
+  /** Resolves once the deliveries answered so far are recorded (the notifier's). */
+  settle?: () => Promise<void>;
   /** With authentication on: which subscriptions are suspended (no owner, or a deleted one). */
   owners?: SubscriptionOwners | undefined;
 }
@@ -38,6 +44,8 @@ export interface SubscriptionPage {
 
 export interface SubscriptionService {
   now(): number;
+  /** Resolves once every notification answered so far is counted in its subscription's delivery members. */
+  settled(): Promise<void>;
   /** §5.8.1: 409 AlreadyExists when the tenant has that id. */
   create(actor: Principal, input: SubscriptionInput, ctx: RequestContext): Subscription;
   /** §5.8.3: 404 ResourceNotFound when unknown. */
@@ -56,18 +64,21 @@ export interface SubscriptionService {
 
 const notFound = (id: string): ResourceNotFoundError => new ResourceNotFoundError('Subscription not found', `No subscription ${id}`);
 
-/** Every stored subscription, to fill the registry at start-up. */
-export function loadSubscriptions(store: Store): Array<{ tenant: string; sub: Subscription }> {
-  return store.subscriptions.listAll().map(({ tenant, sub }) => ({ tenant, sub: fromStored(sub) }));
+/** Every stored subscription, to fill the registry at start-up: entity ones, or with `csource` registration ones. */
+export function loadSubscriptions(store: Store, csource = false): Array<{ tenant: string; sub: Subscription }> {
+  return store.subscriptions.listAll().filter(({ sub }) => (sub.csource === true) === csource).map(({ tenant, sub }) => ({ tenant, sub: fromStored(sub) }));
 }
 
 export function createSubscriptionService(deps: SubscriptionServiceDeps): SubscriptionService {
   const { store, registry, clock } = deps;
+  const csource = deps.csource === true;
   const load = (tenant: string, id: string): Subscription => {
     const stored = store.subscriptions.get(tenant, id);
-    if (stored === undefined) throw notFound(id);
+    // Entity and registration subscriptions are two resources: neither finds the other's.
+    if (stored === undefined || (stored.csource === true) !== csource) throw notFound(id);
     return fromStored(stored);
   };
+  const written = (tenant: string, sub: Subscription): void => deps.onWritten?.(tenant, sub);
   /** Behaviour §8: others than its owner (and administrators) get 403; existence is told first (404). */
   const owned = (actor: Principal, sub: Subscription): Subscription => {
     if (actor.admin || (sub.owner !== undefined && sub.owner.subject === actor.subject)) return sub;
@@ -87,23 +98,29 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Subscr
   };
   return {
     now: () => clock.now(),
+    settled: async () => {
+      await deps.settle?.();
+    },
     suspension: (sub) => deps.owners?.suspension(sub),
     create(actor, input, ctx) {
       const { tenant } = actor;
-      const parsed = parseSubscription(input, { mapper: ctx.mapper, context: ctx.context, now: clock.now(), newId: deps.newId });
+      const parsed = parseSubscription(input, { mapper: ctx.mapper, context: ctx.context, now: clock.now(), newId: deps.newId, csource });
       checkEndpoint(actor, parsed);
       // Behaviour §8: a subscription belongs to its creator.
       const sub = actor.subject === undefined ? parsed
         : { ...parsed, owner: { subject: actor.subject, admin: actor.admin, assignees: [...actor.assignees] } };
       store.transaction((tx) => {
         store.subscriptions.insert(tenant, toStored(sub));
-        tx.onCommit(() => registry.put(tenant, sub));
+        tx.onCommit(() => {
+          registry.put(tenant, sub);
+          written(tenant, sub);
+        });
       });
       return sub;
     },
     get: (actor, id) => owned(actor, load(actor.tenant, id)),
     list(actor, page) {
-      const found = store.subscriptions.list(actor.tenant, page, actor.admin ? undefined : actor.subject ?? '');
+      const found = store.subscriptions.list(actor.tenant, page, actor.admin ? undefined : actor.subject ?? '', csource);
       const out: SubscriptionPage = { items: found.items.map(fromStored) };
       if (found.count !== undefined) out.count = found.count;
       return out;
@@ -116,7 +133,10 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps): Subscr
         // A subscription keeps the endpoint it was created with (renewing a dashboard's, say); a new one is checked.
         if (next.notification.endpoint.uri !== previous.notification.endpoint.uri) checkEndpoint(actor, next);
         store.subscriptions.replace(tenant, id, documentOf(next), next.modifiedAt, next.owner?.subject);
-        tx.onCommit(() => registry.put(tenant, next));
+        tx.onCommit(() => {
+          registry.put(tenant, next);
+          written(tenant, next);
+        });
         return next;
       });
     },

@@ -55,6 +55,7 @@ export function changeTriggers(change: ChangeEvent): ChangeTriggers {
   const attrsOf = (e: Entity | undefined): Iri[] => (e === undefined ? [] : Object.keys(e.attrs));
   switch (change.kind) {
     case 'historyChanged':
+    case 'registrationChanged':
       return { entity: undefined, attributes: [], touched: [] };
     case 'entityCreated': {
       const touched = attrsOf(change.entity);

@@ -34,6 +34,19 @@ async function wireOf(broker: TestBroker, changes: Iterable<ChangeEvent>): Promi
 }
 
 describe('federation from announced changes', () => {
+  it('passes over registration changes: no entity of theirs goes upstream', async () => {
+    edge = await startTestBroker();
+    const announced: ChangeEvent[] = [];
+    edge.broker.events.on((c) => announced.push(c));
+    const reg = { id: 'urn:ngsi-ld:ContextSourceRegistration:f1', type: 'ContextSourceRegistration', endpoint: 'http://source.example:1026', information: [{ entities: [{ type: 'Sensor' }] }] };
+    expect((await edge.request('POST', '/ngsi-ld/v1/csourceRegistrations', { body: reg })).status).toBe(201);
+    expect((await edge.request('POST', '/ngsi-ld/v1/entities', { body: SENSOR('urn:ngsi-ld:Sensor:r', 1, at(1)) })).status).toBe(201);
+    expect(announced.map((c) => c.kind)).toEqual(['registrationChanged', 'entityCreated']);
+    const plan = planBatch(announced, 0, { tenant: '', types: new Set(), maxEntities: 1_000, latest: () => undefined });
+    expect(plan.entities.map((p) => p.id)).toEqual(['urn:ngsi-ld:Sensor:r']);
+    expect(plan.lastSeq).toBe(announced[1]!.seq);
+  });
+
   it('plans the same requests from changes as announced as from the journal', async () => {
     edge = await startTestBroker();
     const announced: ChangeEvent[] = [];

@@ -58,6 +58,8 @@ export interface World {
   subscription(): Promise<string>;
   /** A context source registration of the owner's. */
   registration(): Promise<string>;
+  /** A context source registration subscription of the owner's. */
+  csourceSubscription(): Promise<string>;
   context(): Promise<string>;
   cachedContext(): Promise<string>;
   coreContext(): Promise<string>;
@@ -73,6 +75,7 @@ export const ABSENT: World = {
   instance: async () => 'urn:ngsi-ld:Instance:absent', permission: async () => 'urn:ngsi-ld:Permission:absent',
   readerPermission: async () => 'urn:ngsi-ld:Permission:absent', subscription: async () => 'urn:ngsi-ld:Subscription:absent',
   registration: async () => 'urn:ngsi-ld:ContextSourceRegistration:absent',
+  csourceSubscription: async () => 'urn:ngsi-ld:Subscription:absent-csource',
   context: async () => 'absent', cachedContext: async () => 'absent', coreContext: async () => 'absent', device: async () => 'absent',
   user: async () => 'urn:ngsi-ld:User:absent', gone: async () => true,
 };
@@ -193,6 +196,7 @@ export async function startMatrixBroker(opts: { allowPublic?: boolean } = {}): P
       readerPermission: async () => (await permissions()).reader,
       subscription: once(async () => idFrom(await must('owner', send('POST', `${V1}/subscriptions`, SUBSCRIPTION)))),
       registration: once(async () => idFrom(await must('owner', send('POST', `${V1}/csourceRegistrations`, REGISTRATION)))),
+      csourceSubscription: once(async () => idFrom(await must('owner', send('POST', `${V1}/csourceSubscriptions`, SUBSCRIPTION)))),
       context: once(async () => idFrom(await must('owner', send('POST', `${V1}/jsonldContexts`, { '@context': { [`w${n}`]: `https://example.org/w${n}#` } })))),
       cachedContext: once(async () => {
         const path = `/matrix-${n}.jsonld`;

@@ -164,6 +164,12 @@ const MATRIX: Record<string, Row | Row[]> = {
   [`GET ${V1}/subscriptions/:id`]: { need: 'own', req: async (w) => get(`${V1}/subscriptions/${enc(await w.subscription())}`) },
   [`PATCH ${V1}/subscriptions/:id`]: { need: 'own', req: async (w) => send('PATCH', `${V1}/subscriptions/${enc(await w.subscription())}`, { description: 'changed' }) },
   [`DELETE ${V1}/subscriptions/:id`]: { need: 'own', req: async (w) => del(`${V1}/subscriptions/${enc(await w.subscription())}`) },
+  // Context source registration subscriptions: owned as subscriptions are.
+  [`POST ${V1}/csourceSubscriptions`]: { need: 'token', req: () => send('POST', `${V1}/csourceSubscriptions`, SUBSCRIPTION) },
+  [`GET ${V1}/csourceSubscriptions`]: { need: 'own', refused: 'hidden', req: () => get(`${V1}/csourceSubscriptions`), mentions: (w) => w.csourceSubscription() },
+  [`GET ${V1}/csourceSubscriptions/:id`]: { need: 'own', req: async (w) => get(`${V1}/csourceSubscriptions/${enc(await w.csourceSubscription())}`) },
+  [`PATCH ${V1}/csourceSubscriptions/:id`]: { need: 'own', req: async (w) => send('PATCH', `${V1}/csourceSubscriptions/${enc(await w.csourceSubscription())}`, { description: 'changed' }) },
+  [`DELETE ${V1}/csourceSubscriptions/:id`]: { need: 'own', req: async (w) => del(`${V1}/csourceSubscriptions/${enc(await w.csourceSubscription())}`) },
   // Context source registrations: owned as subscriptions are.
   [`POST ${V1}/csourceRegistrations`]: { need: 'token', req: () => send('POST', `${V1}/csourceRegistrations`, REGISTRATION) },
   [`GET ${V1}/csourceRegistrations`]: { need: 'own', refused: 'hidden', req: () => get(`${V1}/csourceRegistrations?type=NeverWritten`), mentions: (w) => w.registration() },

@@ -2,7 +2,7 @@
 // sequence by readers that each keep a persisted cursor; pruned once every reader has passed a row.
 
 import type BetterSqlite3 from 'better-sqlite3';
-import { CHANGE_KINDS, type ChangeEvent, type ChangeKind } from '../../events.js';
+import { CHANGE_KINDS, type ChangeEvent, type ChangeKind, type RegistrationStates } from '../../events.js';
 import { INSTANCE_PREFIX, type Entity, type EntityId, type HistoryInstance, type Iri } from '../../ngsi/index.js';
 import type { RunInTx } from '../transactions.js';
 
@@ -72,6 +72,8 @@ interface Payload {
   r?: Array<[number, string | null, string[]]>;
   i?: Array<[number, string] | [number, string, string]>;
   p?: PreviousPayload;
+  /** A registration change: its states (rare, so written whole). */
+  g?: RegistrationStates;
 }
 
 /**
@@ -96,6 +98,7 @@ interface PreviousPayload {
 /** The payload of rows written before attribute names were indexed (still read after an upgrade). */
 interface LegacyPayload {
   p?: Entity;
+  g?: RegistrationStates;
   w: Iri[];
   d: Iri[];
   i: Array<[Iri, string] | [Iri, string, string]>;
@@ -133,6 +136,7 @@ function encodePayload(entry: JournalEntry): string {
     run[2].push(compactId(h.instanceId));
   }
   const payload: Payload = { n: names, w: entry.written.map(at), d: entry.deleted.map(at), r: runs };
+  if (entry.registration !== undefined) payload.g = entry.registration;
   const prev = entry.previous;
   if (prev !== undefined) {
     const p: PreviousPayload = { t: prev.types, a: Object.entries(prev.attrs).map(([attr, list]) => [at(attr), list]), c: prev.createdAt, m: prev.modifiedAt };
@@ -153,6 +157,7 @@ function decodePayload(json: string, id: EntityId): LegacyPayload {
     w: raw.w.map(name), d: raw.d.map(name),
     i: (raw.i ?? []).map((t) => (t.length === 2 ? [name(t[0]), t[1]] : [name(t[0]), t[1], t[2]])),
   };
+  if (raw.g !== undefined) out.g = raw.g;
   for (const [n, datasetId, ids] of raw.r ?? []) {
     const attr = name(n);
     for (const id of ids) out.i.push(datasetId === null ? [attr, fullId(id)] : [attr, fullId(id), datasetId]);
@@ -190,7 +195,8 @@ export function createChangeJournal(db: BetterSqlite3.Database, atomic: RunInTx,
     };
     if (subject !== null) event.subject = subject;
     if (payload.p !== undefined) event.previous = payload.p;
-    const entity = opts.entities === false ? undefined : sources.live(tenant, id);
+    if (payload.g !== undefined) event.registration = payload.g;
+    const entity = opts.entities === false || payload.g !== undefined ? undefined : sources.live(tenant, id);
     if (entity !== undefined) event.entity = entity;
     if (opts.instances === true) {
       for (const [attr, instanceId, datasetId] of payload.i) {

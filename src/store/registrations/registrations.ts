@@ -47,6 +47,8 @@ export interface RegistrationRepository {
   candidates(tenant: string, sel: RegistrationSelection): StoredRegistration[];
   /** Live registrations of these modes (conflict checks), at most `limit`. */
   withModes(tenant: string, modes: readonly string[], now: number, limit: number): StoredRegistration[];
+  /** Registrations of every tenant whose expiresAt is at or before `now`, oldest expiry first, at most `limit`. */
+  expired(now: number, limit: number): Array<{ tenant: string; reg: StoredRegistration }>;
 }
 
 interface RegistrationRow {
@@ -83,6 +85,9 @@ function prepareReads(db: BetterSqlite3.Database) {
     byType: keyed('SELECT registration FROM csource_registration_entities WHERE tenant = ? AND (type = ? OR type IS NULL)'),
     byEntityId: keyed('SELECT registration FROM csource_registration_entities WHERE tenant = ? AND (entity_id = ? OR entity_id IS NULL)'),
     byAttr: keyed('SELECT registration FROM csource_registration_attrs WHERE tenant = ? AND (attr = ? OR attr IS NULL)'),
+    expired: db.prepare<[number, number], RegistrationRow & { tenant: string }>(
+      `SELECT r.tenant, ${COLUMNS} FROM csource_registrations r WHERE r.expires_at IS NOT NULL AND r.expires_at <= ? ORDER BY r.expires_at LIMIT CAST(? AS INTEGER)`,
+    ),
     byMode: db.prepare<[string, string, number, number], RegistrationRow>(
       `SELECT ${COLUMNS} FROM csource_registrations r WHERE r.tenant = ? AND r.mode = ? AND (r.expires_at IS NULL OR r.expires_at > ?) ORDER BY r.seq LIMIT CAST(? AS INTEGER)`,
     ),
@@ -163,5 +168,6 @@ export function createRegistrationRepository(db: BetterSqlite3.Database): Regist
       return mergeRows(values.map((v) => stmt.all(tenant, sel.now, owner, owner, tenant, v, sel.limit)), sel.limit);
     },
     withModes: (tenant, modes, now, limit) => mergeRows(modes.map((m) => read.byMode.all(tenant, m, now, limit)), limit),
+    expired: (now, limit) => read.expired.all(now, limit).map((r) => ({ tenant: r.tenant, reg: toStored(r) })),
   };
 }

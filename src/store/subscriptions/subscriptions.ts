@@ -17,9 +17,10 @@ interface SubscriptionRow {
   last_failure: number | null;
   status: 'ok' | 'failed' | null;
   last_error: string | null;
+  csource: number;
 }
 
-const COLUMNS = 'tenant, id, doc, created_at, modified_at, times_sent, last_notification, last_success, last_failure, status, last_error';
+const COLUMNS = 'tenant, id, doc, created_at, modified_at, times_sent, last_notification, last_success, last_failure, status, last_error, csource';
 
 function deliveryOf(r: SubscriptionRow): DeliveryState {
   const out: DeliveryState = { timesSent: r.times_sent };
@@ -31,26 +32,28 @@ function deliveryOf(r: SubscriptionRow): DeliveryState {
   return out;
 }
 
-const toStored = (r: SubscriptionRow): StoredSubscription => ({
-  id: r.id, doc: JSON.parse(r.doc) as unknown, createdAt: r.created_at, modifiedAt: r.modified_at, delivery: deliveryOf(r),
-});
+function toStored(r: SubscriptionRow): StoredSubscription {
+  const out: StoredSubscription = { id: r.id, doc: JSON.parse(r.doc) as unknown, createdAt: r.created_at, modifiedAt: r.modified_at, delivery: deliveryOf(r) };
+  if (r.csource === 1) out.csource = true;
+  return out;
+}
 
 /** Longest error text kept for lastError. */
 const MAX_ERROR_LENGTH = 500;
 
 export function createSubscriptionRepository(db: BetterSqlite3.Database): SubscriptionRepository {
-  const insert = db.prepare<[string, string, string, number, number, string | null]>(
-    'INSERT INTO subscriptions (tenant, id, doc, created_at, modified_at, owner) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, id) DO NOTHING',
+  const insert = db.prepare<[string, string, string, number, number, string | null, number]>(
+    'INSERT INTO subscriptions (tenant, id, doc, created_at, modified_at, owner, csource) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, id) DO NOTHING',
   );
   const byId = db.prepare<[string, string], SubscriptionRow>(`SELECT ${COLUMNS} FROM subscriptions WHERE tenant = ? AND id = ?`);
-  const page = db.prepare<[string, number, number], SubscriptionRow>(
-    `SELECT ${COLUMNS} FROM subscriptions WHERE tenant = ? ORDER BY seq LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+  const page = db.prepare<[string, number, number, number], SubscriptionRow>(
+    `SELECT ${COLUMNS} FROM subscriptions WHERE tenant = ? AND csource = ? ORDER BY seq LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
   );
-  const count = db.prepare<[string], number>('SELECT count(*) FROM subscriptions WHERE tenant = ?').pluck();
-  const ownPage = db.prepare<[string, string, number, number], SubscriptionRow>(
-    `SELECT ${COLUMNS} FROM subscriptions WHERE tenant = ? AND owner = ? ORDER BY seq LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
+  const count = db.prepare<[string, number], number>('SELECT count(*) FROM subscriptions WHERE tenant = ? AND csource = ?').pluck();
+  const ownPage = db.prepare<[string, string, number, number, number], SubscriptionRow>(
+    `SELECT ${COLUMNS} FROM subscriptions WHERE tenant = ? AND owner = ? AND csource = ? ORDER BY seq LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`,
   );
-  const ownCount = db.prepare<[string, string], number>('SELECT count(*) FROM subscriptions WHERE tenant = ? AND owner = ?').pluck();
+  const ownCount = db.prepare<[string, string, number], number>('SELECT count(*) FROM subscriptions WHERE tenant = ? AND owner = ? AND csource = ?').pluck();
   const all = db.prepare<[number, number], SubscriptionRow & { seq: number }>(
     `SELECT seq, ${COLUMNS} FROM subscriptions WHERE seq > ? ORDER BY seq LIMIT CAST(? AS INTEGER)`,
   );
@@ -67,20 +70,21 @@ export function createSubscriptionRepository(db: BetterSqlite3.Database): Subscr
 
   return {
     insert(tenant, sub) {
-      const result = insert.run(tenant, sub.id, JSON.stringify(sub.doc), sub.createdAt, sub.modifiedAt, sub.owner ?? null);
+      const result = insert.run(tenant, sub.id, JSON.stringify(sub.doc), sub.createdAt, sub.modifiedAt, sub.owner ?? null, sub.csource === true ? 1 : 0);
       if (result.changes === 0) throw new AlreadyExistsError('Already exists', `Subscription ${sub.id} already exists`);
     },
     get(tenant, id) {
       const row = byId.get(tenant, id);
       return row && toStored(row);
     },
-    list(tenant, p, owner) {
+    list(tenant, p, owner, csource = false) {
+      const kind = csource ? 1 : 0;
       if (owner !== undefined) {
-        const items = p.limit === 0 ? [] : ownPage.all(tenant, owner, p.limit, p.offset).map(toStored);
-        return p.count ? { items, count: ownCount.get(tenant, owner) ?? 0 } : { items };
+        const items = p.limit === 0 ? [] : ownPage.all(tenant, owner, kind, p.limit, p.offset).map(toStored);
+        return p.count ? { items, count: ownCount.get(tenant, owner, kind) ?? 0 } : { items };
       }
-      const items = p.limit === 0 ? [] : page.all(tenant, p.limit, p.offset).map(toStored);
-      return p.count ? { items, count: count.get(tenant) ?? 0 } : { items };
+      const items = p.limit === 0 ? [] : page.all(tenant, kind, p.limit, p.offset).map(toStored);
+      return p.count ? { items, count: count.get(tenant, kind) ?? 0 } : { items };
     },
     replace: (tenant, id, doc, modifiedAt, owner) => replace.run(JSON.stringify(doc), modifiedAt, owner ?? null, tenant, id).changes > 0,
     delete: (tenant, id) => remove.run(tenant, id).changes > 0,

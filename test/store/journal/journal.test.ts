@@ -57,6 +57,17 @@ describe('the change journal', () => {
     expect(legacy).toMatchObject({ seq: 2, id: 'urn:x:2', written: [iri], previous: { id: 'urn:x:2', attrs: full.previous!.attrs } });
   });
 
+  it('reads back a registration change with its states, across a reopen, and no entity of its id', () => {
+    const change: JournalEntry = {
+      tenant: 't1', kind: 'registrationChanged', id: 'urn:x:reg', at: 7, written: [], deleted: [], instances: [],
+      registration: { before: { id: 'urn:x:reg', doc: { v: 1 } }, expired: true },
+    };
+    store.transaction(() => store.journal.append(change));
+    store.close();
+    store = open();
+    expect(store.journal.readAfter(0, 1)).toEqual([{ ...change, seq: 1 }]);
+  });
+
   it('gives increasing sequences and reads back what was appended', () => {
     expect(store.journal.lastSeq()).toBe(0);
     expect(append(store, 1, 2, 3)).toEqual([1, 2, 3]);
