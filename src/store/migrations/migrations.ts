@@ -21,7 +21,7 @@ import { up as entityVersion } from './migration-017-entity-version.js';
 import { up as mqttSessionOwners } from './migration-018-mqtt-session-owners.js';
 import { up as scopeOwners } from './migration-019-scope-owners.js';
 import { up as registrations } from './migration-020-registrations.js';
-import { up as csourceSubscriptions } from './migration-022-csource-subscriptions.js';
+import { up as csourceSubscriptions } from './migration-021-csource-subscriptions.js';
 
 /** Where applied migrations are reported (the store's logger fits). */
 export interface MigrationLog {
@@ -113,7 +113,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 18, up: mqttSessionOwners },
   { version: 19, up: scopeOwners },
   { version: 20, up: registrations },
-  { version: 22, up: csourceSubscriptions },
+  { version: 21, up: csourceSubscriptions },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {

@@ -1,4 +1,4 @@
-// Migration 22: context source registration subscriptions (NGSI-LD §5.11) live beside entity
+// Migration 21: context source registration subscriptions (NGSI-LD §5.11) live beside entity
 // subscriptions (same documents, delivery counters and notification queue), marked so that each
 // resource lists only its own.
 
