@@ -110,7 +110,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   const mqtt = (): Runtime['mqtt'] => runtime.mqtt;
   const checkEndpoint = createEndpointCheck({ config, registry: subscriptionRegistry, mqtt, auth });
   const subscriptions = createSubscriptionService({ store, registry: subscriptionRegistry, clock, newId, ...(checkEndpoint ? { checkEndpoint } : {}) });
-  const registrations = buildRegistrations({ config, runtime, store, clock, newId });
+  const { registrations, distributed } = buildRegistrations({ config, runtime, store, clock, newId, contexts });
   const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType });
   const jobs = createJobScheduler({ log: log.child('jobs') });
   const journalMaxAge = parseDuration(config.journal.maxAge);
@@ -127,7 +127,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
   const http = buildHttp({
     ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, loginLimiter,
-    services: { contexts, entities, temporal, subscriptions, registrations, permissions, subjects, devices, auth, identity },
+    services: { contexts, entities, temporal, subscriptions, registrations, distributed, permissions, subjects, devices, auth, identity },
   });
   const lifecycle: LifecycleDeps = {
     config, log, clock, store, runtime, http, jobs, temporal, hasRetention: retention !== undefined,

@@ -3,7 +3,7 @@
 
 import { deadline } from '../lib/index.js';
 import { UpstreamError } from './errors.js';
-import type { Transport } from './http-transport.js';
+import type { Transport } from '../lib/index.js';
 import type { TokenSource } from './token.js';
 
 /** Largest upstream reply read; a larger one is an upstream failure. */

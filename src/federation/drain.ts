@@ -9,7 +9,7 @@ import { JSONLD_CONTEXT_REL, type TermMapper } from '../ngsi/index.js';
 import type { ConsumerBatch, ConsumerRetry, JournalFeed, ParkedChanges, Store } from '../store/index.js';
 import { backoffDelay } from './backoff.js';
 import { createUpstreamClient, type UpstreamClient } from './client.js';
-import { createHttpTransport, type Transport } from './http-transport.js';
+import { createHttpTransport, type Transport } from '../lib/index.js';
 import { planBatch, type BatchPlan } from './plan.js';
 import { reconcile, sendPlans, type SendOutcome } from './send.js';
 import { createTokenSource } from './token.js';

@@ -137,6 +137,13 @@ export class RequestTimeoutError extends NgsiError {
   readonly status = 408;
 }
 
+/** NGSI-LD §6.3.18: a forwarded request came back to this broker (its own identifier in `Via`). */
+export class LoopDetectedError extends NgsiError {
+  override name = 'LoopDetectedError';
+  readonly errorType = 'LoopDetected';
+  readonly status = 508;
+}
+
 /** The file system of the database is nearly full (edgeld, not ETSI: RFC 4918 §11.5 507). */
 export class InsufficientStorageError extends NgsiError {
   override name = 'InsufficientStorageError';
@@ -165,6 +172,7 @@ const WHEN: Record<string, string> = {
   MethodNotAllowed: 'a method the path does not support (with `Allow`)',
   RequestHeaderFieldsTooLarge: 'request line and headers over 16 KiB (Node\'s limit)',
   RequestTimeout: 'a request not received whole within the server\'s request timeout',
+  LoopDetected: 'a request whose `Via` already names this broker, which it would forward to an exclusive or redirect context source',
   InsufficientStorage: 'a write while the database\'s disk has less than `storage.min-free-bytes` free; reads keep working',
 };
 

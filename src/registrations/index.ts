@@ -7,3 +7,10 @@ export { READ_ONLY_MEMBERS, type RegistrationInput } from './input.js';
 export { renderRegistration } from './render.js';
 /** The use cases. */
 export { createRegistrationService, type RegistrationService } from './service.js';
+/** Distributed operations: the sources of an operation, the client that calls them, forwarding and merging. */
+export {
+  createDistributedOps, type DistributedOps, type ForwardedWrite, type ReadRequest, type RemoteEntities, type WriteRequest,
+} from './distributed.js';
+export { createSourceClient } from './source-client.js';
+export { createSourceIndex } from './sources.js';
+export { mergeEntity as mergeSourceEntity } from './merge.js';

@@ -11,6 +11,7 @@ import { clashingModes, matchesQuery, registrationsOverlap } from './match.js';
 import type { Registration, RegistrationQuery } from './model.js';
 import { parseRegistration, patchRegistration } from './parse.js';
 import { localClash } from './local-clash.js';
+import type { SourceIndex } from './sources.js';
 
 export interface RegistrationServiceDeps {
   store: Store;
@@ -18,6 +19,8 @@ export interface RegistrationServiceDeps {
   newId: IdGenerator;
   /** Whether an endpoint is this broker itself (a registration would forward to itself). */
   isSelf: (url: URL) => boolean;
+  /** The count of registrations per tenant that spares distributed operations a store read. */
+  index: Pick<SourceIndex, 'added' | 'removed'>;
 }
 
 /** The request's term maps and @context as given (absent: core only). */
@@ -56,6 +59,13 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
     if (stored === undefined || (stored.expiresAt !== undefined && stored.expiresAt <= clock.now())) throw notFound(id);
     return fromStored(stored);
   };
+  /**
+   * A registration reroutes the reads and writes of every subject of the tenant to its endpoint, so
+   * with authentication on only an administrator creates, changes or deletes one.
+   */
+  const mayWrite = (actor: Principal): void => {
+    if (!actor.admin) throw new AccessDeniedError('Access denied', 'Only an administrator registers, changes or deletes context sources');
+  };
   /** Behaviour §8, as for subscriptions: others than its owner (and administrators) get 403; existence is told first (404). */
   const owned = (actor: Principal, reg: Registration): Registration => {
     if (actor.admin || (reg.owner !== undefined && reg.owner.subject === actor.subject)) return reg;
@@ -77,12 +87,14 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
   return {
     create(actor, input, ctx) {
       const { tenant } = actor;
+      mayWrite(actor);
       const parsed = parseRegistration(input, { ...ctx, now: clock.now(), newId: deps.newId, isSelf: deps.isSelf });
       const reg: Registration = actor.subject === undefined ? parsed : { ...parsed, owner: { subject: actor.subject } };
       store.transaction(() => {
         checkConflicts(tenant, reg);
         store.registrations.insert(tenant, toStored(reg), keysOf(reg));
       });
+      deps.index.added(tenant);
       return reg;
     },
     get: (actor, id) => owned(actor, load(actor.tenant, id)),
@@ -101,6 +113,7 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
       const { tenant } = actor;
       return store.transaction(() => {
         const previous = owned(actor, load(tenant, id));
+        mayWrite(actor);
         const next = patchRegistration(previous, input, { mapper: ctx.mapper, now: clock.now(), isSelf: deps.isSelf });
         checkConflicts(tenant, next);
         store.registrations.replace(tenant, toStored(next), keysOf(next));
@@ -111,8 +124,10 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
       const { tenant } = actor;
       store.transaction(() => {
         owned(actor, load(tenant, id));
+        mayWrite(actor);
         if (!store.registrations.delete(tenant, id)) throw notFound(id);
       });
+      deps.index.removed(tenant);
     },
   };
 }

@@ -30,7 +30,7 @@ export interface HttpWiring {
   events: ChangeEmitter;
   runtime: Runtime;
   /** The services the routes call. */
-  services: Pick<AppDeps, 'contexts' | 'entities' | 'temporal' | 'subscriptions' | 'registrations' | 'permissions' | 'subjects' | 'devices'> & {
+  services: Pick<AppDeps, 'contexts' | 'entities' | 'temporal' | 'subscriptions' | 'registrations' | 'distributed' | 'permissions' | 'subjects' | 'devices'> & {
     auth: AppDeps['auth'] | undefined;
     identity: AppDeps['identity'] | undefined;
   };

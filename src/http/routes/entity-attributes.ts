@@ -11,6 +11,10 @@ import { bool, csv, readParams } from '../params.js';
 import { BASE, noContent } from '../respond.js';
 import { updateResponse } from './entities.js';
 import { actorOf, entityIdParam, linkContext } from '../request-context.js';
+import { attrsOfBody, distributedWrite, entityPath } from '../distributed.js';
+
+/** NOTE: readJsonBody guarantees an object for these routes. */
+const asObject = (body: unknown): Record<string, unknown> => body as Record<string, unknown>;
 
 function attrNameParam(c: AppContext): string {
   const name = c.req.param('attr') ?? '';
@@ -32,11 +36,17 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
       // NOTE: clients (ngsijs) send application/merge-patch+json here, a partial update like PATCH: read as JSON.
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth, allowMergePatch: true });
       const ctx = await contexts.resolve(body.context);
-      const attrs = parseAttributes(body.body, ctx, { now: entities.now(), allowNull: false });
-      const members = parseEntityMembers(body.body, ctx, { now: entities.now(), allowNull: false });
-      const result = await entities.update(actorOf(c), id,
-        (current, now) => appendAttributes(current, attrs, { noOverwrite: options.has('noOverwrite'), now, members }));
-      return updateResponse(result, ctx);
+      const query = new URLSearchParams(options.size > 0 ? { options: [...options].join(',') } : {});
+      return distributedWrite(c, deps, {
+        op: 'appendAttrs', selector: { id, attrs: attrsOfBody(body.body, ctx) }, method: 'POST', path: entityPath(id, '/attrs'), query,
+        body: asObject(body.body), ctx,
+      }, async (rest) => {
+        const attrs = parseAttributes(rest, ctx, { now: entities.now(), allowNull: false });
+        const members = parseEntityMembers(rest, ctx, { now: entities.now(), allowNull: false });
+        const result = await entities.update(actorOf(c), id,
+          (current, now) => appendAttributes(current, attrs, { noOverwrite: options.has('noOverwrite'), now, members }));
+        return updateResponse(result, ctx);
+      });
     },
     // NGSI-LD §6.6.3.2 Update Entity Attributes
     PATCH: async (c) => {
@@ -44,10 +54,15 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
       const id = entityIdParam(c);
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth, allowMergePatch: true });
       const ctx = await contexts.resolve(body.context);
-      const attrs = parseAttributes(body.body, ctx, { now: entities.now(), allowNull: true });
-      const members = parseEntityMembers(body.body, ctx, { now: entities.now(), allowNull: true });
-      const result = await entities.update(actorOf(c), id, (current, now) => updateAttributes(current, attrs, now, members));
-      return updateResponse(result, ctx);
+      return distributedWrite(c, deps, {
+        op: 'updateAttrs', selector: { id, attrs: attrsOfBody(body.body, ctx) }, method: 'PATCH', path: entityPath(id, '/attrs'),
+        body: asObject(body.body), ctx,
+      }, async (rest) => {
+        const attrs = parseAttributes(rest, ctx, { now: entities.now(), allowNull: true });
+        const members = parseEntityMembers(rest, ctx, { now: entities.now(), allowNull: true });
+        const result = await entities.update(actorOf(c), id, (current, now) => updateAttributes(current, attrs, now, members));
+        return updateResponse(result, ctx);
+      });
     },
   });
 
@@ -61,8 +76,13 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
       const ctx = await contexts.resolve(body.context);
       const attr = ctx.expandTerm(name);
       const fragment = parseAttributeFragment(body.body, ctx, { now: entities.now(), attr });
-      await entities.update(actorOf(c), id, (current, now) => updateAttributePartial(current, attr, fragment, now));
-      return noContent();
+      return distributedWrite(c, deps, {
+        op: 'updateAttrs', selector: { id, attrs: [attr] }, method: 'PATCH', path: entityPath(id, `/attrs/${encodeURIComponent(name)}`),
+        payload: body.body, ctx,
+      }, async () => {
+        await entities.update(actorOf(c), id, (current, now) => updateAttributePartial(current, attr, fragment, now));
+        return noContent();
+      });
     },
     // NGSI-LD §6.7.3.3 Replace Attribute
     PUT: async (c) => {
@@ -78,8 +98,13 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
         throw new BadRequestDataError('The body must be one attribute');
       }
       const attribute = instances[0]!;
-      await entities.update(actorOf(c), id, (current, now) => replaceAttribute(current, attr, attribute, now));
-      return noContent();
+      return distributedWrite(c, deps, {
+        op: 'replaceAttrs', selector: { id, attrs: [attr] }, method: 'PUT', path: entityPath(id, `/attrs/${encodeURIComponent(name)}`),
+        payload: body.body, ctx,
+      }, async () => {
+        await entities.update(actorOf(c), id, (current, now) => replaceAttribute(current, attr, attribute, now));
+        return noContent();
+      });
     },
     // NGSI-LD §6.7.3.2 Delete Attribute
     DELETE: async (c) => {
@@ -91,9 +116,16 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
       const datasetId = params.get('datasetId');
       const deleteAll = bool(params, 'deleteAll');
       if (datasetId !== undefined && deleteAll) throw new BadRequestDataError('datasetId and deleteAll=true exclude each other');
-      await entities.update(actorOf(c), id, (current, now) =>
-        deleteAttribute(current, attr, { ...(datasetId !== undefined ? { datasetId } : {}), deleteAll, now }));
-      return noContent();
+      const query = new URLSearchParams();
+      if (datasetId !== undefined) query.set('datasetId', datasetId);
+      if (deleteAll) query.set('deleteAll', 'true');
+      return distributedWrite(c, deps, {
+        op: 'deleteAttrs', selector: { id, attrs: [attr] }, method: 'DELETE', path: entityPath(id, `/attrs/${encodeURIComponent(name)}`), query, ctx,
+      }, async () => {
+        await entities.update(actorOf(c), id, (current, now) =>
+          deleteAttribute(current, attr, { ...(datasetId !== undefined ? { datasetId } : {}), deleteAll, now }));
+        return noContent();
+      });
     },
   });
 }

@@ -47,6 +47,8 @@ export interface RegistrationRepository {
   candidates(tenant: string, sel: RegistrationSelection): StoredRegistration[];
   /** Live registrations of these modes (conflict checks), at most `limit`. */
   withModes(tenant: string, modes: readonly string[], now: number, limit: number): StoredRegistration[];
+  /** How many registrations each tenant holds, expired ones included (read once at start). */
+  countByTenant(): Map<string, number>;
 }
 
 interface RegistrationRow {
@@ -83,6 +85,7 @@ function prepareReads(db: BetterSqlite3.Database) {
     byType: keyed('SELECT registration FROM csource_registration_entities WHERE tenant = ? AND (type = ? OR type IS NULL)'),
     byEntityId: keyed('SELECT registration FROM csource_registration_entities WHERE tenant = ? AND (entity_id = ? OR entity_id IS NULL)'),
     byAttr: keyed('SELECT registration FROM csource_registration_attrs WHERE tenant = ? AND (attr = ? OR attr IS NULL)'),
+    perTenant: db.prepare<[], { tenant: string; n: number }>('SELECT tenant, COUNT(*) AS n FROM csource_registrations GROUP BY tenant'),
     byMode: db.prepare<[string, string, number, number], RegistrationRow>(
       `SELECT ${COLUMNS} FROM csource_registrations r WHERE r.tenant = ? AND r.mode = ? AND (r.expires_at IS NULL OR r.expires_at > ?) ORDER BY r.seq LIMIT CAST(? AS INTEGER)`,
     ),
@@ -163,5 +166,6 @@ export function createRegistrationRepository(db: BetterSqlite3.Database): Regist
       return mergeRows(values.map((v) => stmt.all(tenant, sel.now, owner, owner, tenant, v, sel.limit)), sel.limit);
     },
     withModes: (tenant, modes, now, limit) => mergeRows(modes.map((m) => read.byMode.all(tenant, m, now, limit)), limit),
+    countByTenant: () => new Map(read.perTenant.all().map((r) => [r.tenant, r.n])),
   };
 }
