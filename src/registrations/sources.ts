@@ -43,7 +43,10 @@ function entityMatches(e: EntityInfo, sel: SourceSelector): boolean {
 const namesOf = (info: RegistrationInfo): Iri[] => [...(info.propertyNames ?? []), ...(info.relationshipNames ?? [])];
 
 /** The attributes a registration covers for the selector; null when it does not match. */
-function coverage(reg: Registration, sel: SourceSelector): Iri[] | undefined | null {
+function coverage(reg: Registration, selector: SourceSelector): Iri[] | undefined | null {
+  // An empty list of attributes (an entity written without any) names none in particular.
+  const { attrs: named, ...rest } = selector;
+  const sel: SourceSelector = named !== undefined && named.length > 0 ? selector : rest;
   let all = false;
   const names = new Set<Iri>();
   let matched = false;
