@@ -3,7 +3,7 @@
 // and how partial answers are told (NGSILD-Warning, 207 with the registrations that failed).
 
 import {
-  ENTITY_CORE_MEMBERS, ResourceNotFoundError, isPlainObject, type Entity, type EntityId, type Iri, type Principal,
+  ENTITY_CORE_MEMBERS, NgsiError, ResourceNotFoundError, isPlainObject, type Entity, type EntityId, type Iri, type Principal,
 } from '../ngsi/index.js';
 import type { ResolvedContext } from '../jsonld/index.js';
 import { mergeSourceEntity, type ForwardedWrite, type RemoteEntities, type WriteRequest } from '../registrations/index.js';
@@ -120,7 +120,7 @@ function forwardWrite(c: AppContext, deps: AppDeps, actor: Principal, req: Omit<
 function writeAnswer(fw: ForwardedWrite, ctx: ResolvedContext, ok: () => Response, localUpdated: readonly Iri[] = []): Response {
   if (fw.failures.length === 0) return ok();
   const notUpdated = fw.failures.flatMap((f) => (f.attrs ?? ['']).map((a) => ({
-    attributeName: a === '' ? '' : ctx.compactIri(a), reason: f.detail, registrationId: f.registrationId,
+    attributeName: a === '' ? '' : ctx.compactIri(a), reason: f.detail, ...(f.registrationId === '' ? {} : { registrationId: f.registrationId }),
   })));
   const updated = [...new Set([...fw.done, ...localUpdated])].map((a) => ctx.compactIri(a));
   return sendJson({ updated, notUpdated }, 207, warningHeaders(fw.warnings));
@@ -136,18 +136,34 @@ export async function distributedWrite(
   c: AppContext, deps: AppDeps, req: Omit<WriteRequest, 'via'>, local: (rest: Record<string, unknown> | undefined) => Promise<Response>,
   remoteOk: () => Response = noContent,
 ): Promise<Response> {
-  if (!isDistributed(c, deps, false)) return local(req.body);
-  const fw = await forwardWrite(c, deps, actorOf(c), req);
+  // NGSI-LD §6.3.18: local=true keeps the write here.
+  if (!deps.distributed.active(actorOf(c).tenant) || c.req.query('local') === 'true') return local(req.body);
+  // An id alone is matched with the types the entity has here, when it is here.
+  const types = req.selector.types ?? (req.selector.id === undefined ? undefined : deps.entities.getMany(actorOf(c), [req.selector.id]).get(req.selector.id)?.types);
+  const fw = await forwardWrite(c, deps, actorOf(c), types === undefined ? req : { ...req, selector: { ...req.selector, types } });
   if (!fw.forwarded) return local(req.body);
   if (fw.remoteOnly) return writeAnswer(fw, req.ctx, remoteOk);
   let answer: Response;
   try {
     answer = await local(fw.rest);
   } catch (err) {
-    if (!(err instanceof ResourceNotFoundError) || fw.done.length === 0) throw err;
-    answer = remoteOk();
+    if (!(err instanceof NgsiError) || fw.done.length === 0) throw err;
+    // The sources took their part: an entity held only there is no error; a local part that failed makes it partial (207).
+    if (err instanceof ResourceNotFoundError && req.selector.id !== undefined && !existsHere(c, deps, req.selector.id)) return writeAnswer(fw, req.ctx, remoteOk);
+    fw.failures.push({ registrationId: '', status: err.status, detail: err.detail ?? err.message, attrs: req.selector.attrs ? [...req.selector.attrs] : undefined });
+    return writeAnswer(fw, req.ctx, remoteOk);
   }
   return answer.status >= 300 ? answer : writeAnswer(fw, req.ctx, () => answer);
+}
+
+function existsHere(c: AppContext, deps: AppDeps, id: EntityId): boolean {
+  try {
+    deps.entities.get(actorOf(c), id);
+    return true;
+  } catch (err) {
+    if (err instanceof ResourceNotFoundError) return false;
+    throw err;
+  }
 }
 
 /** The attribute names (expanded) of a body of attributes. */

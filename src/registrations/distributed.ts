@@ -73,6 +73,7 @@ export interface DistributedOps {
   active(tenant: string): boolean;
   read(tenant: string, req: ReadRequest, op: Operation): Promise<RemoteEntities>;
   write(tenant: string, req: WriteRequest): Promise<ForwardedWrite>;
+  batch(tenant: string, req: BatchForward): Promise<ForwardedBatch>;
 }
 
 export interface DistributedDeps {
@@ -212,6 +213,7 @@ export function createDistributedOps(deps: DistributedDeps): DistributedOps {
       return readAll(deps, tenant, req, sources);
     },
     write: (tenant, req) => writeAll(deps, tenant, req),
+    batch: (tenant, req) => forwardBatch(deps, tenant, req),
   };
 }
 
@@ -239,12 +241,13 @@ async function writeAll(deps: DistributedDeps, tenant: string, req: WriteRequest
   out.forwarded = sends.length > 0;
   for (const { src, outcome } of await Promise.all(sends)) {
     const attrs = src.attrs ?? (named.length > 0 ? named : undefined);
-    if (outcome.ok && outcome.status < 300) {
+    if (outcome.ok && outcome.status < 300 && outcome.status !== 207) {
       out.done.push(...(attrs ?? []));
       continue;
     }
     const status = outcome.ok ? outcome.status : (outcome.status ?? 503);
-    const detail = outcome.ok ? `the registration endpoint answered ${outcome.status}` : outcome.warning.text;
+    const detail = !outcome.ok ? outcome.warning.text
+      : outcome.status === 207 ? 'partial success at the registration endpoint' : `the registration endpoint answered ${outcome.status}`;
     out.failures.push({ registrationId: src.reg.id, status, detail, attrs });
     if (!outcome.ok) out.warnings.push(formatWarning(outcome.warning));
   }
@@ -261,4 +264,89 @@ function withoutContext(body: Record<string, unknown>): Record<string, unknown> 
   if (!('@context' in body)) return body;
   const { ['@context']: _drop, ...rest } = body;
   return rest;
+}
+
+/** One entity of a batch write: its id, types (when known), attribute names, the element as sent and its context. */
+export interface BatchItem {
+  id: string;
+  types?: readonly Iri[];
+  body: unknown;
+  ctx: ResolvedContext | undefined;
+}
+
+export interface BatchForward {
+  op: Operation;
+  path: string;
+  query?: URLSearchParams;
+  items: readonly BatchItem[];
+  via: string | undefined;
+}
+
+export interface ForwardedBatch {
+  /** Per item: whether it is written here too (no exclusive or redirect source took it whole). */
+  local: boolean[];
+  /** Per item: what failed at its sources. */
+  failures: Map<number, SourceFailure>;
+}
+
+/** The slice of a batch element one source gets; undefined when it covers none of its attributes. */
+function sliceElement(item: BatchItem, src: MatchedSource): { body: unknown; whole: boolean } | undefined {
+  if (!isPlainObject(item.body) || src.attrs === undefined || item.ctx === undefined) return { body: item.body, whole: src.attrs === undefined };
+  const keys = attributeKeys(item.body, item.ctx);
+  const body = slice(item.body, keys, src, ['id', 'type', 'scope']);
+  if (body === undefined) return undefined;
+  return { body: withoutContext(body), whole: [...keys.values()].every((a) => src.attrs?.includes(a)) };
+}
+
+/** NGSI-LD §5.6.7-§5.6.10, §5.6.20 with matching registrations: each source gets one batch of what it covers. */
+async function forwardBatch(deps: DistributedDeps, tenant: string, req: BatchForward): Promise<ForwardedBatch> {
+  const out: ForwardedBatch = { local: req.items.map(() => true), failures: new Map() };
+  const groups = new Map<string, { src: MatchedSource; indexes: number[]; bodies: unknown[] }>();
+  const now = deps.clock.now();
+  req.items.forEach((item, i) => {
+    const matched = deps.index.match(tenant, req.op, { id: item.id, ...(item.types ? { types: item.types } : {}) }, now)
+      .filter((s) => s.reg.mode !== 'auxiliary');
+    for (const src of loopCheck(deps, matched, req.via)) {
+      const part = sliceElement(item, src);
+      if (part === undefined) continue;
+      if (AUTHORITATIVE.has(src.reg.mode) && part.whole) out.local[i] = false;
+      const group = groups.get(src.reg.id) ?? { src, indexes: [], bodies: [] };
+      group.indexes.push(i);
+      group.bodies.push(part.body);
+      groups.set(src.reg.id, group);
+    }
+  });
+  await Promise.all([...groups.values()].map(async ({ src, indexes, bodies }) => {
+    const context = req.items[indexes[0]!]?.ctx;
+    const outcome = await deps.client.send(tenant, src.reg, {
+      method: 'POST', path: req.path, body: bodies, context: context === undefined ? undefined : contextUrlOf(context), via: req.via,
+      ...(req.query ? { query: req.query } : {}),
+    });
+    const failed = batchFailures(outcome, indexes.map((i) => req.items[i]!.id));
+    for (const i of indexes) {
+      const detail = failed.get(req.items[i]!.id) ?? failed.get('');
+      if (detail !== undefined) out.failures.set(i, { registrationId: src.reg.id, status: detail.status, detail: detail.detail, attrs: undefined });
+    }
+  }));
+  return out;
+}
+
+/** The entities a source's batch answer says failed (key '' for all of them). */
+function batchFailures(outcome: SourceOutcome, ids: string[]): Map<string, { status: number; detail: string }> {
+  const out = new Map<string, { status: number; detail: string }>();
+  if (!outcome.ok) {
+    out.set('', { status: outcome.status ?? 503, detail: outcome.warning.text });
+    return out;
+  }
+  if (outcome.status === 207 && isPlainObject(outcome.body) && Array.isArray(outcome.body['errors'])) {
+    for (const e of outcome.body['errors']) {
+      if (isPlainObject(e) && typeof e['entityId'] === 'string' && ids.includes(e['entityId'])) {
+        const error = isPlainObject(e['error']) ? e['error'] : {};
+        out.set(e['entityId'], { status: typeof error['status'] === 'number' ? error['status'] : 400, detail: typeof error['detail'] === 'string' ? error['detail'] : 'refused by the context source' });
+      }
+    }
+    return out;
+  }
+  if (outcome.status >= 300) out.set('', { status: outcome.status, detail: `the registration endpoint answered ${outcome.status}` });
+  return out;
 }

@@ -130,7 +130,7 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
   resource(app, `${BASE}/entities`, {
     // NGSI-LD §6.4.3.1 Create Entity
     POST: async (c) => {
-      readParams(c.req.url, []);
+      readParams(c.req.url, ['local']);
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
       const ctx = await contexts.resolve(body.context);
       const entity = parseEntity(body.body, ctx, { now: entities.now() });
@@ -184,7 +184,7 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
     },
     // NGSI-LD §6.5.3.3 Replace Entity
     PUT: async (c) => {
-      readParams(c.req.url, []);
+      readParams(c.req.url, ['local']);
       const id = entityIdParam(c);
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
       const doc = body.body as Record<string, unknown>; // NOTE: readJsonBody guarantees an object
@@ -204,7 +204,7 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
     },
     // NGSI-LD §6.5.3.4 Merge Entity
     PATCH: async (c) => {
-      readParams(c.req.url, []);
+      readParams(c.req.url, ['local']);
       const id = entityIdParam(c);
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth, allowMergePatch: true });
       const ctx = await contexts.resolve(body.context);
@@ -222,7 +222,7 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
     },
     // NGSI-LD §6.5.3.2 Delete Entity
     DELETE: async (c) => {
-      readParams(c.req.url, []);
+      readParams(c.req.url, ['local']);
       const id = entityIdParam(c);
       return distributedWrite(c, deps, { op: 'deleteEntity', selector: { id }, method: 'DELETE', path: entityPath(id), ctx: contexts.core }, async () => {
         await entities.delete(actorOf(c), id);

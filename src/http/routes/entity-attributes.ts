@@ -29,7 +29,7 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
   resource(app, `${BASE}/entities/:id/attrs`, {
     // NGSI-LD §6.6.3.1 Append Entity Attributes
     POST: async (c) => {
-      const params = readParams(c.req.url, ['options']);
+      const params = readParams(c.req.url, ['options', 'local']);
       const options = new Set(csv(params, 'options') ?? []);
       for (const o of options) if (o !== 'noOverwrite') throw new BadRequestDataError(`Unknown option '${o}'`, 'Allowed: noOverwrite');
       const id = entityIdParam(c);
@@ -50,7 +50,7 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
     },
     // NGSI-LD §6.6.3.2 Update Entity Attributes
     PATCH: async (c) => {
-      readParams(c.req.url, []);
+      readParams(c.req.url, ['local']);
       const id = entityIdParam(c);
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth, allowMergePatch: true });
       const ctx = await contexts.resolve(body.context);
@@ -69,7 +69,7 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
   resource(app, `${BASE}/entities/:id/attrs/:attr`, {
     // NGSI-LD §6.7.3.1 Partial Attribute Update
     PATCH: async (c) => {
-      readParams(c.req.url, []);
+      readParams(c.req.url, ['local']);
       const id = entityIdParam(c);
       const name = attrNameParam(c);
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth, allowMergePatch: true });
@@ -86,13 +86,16 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
     },
     // NGSI-LD §6.7.3.3 Replace Attribute
     PUT: async (c) => {
-      readParams(c.req.url, []);
+      readParams(c.req.url, ['local']);
       const id = entityIdParam(c);
       const name = attrNameParam(c);
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
       const ctx = await contexts.resolve(body.context);
       const attr = ctx.expandTerm(name);
-      const parsed = parseAttributes({ [name]: body.body }, ctx, { now: entities.now(), allowNull: false });
+      // NOTE: some clients send the attribute keyed by its name ({"speed": {...}}): taken as the attribute.
+      const doc = body.body as Record<string, unknown>;
+      const raw = doc['type'] === undefined && typeof doc[name] === 'object' && doc[name] !== null ? doc[name] : body.body;
+      const parsed = parseAttributes({ [name]: raw }, ctx, { now: entities.now(), allowNull: false });
       const instances = parsed[attr];
       if (!Array.isArray(instances) || instances.length !== 1) {
         throw new BadRequestDataError('The body must be one attribute');
@@ -100,7 +103,7 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
       const attribute = instances[0]!;
       return distributedWrite(c, deps, {
         op: 'replaceAttrs', selector: { id, attrs: [attr] }, method: 'PUT', path: entityPath(id, `/attrs/${encodeURIComponent(name)}`),
-        payload: body.body, ctx,
+        payload: raw, ctx,
       }, async () => {
         await entities.update(actorOf(c), id, (current, now) => replaceAttribute(current, attr, attribute, now));
         return noContent();
@@ -108,7 +111,7 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
     },
     // NGSI-LD §6.7.3.2 Delete Attribute
     DELETE: async (c) => {
-      const params = readParams(c.req.url, ['datasetId', 'deleteAll']);
+      const params = readParams(c.req.url, ['datasetId', 'deleteAll', 'local']);
       const id = entityIdParam(c);
       const name = attrNameParam(c);
       const ctx = await linkContext(c, deps);

@@ -213,6 +213,23 @@ describe('writes by mode [§4.3.6.2, §5.6]', () => {
     expect(partial.json.notUpdated[0]).toMatchObject({ attributeName: 'speed', registrationId: expect.stringMatching(/^urn:/) });
   });
 
+  it('batch: a redirect source takes its entities (one request), the others are stored here; a refusal at the source is the entity\'s error', async () => {
+    const src = await source((req, res) => res.writeHead(201, { 'Content-Type': 'application/json' }).end(JSON.stringify((req.body as Array<{ id: string }>).map((e) => e.id))));
+    const b = await broker();
+    await register(b, { information: [{ entities: [{ type: 'Car' }] }], mode: 'redirect', operations: ['createBatch', 'deleteBatch'], endpoint: src.url });
+    const created = await b.request('POST', `${V1}/entityOperations/create`, { body: [entity, { id: 'urn:ngsi-ld:Bike:1', type: 'Bike' }] });
+    expect(created.status).toBe(201);
+    expect(created.json.sort()).toEqual(['urn:ngsi-ld:Bike:1', 'urn:ngsi-ld:Car:1']);
+    expect(src.seen).toHaveLength(1);
+    expect(src.seen[0]).toMatchObject({ url: `${V1}/entityOperations/create`, body: [entity] });
+    expect((await b.request('GET', `${V1}/entities/urn:ngsi-ld:Car:1?local=true`)).status).toBe(404);
+    expect((await b.request('GET', `${V1}/entities/urn:ngsi-ld:Bike:1?local=true`)).status).toBe(200);
+    src.set((_q, res) => json(res, 404, {}));
+    const deleted = await b.request('POST', `${V1}/entityOperations/delete`, { body: ['urn:ngsi-ld:Car:1', 'urn:ngsi-ld:Bike:1'] });
+    expect(deleted.status).toBe(207);
+    expect(deleted.json).toMatchObject({ success: ['urn:ngsi-ld:Bike:1'], errors: [{ entityId: 'urn:ngsi-ld:Car:1', error: { status: 404 } }] });
+  });
+
   it('does not forward when distributed.enabled is off', async () => {
     const src = await source((_q, res) => res.writeHead(204).end());
     const b = await broker({ config: { distributed: { enabled: false, timeout: 5_000, maxReplyBytes: 4_194_304, maxEntities: 1_000 } } });
