@@ -73,7 +73,7 @@ export function formatWarning(w: SourceWarning): string {
 }
 
 /** The contextSourceInfo value of a key, case-insensitively. */
-export function sourceInfo(reg: Registration, key: string): string | undefined {
+function sourceInfo(reg: Registration, key: string): string | undefined {
   const lower = key.toLowerCase();
   return reg.contextSourceInfo?.find((p) => p.key.toLowerCase() === lower)?.value;
 }

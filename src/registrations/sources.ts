@@ -26,7 +26,7 @@ export interface MatchedSource {
 const MAX_SOURCES = 1_000;
 
 /** Whether a registration allows an operation, its groups expanded (NGSI-LD §4.20). */
-export function allowsOperation(reg: Registration, op: Operation): boolean {
+function allowsOperation(reg: Registration, op: Operation): boolean {
   return reg.operations.some((o) => o === op || (OPERATION_GROUPS[o]?.includes(op) ?? false));
 }
 

@@ -161,6 +161,12 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
     DELETE: (c) => purgeEntities(c, deps, actorOf(c)),
   });
 
+  registerEntityByIdRoutes(app, deps);
+}
+
+/** The routes of one entity (NGSI-LD §6.5). */
+function registerEntityByIdRoutes(app: App, deps: AppDeps): void {
+  const { entities, contexts, config } = deps;
   resource(app, `${BASE}/entities/:id`, {
     // NGSI-LD §6.5.3.1 Retrieve Entity
     GET: async (c) => {

@@ -66,6 +66,12 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
     },
   });
 
+  registerAttributeRoutes(app, deps);
+}
+
+/** The routes of one attribute (NGSI-LD §6.7). */
+function registerAttributeRoutes(app: App, deps: AppDeps): void {
+  const { entities, contexts, config } = deps;
   resource(app, `${BASE}/entities/:id/attrs/:attr`, {
     // NGSI-LD §6.7.3.1 Partial Attribute Update
     PATCH: async (c) => {
