@@ -3,14 +3,14 @@
 // and how partial answers are told (NGSILD-Warning, 207 with the registrations that failed).
 
 import {
-  ENTITY_CORE_MEMBERS, NgsiError, ResourceNotFoundError, isPlainObject, type Entity, type EntityId, type Iri, type Principal,
+  ENTITY_CORE_MEMBERS, ERROR_TYPE_BASE, NgsiError, ResourceNotFoundError, isPlainObject, type Json, type Entity, type EntityId, type Iri, type Principal,
 } from '../ngsi/index.js';
 import type { ResolvedContext } from '../jsonld/index.js';
-import { mergeSourceEntity, type ForwardedWrite, type RemoteEntities, type WriteRequest } from '../registrations/index.js';
+import { mergeSourceEntity, type ForwardedWrite, type RemoteEntities, type SourceFailure, type WriteRequest } from '../registrations/index.js';
 import type { AppContext, AppDeps } from './app-env.js';
 import { actorOf } from './request-context.js';
 import { noContent, sendJson } from './respond.js';
-import { problemResponse } from './problem.js';
+import { problemOf, problemResponse } from './problem.js';
 import type { Params } from './params.js';
 
 const API = '/ngsi-ld/v1';
@@ -114,16 +114,33 @@ function forwardWrite(c: AppContext, deps: AppDeps, actor: Principal, req: Omit<
 }
 
 /**
- * The answer of a write some sources took: 204 (or `ok`) when all went well, else 207 with the
- * NGSI-LD §5.2.19 NotUpdatedDetails of what failed, each naming its registrationId.
+ * The answer of a write some sources took: as here (`ok`) when all went well, else 207: for a whole
+ * entity the BatchOperationResult, else the UpdateResult whose NotUpdatedDetails (§5.2.19) name the
+ * registrationId of the source that failed.
  */
-function writeAnswer(fw: ForwardedWrite, ctx: ResolvedContext, ok: () => Response, localUpdated: readonly Iri[] = []): Response {
+function writeAnswer(fw: ForwardedWrite, req: Omit<WriteRequest, 'via'>, ok: () => Response): Response {
   if (fw.failures.length === 0) return ok();
+  const { ctx } = req;
+  const headers = warningHeaders(fw.warnings);
+  if (ENTITY_OPERATIONS.has(req.op)) {
+    const errors = fw.failures.map((f) => ({
+      ...(req.selector.id !== undefined ? { entityId: req.selector.id } : {}), ...(f.registrationId === '' ? {} : { registrationId: f.registrationId }),
+      error: f.problem !== undefined ? problemOf(f.problem) : sourceProblem(f),
+    }));
+    const succeeded = fw.failures.length < fw.sources + 1 && req.selector.id !== undefined ? [req.selector.id] : [];
+    return sendJson({ success: succeeded, errors } as unknown as Json, 207, headers); // NOTE: plain JSON records
+  }
   const notUpdated = fw.failures.flatMap((f) => (f.attrs ?? ['']).map((a) => ({
     attributeName: a === '' ? '' : ctx.compactIri(a), reason: f.detail, ...(f.registrationId === '' ? {} : { registrationId: f.registrationId }),
   })));
-  const updated = [...new Set([...fw.done, ...localUpdated])].map((a) => ctx.compactIri(a));
-  return sendJson({ updated, notUpdated }, 207, warningHeaders(fw.warnings));
+  const updated = [...new Set(fw.done)].map((a) => ctx.compactIri(a));
+  return sendJson({ updated, notUpdated }, 207, headers);
+}
+
+/** The ProblemDetails of what a context source did not do. */
+function sourceProblem(f: SourceFailure): Json {
+  const type = f.status === 404 ? 'ResourceNotFound' : f.status === 409 ? 'AlreadyExists' : f.status < 500 ? 'BadRequestData' : 'InternalError';
+  return { type: ERROR_TYPE_BASE + type, title: 'Not done at the context source', status: f.status, detail: f.detail };
 }
 
 /**
@@ -138,23 +155,32 @@ export async function distributedWrite(
 ): Promise<Response> {
   // NGSI-LD §6.3.18: local=true keeps the write here.
   if (!deps.distributed.active(actorOf(c).tenant) || c.req.query('local') === 'true') return local(req.body);
-  // An id alone is matched with the types the entity has here, when it is here.
+  // An id alone is matched with the types the entity has here, when it is here; a body names its attributes.
   const types = req.selector.types ?? (req.selector.id === undefined ? undefined : deps.entities.getMany(actorOf(c), [req.selector.id]).get(req.selector.id)?.types);
-  const fw = await forwardWrite(c, deps, actorOf(c), types === undefined ? req : { ...req, selector: { ...req.selector, types } });
+  const attrs = req.selector.attrs ?? (req.body === undefined ? undefined : attrsOfBody(req.body, req.ctx));
+  const selector = { ...req.selector, ...(types ? { types } : {}), ...(attrs ? { attrs } : {}) };
+  const fw = await forwardWrite(c, deps, actorOf(c), { ...req, selector });
   if (!fw.forwarded) return local(req.body);
-  if (fw.remoteOnly) return writeAnswer(fw, req.ctx, remoteOk);
+  if (fw.remoteOnly) return writeAnswer(fw, req, remoteOk);
   let answer: Response;
   try {
     answer = await local(fw.rest);
   } catch (err) {
-    if (!(err instanceof NgsiError) || fw.done.length === 0) throw err;
-    // The sources took their part: an entity held only there is no error; a local part that failed makes it partial (207).
-    if (err instanceof ResourceNotFoundError && req.selector.id !== undefined && !existsHere(c, deps, req.selector.id)) return writeAnswer(fw, req.ctx, remoteOk);
-    fw.failures.push({ registrationId: '', status: err.status, detail: err.detail ?? err.message, attrs: req.selector.attrs ? [...req.selector.attrs] : undefined });
-    return writeAnswer(fw, req.ctx, remoteOk);
+    if (!(err instanceof NgsiError)) throw err;
+    // An attribute written to an entity held only at the sources is no error when they took it (an IoT Agent's command).
+    const attributeOnly = !ENTITY_OPERATIONS.has(req.op);
+    if (attributeOnly && fw.done.length > 0 && err instanceof ResourceNotFoundError && req.selector.id !== undefined && !existsHere(c, deps, req.selector.id)) {
+      return writeAnswer(fw, req, remoteOk);
+    }
+    // Otherwise a local part that failed beside the sources' makes the answer partial (207).
+    fw.failures.push({ registrationId: '', status: err.status, detail: err.detail ?? err.message, attrs: req.selector.attrs ? [...req.selector.attrs] : undefined, problem: err });
+    return writeAnswer(fw, req, remoteOk);
   }
-  return answer.status >= 300 ? answer : writeAnswer(fw, req.ctx, () => answer);
+  return answer.status >= 300 ? answer : writeAnswer(fw, req, () => answer);
 }
+
+/** Writes of a whole entity: a partial answer is a BatchOperationResult (NGSI-LD §5.6.1.4, §5.6.6.4). */
+const ENTITY_OPERATIONS = new Set(['createEntity', 'deleteEntity', 'purgeEntity']);
 
 function existsHere(c: AppContext, deps: AppDeps, id: EntityId): boolean {
   try {
@@ -166,8 +192,9 @@ function existsHere(c: AppContext, deps: AppDeps, id: EntityId): boolean {
   }
 }
 
+
 /** The attribute names (expanded) of a body of attributes. */
-export function attrsOfBody(body: unknown, ctx: ResolvedContext): Iri[] {
+function attrsOfBody(body: unknown, ctx: ResolvedContext): Iri[] {
   if (!isPlainObject(body)) return [];
   return Object.keys(body).filter((k) => !ENTITY_CORE_MEMBERS.has(k) && !k.startsWith('@')).map((k) => ctx.expandTerm(k));
 }

@@ -182,7 +182,7 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ type: string; status: number; when
   ResourceNotFoundError, AccessDeniedError, TooManyResultsError, TooComplexQueryError,
   LdContextNotAvailableError, NotImplementedError, UnauthorizedError, InternalError,
   NotAcceptableError, UnsupportedMediaTypeError, PayloadTooLargeError, MethodNotAllowedError,
-  RequestHeaderFieldsTooLargeError, RequestTimeoutError, InsufficientStorageError,
+  RequestHeaderFieldsTooLargeError, RequestTimeoutError, LoopDetectedError, InsufficientStorageError,
 ].map((Ctor) => {
   const e = new Ctor('');
   return { type: e.errorType, status: e.status, when: WHEN[e.errorType] ?? '' };

@@ -4,7 +4,7 @@
 // parallel under one bounded wait; replies parsed as NGSI-LD entities or turned into warnings.
 
 import type { Clock } from '../lib/index.js';
-import { ENTITY_CORE_MEMBERS, LoopDetectedError, isPlainObject, parseEntity, type Entity, type Iri } from '../ngsi/index.js';
+import { ENTITY_CORE_MEMBERS, LoopDetectedError, isPlainObject, parseEntity, type Entity, type Iri, type NgsiError } from '../ngsi/index.js';
 import type { ContextService, ResolvedContext } from '../jsonld/index.js';
 import type { Operation, Registration } from './model.js';
 import { formatWarning, type SourceClient, type SourceOutcome, type SourceRequest } from './source-client.js';
@@ -53,11 +53,15 @@ export interface SourceFailure {
   detail: string;
   /** The attributes that went to it (undefined: the whole request). */
   attrs: Iri[] | undefined;
+  /** The local error, for a local part that failed. */
+  problem?: NgsiError;
 }
 
 export interface ForwardedWrite {
   /** Whether any source took part. */
   forwarded: boolean;
+  /** How many sources took part. */
+  sources: number;
   /** The body left for the local write: members no exclusive or redirect source took; undefined when the request had none. */
   rest: Record<string, unknown> | undefined;
   /** Nothing is left to do here: an exclusive or redirect source took the whole request. */
@@ -134,6 +138,8 @@ async function contextOfLink(deps: DistributedDeps, link: string | undefined, fa
 function queryFor(src: MatchedSource, req: ReadRequest): URLSearchParams {
   const query = new URLSearchParams(req.query);
   if (src.attrs !== undefined) query.set('attrs', src.attrs.map((a) => req.ctx.compactIri(a)).join(','));
+  // NOTE: a source registered for some entities is asked for those only (§4.3.6.1: the registration's constraints hold).
+  if (src.ids !== undefined && req.method === 'GET' && !query.has('id')) query.set('id', src.ids.join(','));
   return query;
 }
 
@@ -222,7 +228,7 @@ async function writeAll(deps: DistributedDeps, tenant: string, req: WriteRequest
   const sources = loopCheck(deps, all, req.via);
   const keys = req.body === undefined ? new Map<string, Iri>() : attributeKeys(req.body, req.ctx);
   const named = req.body !== undefined ? [...keys.values()] : [...(req.selector.attrs ?? [])];
-  const out: ForwardedWrite = { forwarded: false, rest: req.body, remoteOnly: false, done: [], failures: [], warnings: [] };
+  const out: ForwardedWrite = { forwarded: false, sources: 0, rest: req.body, remoteOnly: false, done: [], failures: [], warnings: [] };
   if (sources.length === 0) return out;
   const taken = new Set<Iri>();
   const sends = sources.flatMap((src) => {
@@ -239,6 +245,7 @@ async function writeAll(deps: DistributedDeps, tenant: string, req: WriteRequest
     return [deps.client.send(tenant, src.reg, sent).then((outcome) => ({ src, outcome }))];
   });
   out.forwarded = sends.length > 0;
+  out.sources = sends.length;
   for (const { src, outcome } of await Promise.all(sends)) {
     const attrs = src.attrs ?? (named.length > 0 ? named : undefined);
     if (outcome.ok && outcome.status < 300 && outcome.status !== 207) {

@@ -20,6 +20,8 @@ export interface MatchedSource {
   reg: Registration;
   /** The attribute names its matching information covers; undefined: every attribute. */
   attrs: Iri[] | undefined;
+  /** The entity ids its matching information names, when it names entities by id only (a query is narrowed to them). */
+  ids?: string[];
 }
 
 /** Most registrations one operation looks at. */
@@ -41,6 +43,20 @@ function entityMatches(e: EntityInfo, sel: SourceSelector): boolean {
 }
 
 const namesOf = (info: RegistrationInfo): Iri[] => [...(info.propertyNames ?? []), ...(info.relationshipNames ?? [])];
+
+/** The ids of the matching entity infos of a registration, when each of them names an id. */
+function idsOf(reg: Registration, sel: SourceSelector): string[] | undefined {
+  const ids: string[] = [];
+  for (const info of reg.information) {
+    if (info.entities === undefined) return undefined;
+    for (const e of info.entities) {
+      if (!entityMatches(e, sel)) continue;
+      if (e.id === undefined) return undefined;
+      ids.push(e.id);
+    }
+  }
+  return ids.length > 0 ? ids : undefined;
+}
 
 /** The attributes a registration covers for the selector; null when it does not match. */
 function coverage(reg: Registration, selector: SourceSelector): Iri[] | undefined | null {
@@ -90,7 +106,9 @@ export function createSourceIndex(store: Store): SourceIndex {
         const reg = fromStored(stored);
         if (!allowsOperation(reg, op)) continue;
         const attrs = coverage(reg, sel);
-        if (attrs !== null) out.push({ reg, attrs });
+        if (attrs === null) continue;
+        const ids = sel.id === undefined ? idsOf(reg, sel) : undefined;
+        out.push(ids === undefined ? { reg, attrs } : { reg, attrs, ids });
       }
       return out;
     },

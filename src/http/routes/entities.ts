@@ -19,7 +19,7 @@ import { ENTITY_QUERY_PARAMS, entityQueryFromParams, type EntityQuery } from '..
 import type { ResponseMediaType } from '../media.js';
 import { purgeEntities } from './entities-purge.js';
 import {
-  attrsOfBody, distributedWrite, entityPath, isDistributed, mergeListing, queryRemote, retrieveDistributed, warningHeaders, type DistributedQuery,
+  distributedWrite, entityPath, isDistributed, mergeListing, queryRemote, retrieveDistributed, warningHeaders, type DistributedQuery,
 } from '../distributed.js';
 
 /** NOTE: readJsonBody guarantees an object for these routes. */
@@ -137,7 +137,7 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
       // Built before the write: nothing after the commit may turn it into an error.
       const location = `${BASE}/entities/${idSegment(entity.id)}`;
       return distributedWrite(c, deps, {
-        op: 'createEntity', selector: { id: entity.id, types: entity.types, attrs: attrsOfBody(body.body, ctx) }, method: 'POST',
+        op: 'createEntity', selector: { id: entity.id, types: entity.types }, method: 'POST',
         path: '/ngsi-ld/v1/entities', body: asObject(body.body), keep: ENTITY_KEEP, ctx,
       }, async (rest) => {
         await entities.create(actorOf(c), rest === body.body ? entity : parseEntity(rest, ctx, { now: entities.now() }));
@@ -200,7 +200,7 @@ function registerEntityByIdRoutes(app: App, deps: AppDeps): void {
       const ctx = await contexts.resolve(body.context);
       const replacement = parseEntity({ ...doc, id }, ctx, { now: entities.now() });
       return distributedWrite(c, deps, {
-        op: 'replaceEntity', selector: { id, types: replacement.types, attrs: attrsOfBody(doc, ctx) }, method: 'PUT', path: entityPath(id),
+        op: 'replaceEntity', selector: { id, types: replacement.types }, method: 'PUT', path: entityPath(id),
         body: doc, keep: ENTITY_KEEP, ctx,
       }, async (rest) => {
         const local = rest === doc ? replacement : parseEntity({ ...rest, id }, ctx, { now: entities.now() });
@@ -219,7 +219,7 @@ function registerEntityByIdRoutes(app: App, deps: AppDeps): void {
         throw new BadRequestDataError('The id in the body differs from the id in the path', `${fragment.id} != ${id}`);
       }
       return distributedWrite(c, deps, {
-        op: 'mergeEntity', selector: { id, attrs: attrsOfBody(body.body, ctx) }, method: 'PATCH', path: entityPath(id), body: asObject(body.body), ctx,
+        op: 'mergeEntity', selector: { id }, method: 'PATCH', path: entityPath(id), body: asObject(body.body), ctx,
       }, async (rest) => {
         const local = rest === body.body ? fragment : parseEntityFragment(rest, ctx, { now: entities.now() });
         const result = await entities.update(actorOf(c), id, (current, now) => mergeEntity(current, local, now));

@@ -11,7 +11,7 @@ import { bool, csv, readParams } from '../params.js';
 import { BASE, noContent } from '../respond.js';
 import { updateResponse } from './entities.js';
 import { actorOf, entityIdParam, linkContext } from '../request-context.js';
-import { attrsOfBody, distributedWrite, entityPath } from '../distributed.js';
+import { distributedWrite, entityPath } from '../distributed.js';
 
 /** NOTE: readJsonBody guarantees an object for these routes. */
 const asObject = (body: unknown): Record<string, unknown> => body as Record<string, unknown>;
@@ -38,7 +38,7 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
       const ctx = await contexts.resolve(body.context);
       const query = new URLSearchParams(options.size > 0 ? { options: [...options].join(',') } : {});
       return distributedWrite(c, deps, {
-        op: 'appendAttrs', selector: { id, attrs: attrsOfBody(body.body, ctx) }, method: 'POST', path: entityPath(id, '/attrs'), query,
+        op: 'appendAttrs', selector: { id }, method: 'POST', path: entityPath(id, '/attrs'), query,
         body: asObject(body.body), ctx,
       }, async (rest) => {
         const attrs = parseAttributes(rest, ctx, { now: entities.now(), allowNull: false });
@@ -55,7 +55,7 @@ export function registerEntityAttributeRoutes(app: App, deps: AppDeps): void {
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth, allowMergePatch: true });
       const ctx = await contexts.resolve(body.context);
       return distributedWrite(c, deps, {
-        op: 'updateAttrs', selector: { id, attrs: attrsOfBody(body.body, ctx) }, method: 'PATCH', path: entityPath(id, '/attrs'),
+        op: 'updateAttrs', selector: { id }, method: 'PATCH', path: entityPath(id, '/attrs'),
         body: asObject(body.body), ctx,
       }, async (rest) => {
         const attrs = parseAttributes(rest, ctx, { now: entities.now(), allowNull: true });
