@@ -66,7 +66,7 @@ export async function retrieveDistributed(
   } catch (err) {
     if (!(err instanceof ResourceNotFoundError)) throw err;
   }
-  const entity = combine(local, remote.entities[0], remote.authoritative.has(id));
+  const entity = combine(local, remote.entities.find((e) => e.id === id), remote.authoritative.has(id));
   if (entity === undefined) {
     return problemResponse(new ResourceNotFoundError('Entity not found', `No entity ${id}`), warningHeaders(remote.warnings));
   }

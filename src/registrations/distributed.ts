@@ -115,13 +115,14 @@ async function entitiesOf(deps: DistributedDeps, src: MatchedSource, outcome: So
   const docs = Array.isArray(outcome.body) ? outcome.body : [outcome.body];
   if (docs.length > deps.maxEntities) docs.length = deps.maxEntities;
   const out: Entity[] = [];
+  const linked = await contextOfLink(deps, outcome.link, ctx);
+  const now = deps.clock.now();
   for (const doc of docs) {
     if (!isPlainObject(doc)) throw new Error('an entity is not an object');
     const own = doc['@context'];
     // NOTE: a reply's @context is untrusted JSON; the context service validates and bounds it.
-    const replyCtx = own !== undefined ? await deps.contexts.resolve(own as never) : await contextOfLink(deps, outcome.link, ctx);
+    const replyCtx = own !== undefined ? await deps.contexts.resolve(own as never) : linked;
     const entity = parseEntity(doc, replyCtx, { now: 0 });
-    const now = deps.clock.now();
     const attrs: Entity['attrs'] = {};
     for (const [name, instances] of Object.entries(entity.attrs)) if (src.attrs === undefined || src.attrs.includes(name)) attrs[name] = instances;
     out.push({ ...entity, attrs, createdAt: now, modifiedAt: now });
@@ -148,6 +149,27 @@ function bodyFor(src: MatchedSource, req: ReadRequest): Record<string, unknown> 
   return src.attrs === undefined ? req.body : { ...req.body, attrs: src.attrs.map((a) => req.ctx.compactIri(a)) };
 }
 
+/**
+ * The request one source gets. A retrieval goes as a query to a source that allows only
+ * queryEntity (GET /entities?id=…&type=…) or queryBatch (POST /entityOperations/query).
+ */
+function requestFor(src: MatchedSource, req: ReadRequest): SourceRequest {
+  const context = contextUrlOf(req.ctx);
+  const id = req.selector.id;
+  if (id !== undefined && src.op !== 'retrieveEntity') {
+    const type = src.types.map((t) => req.ctx.compactIri(t)).join(',');
+    const attrs = src.attrs?.map((a) => req.ctx.compactIri(a));
+    if (src.op === 'queryBatch') {
+      const body = { type: 'Query', entities: [{ id, ...(type !== '' ? { type } : {}) }], ...(attrs ? { attrs } : {}) };
+      return { method: 'POST', path: '/ngsi-ld/v1/entityOperations/query', body, context, via: req.via };
+    }
+    const query = new URLSearchParams({ id, ...(type !== '' ? { type } : {}), ...(attrs ? { attrs: attrs.join(',') } : {}) });
+    return { method: 'GET', path: '/ngsi-ld/v1/entities', query, context, via: req.via };
+  }
+  const body = bodyFor(src, req);
+  return { method: req.method, path: req.path, query: queryFor(src, req), context, via: req.via, ...(body ? { body } : {}) };
+}
+
 function loopCheck(deps: DistributedDeps, sources: MatchedSource[], via: string | undefined): MatchedSource[] {
   if (!deps.client.isLoop(via)) return sources;
   // NGSI-LD §6.3.18: a request that came back is served here only; when only a source could serve it, the loop is an error.
@@ -161,10 +183,7 @@ async function readAll(deps: DistributedDeps, tenant: string, req: ReadRequest, 
   const result: RemoteEntities = { entities: [], authoritative: new Set(), warnings: [] };
   const byId = new Map<string, Entity>();
   const replies = await Promise.all(sources.map(async (src) => {
-    const body = bodyFor(src, req);
-    const sent: SourceRequest = {
-      method: req.method, path: req.path, query: queryFor(src, req), context: contextUrlOf(req.ctx), via: req.via, ...(body ? { body } : {}),
-    };
+    const sent = requestFor(src, req);
     const outcome = await deps.client.send(tenant, src.reg, sent);
     if (!outcome.ok) return { src, warning: formatWarning(outcome.warning) };
     try {
@@ -214,7 +233,9 @@ export function createDistributedOps(deps: DistributedDeps): DistributedOps {
   return {
     active: (tenant) => deps.enabled && index.has(tenant),
     async read(tenant, req, op) {
-      const sources = loopCheck(deps, index.match(tenant, op, req.selector, clock.now()), req.via);
+      // NGSI-LD §5.7.1.4: a retrieval may be asked of a source as a query.
+      const ops: Operation[] = op === 'retrieveEntity' ? ['retrieveEntity', 'queryEntity', 'queryBatch'] : [op];
+      const sources = loopCheck(deps, index.match(tenant, ops, req.selector, clock.now()), req.via);
       if (sources.length === 0) return { entities: [], authoritative: new Set(), warnings: [] };
       return readAll(deps, tenant, req, sources);
     },

@@ -78,7 +78,7 @@ function sourceInfo(reg: Registration, key: string): string | undefined {
   return reg.contextSourceInfo?.find((p) => p.key.toLowerCase() === lower)?.value;
 }
 
-function headersOf(tenant: string, reg: Registration, req: SourceRequest, via: string): Record<string, string> {
+function headersOf(reg: Registration, req: SourceRequest, via: string): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const { key, value } of reg.contextSourceInfo ?? []) {
     const lower = key.toLowerCase();
@@ -93,8 +93,8 @@ function headersOf(tenant: string, reg: Registration, req: SourceRequest, via: s
   if (context !== undefined && !(inline && req.body !== undefined)) {
     headers['Link'] = `<${context}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`;
   }
-  const sourceTenant = reg.tenant ?? (tenant === '' ? undefined : tenant);
-  if (sourceTenant !== undefined) headers['NGSILD-Tenant'] = sourceTenant;
+  // NGSI-LD §4.14: the registration's tenant; without one, no tenant information is used.
+  if (reg.tenant !== undefined) headers['NGSILD-Tenant'] = reg.tenant;
   return headers;
 }
 
@@ -152,7 +152,7 @@ export function createSourceClient(opts: SourceClientOptions): SourceClient {
       try {
         const body = bodyText(reg, req);
         const reply = await opts.transport(urlOf(reg, req), {
-          method: req.method, headers: headersOf(tenant, reg, req, via), signal: limit.signal, maxBytes: opts.maxReplyBytes,
+          method: req.method, headers: headersOf(reg, req, via), signal: limit.signal, maxBytes: opts.maxReplyBytes,
           ...(body !== undefined ? { body } : {}),
         });
         if (reply.bytes === undefined) {

@@ -22,6 +22,10 @@ export interface MatchedSource {
   attrs: Iri[] | undefined;
   /** The entity ids its matching information names, when it names entities by id only (a query is narrowed to them). */
   ids?: string[];
+  /** The operation it is asked with: the first of those asked for that it allows. */
+  op: Operation;
+  /** The entity types its matching information names. */
+  types: Iri[];
 }
 
 /** Most registrations one operation looks at. */
@@ -29,7 +33,9 @@ const MAX_SOURCES = 1_000;
 
 /** Whether a registration allows an operation, its groups expanded (NGSI-LD §4.20). */
 function allowsOperation(reg: Registration, op: Operation): boolean {
-  return reg.operations.some((o) => o === op || (OPERATION_GROUPS[o]?.includes(op) ?? false));
+  // NOTE: a purge deletes the entities of a selection: a source that takes their deletion takes it.
+  const ops: readonly Operation[] = op === 'purgeEntity' ? ['purgeEntity', 'deleteEntity'] : [op];
+  return reg.operations.some((o) => ops.some((one) => o === one || (OPERATION_GROUPS[o]?.includes(one) ?? false)));
 }
 
 function entityMatches(e: EntityInfo, sel: SourceSelector): boolean {
@@ -88,8 +94,8 @@ export interface SourceIndex {
   has(tenant: string): boolean;
   added(tenant: string): void;
   removed(tenant: string): void;
-  /** The live registrations of the tenant an operation goes to, in creation order. */
-  match(tenant: string, op: Operation, sel: SourceSelector, now: number): MatchedSource[];
+  /** The live registrations of the tenant an operation goes to (the first of `ops` each allows), in creation order. */
+  match(tenant: string, ops: Operation | readonly Operation[], sel: SourceSelector, now: number): MatchedSource[];
 }
 
 export function createSourceIndex(store: Store): SourceIndex {
@@ -98,17 +104,20 @@ export function createSourceIndex(store: Store): SourceIndex {
     has: (tenant) => (counts.get(tenant) ?? 0) > 0,
     added: (tenant) => void counts.set(tenant, (counts.get(tenant) ?? 0) + 1),
     removed: (tenant) => void counts.set(tenant, Math.max(0, (counts.get(tenant) ?? 0) - 1)),
-    match(tenant, op, sel, now) {
+    match(tenant, asked, sel, now) {
       if ((counts.get(tenant) ?? 0) === 0) return [];
+      const ops: readonly Operation[] = typeof asked === 'string' ? [asked] : asked;
       const narrow = sel.id !== undefined ? { ids: [sel.id] } : sel.types !== undefined ? { types: sel.types } : {};
       const out: MatchedSource[] = [];
       for (const stored of store.registrations.candidates(tenant, { now, limit: MAX_SOURCES, ...narrow })) {
         const reg = fromStored(stored);
-        if (!allowsOperation(reg, op)) continue;
+        const op = ops.find((o) => allowsOperation(reg, o));
+        if (op === undefined) continue;
         const attrs = coverage(reg, sel);
         if (attrs === null) continue;
         const ids = sel.id === undefined ? idsOf(reg, sel) : undefined;
-        out.push(ids === undefined ? { reg, attrs } : { reg, attrs, ids });
+        const types = [...new Set(reg.information.flatMap((i) => (i.entities ?? []).filter((e) => entityMatches(e, sel)).map((e) => e.type)))];
+        out.push(ids === undefined ? { reg, attrs, op, types } : { reg, attrs, op, types, ids });
       }
       return out;
     },

@@ -71,7 +71,7 @@ describe('the IoT Agent flow [§4.3.6.3, §5.6.4]', () => {
     const tenant = { 'NGSILD-Tenant': 'iot' };
     await register(b, {
       information: [{ entities: [{ type: 'Thermometer', id: 'urn:ngsi-ld:Thermometer:thermo001' }], propertyNames: ['open'] }],
-      mode: 'exclusive', operations: ['updateOps'], endpoint: agent.url,
+      mode: 'exclusive', operations: ['updateOps'], endpoint: agent.url, tenant: 'iot',
       contextSourceInfo: [{ key: 'jsonldContext', value: CORE }],
     }, tenant);
     const cmd = await b.request('PATCH', `${V1}/entities/urn:ngsi-ld:Thermometer:thermo001/attrs/open`, {
