@@ -87,6 +87,9 @@ async function answerDistributed(c: AppContext, deps: AppDeps, d: DistributedPag
   const pageOf = merged.slice(d.p.offset, d.p.offset + d.p.limit);
   const count = local.count === undefined ? undefined : local.count + merged.length - local.entities.length;
   const headers = { ...pageHeaders(c.req.url, d.p, merged.length > d.p.offset + d.p.limit, count, d.mediaType), ...warningHeaders(answered.warnings) };
+  // The local entities keep their rendered text (the sources' are rendered anew).
+  const bytes = listingBytes(pageOf, d.retrieval, d.ctx, d.mediaType);
+  if (bytes !== undefined) return sendPayloadText(c, bytes, d.ctx, APP_JSON, 200, headers);
   const payload = renderForResponse(pageOf, d.retrieval, d.ctx, d.mediaType, (l) => deps.entities.getMany(actor, l), false);
   return sendPayload(c, payload, d.ctx, d.mediaType, 200, headers);
 }
