@@ -319,7 +319,9 @@ export interface ForwardedBatch {
 
 /** The slice of a batch element one source gets; undefined when it covers none of its attributes. */
 function sliceElement(item: BatchItem, src: MatchedSource): { body: unknown; whole: boolean } | undefined {
-  if (!isPlainObject(item.body) || src.attrs === undefined || item.ctx === undefined) return { body: item.body, whole: src.attrs === undefined };
+  if (!isPlainObject(item.body)) return { body: item.body, whole: true };
+  // NOTE: a source gets JSON with the context in Link: an element's own @context is left out.
+  if (src.attrs === undefined || item.ctx === undefined) return { body: withoutContext(item.body), whole: src.attrs === undefined };
   const keys = attributeKeys(item.body, item.ctx);
   const body = slice(item.body, keys, src, ['id', 'type', 'scope']);
   if (body === undefined) return undefined;
