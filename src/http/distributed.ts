@@ -27,6 +27,9 @@ export function isDistributed(c: AppContext, deps: AppDeps, local: boolean): boo
 
 export const viaOf = (c: AppContext): string | undefined => c.req.header('via');
 
+/** The incoming request's headers, for contextSourceInfo values that copy them. */
+export const incomingOf = (c: AppContext) => (name: string): string | undefined => c.req.header(name);
+
 /** NGSI-LD §6.3.17: the warnings of a partial answer, one header. */
 export function warningHeaders(warnings: readonly string[]): Record<string, string> {
   return warnings.length === 0 ? {} : { 'NGSILD-Warning': warnings.join(', ') };
@@ -58,7 +61,7 @@ export async function retrieveDistributed(
   const actor = actorOf(c);
   const remote = await deps.distributed.read(actor.tenant, {
     selector: { id, ...(attrs ? { attrs } : {}) }, method: 'GET', path: `${API}/entities/${encodeURIComponent(id)}`,
-    query: forwardedQuery(params), ctx, via: viaOf(c),
+    query: forwardedQuery(params), ctx, via: viaOf(c), incoming: incomingOf(c),
   }, 'retrieveEntity');
   let local: Entity | undefined;
   try {
@@ -91,12 +94,12 @@ export async function queryRemote(c: AppContext, deps: AppDeps, q: DistributedQu
     ...(q.types ? { types: q.types } : {}), ...(q.ids?.length === 1 ? { id: q.ids[0]! } : {}), ...(q.attrs ? { attrs: q.attrs } : {}),
   };
   if (q.body === undefined) {
-    return deps.distributed.read(tenant, { selector, method: 'GET', path: `${API}/entities`, query, ctx, via: viaOf(c) }, 'queryEntity');
+    return deps.distributed.read(tenant, { selector, method: 'GET', path: `${API}/entities`, query, ctx, via: viaOf(c), incoming: incomingOf(c) }, 'queryEntity');
   }
   const body: Record<string, unknown> = {};
   for (const name of FORWARDED_MEMBERS) if (q.body[name] !== undefined) body[name] = q.body[name];
   return deps.distributed.read(tenant, {
-    selector, method: 'POST', path: `${API}/entityOperations/query`, query, body: { ...body, type: 'Query' }, ctx, via: viaOf(c),
+    selector, method: 'POST', path: `${API}/entityOperations/query`, query, body: { ...body, type: 'Query' }, ctx, via: viaOf(c), incoming: incomingOf(c),
   }, 'queryBatch');
 }
 
@@ -109,8 +112,8 @@ export function mergeListing(local: readonly Entity[], remote: RemoteEntities): 
 }
 
 /** Forwards a write to the sources of its registrations (§5.6 "if there are matching registrations"). */
-function forwardWrite(c: AppContext, deps: AppDeps, actor: Principal, req: Omit<WriteRequest, 'via'>): Promise<ForwardedWrite> {
-  return deps.distributed.write(actor.tenant, { ...req, via: viaOf(c) });
+function forwardWrite(c: AppContext, deps: AppDeps, actor: Principal, req: Omit<WriteRequest, 'via' | 'incoming'>): Promise<ForwardedWrite> {
+  return deps.distributed.write(actor.tenant, { ...req, via: viaOf(c), incoming: incomingOf(c) });
 }
 
 /**
@@ -118,7 +121,7 @@ function forwardWrite(c: AppContext, deps: AppDeps, actor: Principal, req: Omit<
  * entity the BatchOperationResult, else the UpdateResult whose NotUpdatedDetails (§5.2.19) name the
  * registrationId of the source that failed.
  */
-function writeAnswer(fw: ForwardedWrite, req: Omit<WriteRequest, 'via'>, ok: () => Response): Response {
+function writeAnswer(fw: ForwardedWrite, req: Omit<WriteRequest, 'via' | 'incoming'>, ok: () => Response): Response {
   if (fw.failures.length === 0) return ok();
   const { ctx } = req;
   const headers = warningHeaders(fw.warnings);
@@ -150,7 +153,7 @@ function sourceProblem(f: SourceFailure): Json {
  * part of the write (an IoT Agent's entity may exist only at the agent).
  */
 export async function distributedWrite(
-  c: AppContext, deps: AppDeps, req: Omit<WriteRequest, 'via'>, local: (rest: Record<string, unknown> | undefined) => Promise<Response>,
+  c: AppContext, deps: AppDeps, req: Omit<WriteRequest, 'via' | 'incoming'>, local: (rest: Record<string, unknown> | undefined) => Promise<Response>,
   remoteOk: () => Response = noContent,
 ): Promise<Response> {
   // NGSI-LD §6.3.18: local=true keeps the write here.

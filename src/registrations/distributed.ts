@@ -7,7 +7,7 @@ import type { Clock } from '../lib/index.js';
 import { ENTITY_CORE_MEMBERS, LoopDetectedError, isPlainObject, parseEntity, type Entity, type Iri, type NgsiError } from '../ngsi/index.js';
 import type { ContextService, ResolvedContext } from '../jsonld/index.js';
 import type { Operation, Registration } from './model.js';
-import { formatWarning, type SourceClient, type SourceOutcome, type SourceRequest } from './source-client.js';
+import { formatWarning, type Incoming, type SourceClient, type SourceOutcome, type SourceRequest } from './source-client.js';
 import type { MatchedSource, SourceIndex, SourceSelector } from './sources.js';
 import { mergeEntity } from './merge.js';
 
@@ -29,6 +29,8 @@ export interface ReadRequest {
   body?: Record<string, unknown>;
   ctx: ResolvedContext;
   via: string | undefined;
+  /** The incoming request's headers (contextSourceInfo values `urn:ngsi-ld:request` copy them). */
+  incoming: Incoming;
 }
 
 export interface WriteRequest {
@@ -45,6 +47,8 @@ export interface WriteRequest {
   payload?: unknown;
   ctx: ResolvedContext;
   via: string | undefined;
+  /** The incoming request's headers (contextSourceInfo values `urn:ngsi-ld:request` copy them). */
+  incoming: Incoming;
 }
 
 export interface SourceFailure {
@@ -161,13 +165,13 @@ function requestFor(src: MatchedSource, req: ReadRequest): SourceRequest {
     const attrs = src.attrs?.map((a) => req.ctx.compactIri(a));
     if (src.op === 'queryBatch') {
       const body = { type: 'Query', entities: [{ id, ...(type !== '' ? { type } : {}) }], ...(attrs ? { attrs } : {}) };
-      return { method: 'POST', path: '/ngsi-ld/v1/entityOperations/query', body, context, via: req.via };
+      return { method: 'POST', path: '/ngsi-ld/v1/entityOperations/query', body, context, via: req.via, incoming: req.incoming };
     }
     const query = new URLSearchParams({ id, ...(type !== '' ? { type } : {}), ...(attrs ? { attrs: attrs.join(',') } : {}) });
-    return { method: 'GET', path: '/ngsi-ld/v1/entities', query, context, via: req.via };
+    return { method: 'GET', path: '/ngsi-ld/v1/entities', query, context, via: req.via, incoming: req.incoming };
   }
   const body = bodyFor(src, req);
-  return { method: req.method, path: req.path, query: queryFor(src, req), context, via: req.via, ...(body ? { body } : {}) };
+  return { method: req.method, path: req.path, query: queryFor(src, req), context, via: req.via, incoming: req.incoming, ...(body ? { body } : {}) };
 }
 
 function loopCheck(deps: DistributedDeps, sources: MatchedSource[], via: string | undefined): MatchedSource[] {
@@ -260,7 +264,7 @@ async function writeAll(deps: DistributedDeps, tenant: string, req: WriteRequest
       for (const a of src.attrs ?? named) taken.add(a);
     }
     const sent: SourceRequest = {
-      method: req.method, path: req.path, context: contextUrlOf(req.ctx), via: req.via,
+      method: req.method, path: req.path, context: contextUrlOf(req.ctx), via: req.via, incoming: req.incoming,
       ...(req.query ? { query: req.query } : {}), ...(body !== undefined ? { body: isPlainObject(body) ? withoutContext(body) : body } : {}),
     };
     return [deps.client.send(tenant, src.reg, sent).then((outcome) => ({ src, outcome }))];
@@ -308,6 +312,8 @@ export interface BatchForward {
   query?: URLSearchParams;
   items: readonly BatchItem[];
   via: string | undefined;
+  /** The incoming request's headers (contextSourceInfo values `urn:ngsi-ld:request` copy them). */
+  incoming: Incoming;
 }
 
 export interface ForwardedBatch {
@@ -349,7 +355,7 @@ async function forwardBatch(deps: DistributedDeps, tenant: string, req: BatchFor
   await Promise.all([...groups.values()].map(async ({ src, indexes, bodies }) => {
     const context = req.items[indexes[0]!]?.ctx;
     const outcome = await deps.client.send(tenant, src.reg, {
-      method: 'POST', path: req.path, body: bodies, context: context === undefined ? undefined : contextUrlOf(context), via: req.via,
+      method: 'POST', path: req.path, body: bodies, context: context === undefined ? undefined : contextUrlOf(context), via: req.via, incoming: req.incoming,
       ...(req.query ? { query: req.query } : {}),
     });
     const failed = batchFailures(outcome, indexes.map((i) => req.items[i]!.id));

@@ -4,7 +4,11 @@
 // management.cooldown. Replies are untrusted: every failure becomes a warning (§6.3.17), never a throw.
 
 import { deadline, type Clock, type Transport } from '../lib/index.js';
+import { NGSI_LD } from '../ngsi/index.js';
 import type { Registration } from './model.js';
+
+/** `localOnly` written as a member of the registration itself rather than of its management. */
+const LOCAL_ONLY = `${NGSI_LD}localOnly`;
 
 /** NGSI-LD §6.3.17 Table 6.3.17-1: why a source's data is not in the answer (RFC 7234 warn-codes). */
 export interface SourceWarning {
@@ -27,8 +31,16 @@ export interface SourceRequest {
   context: string | undefined;
   /** The `Via` header of the incoming request. */
   via: string | undefined;
+  /** The incoming request's headers. */
+  incoming: Incoming;
   signal?: AbortSignal;
 }
+
+/** Reads a header of the incoming request; undefined for work of the broker's own. */
+export type Incoming = ((name: string) => string | undefined) | undefined;
+
+/** NGSI-LD §4.3.6.6: a contextSourceInfo value that copies the triggering request's header of the same name. */
+const FROM_REQUEST = 'urn:ngsi-ld:request';
 
 export type SourceOutcome =
   | { ok: true; status: number; body: unknown; link: string | undefined }
@@ -82,8 +94,10 @@ function headersOf(reg: Registration, req: SourceRequest, via: string): Record<s
   const headers: Record<string, string> = {};
   for (const { key, value } of reg.contextSourceInfo ?? []) {
     const lower = key.toLowerCase();
-    if (RESERVED_KEYS.has(lower) || OWN_HEADERS.has(lower) || !TOKEN.test(key) || /[\r\n\0]/.test(value)) continue;
-    headers[key] = value;
+    if (RESERVED_KEYS.has(lower) || OWN_HEADERS.has(lower) || !TOKEN.test(key)) continue;
+    const sent = value === FROM_REQUEST ? req.incoming?.(key) : value;
+    if (sent === undefined || /[\r\n\0]/.test(sent)) continue;
+    headers[key] = sent;
   }
   headers['Accept'] = sourceInfo(reg, 'accept') ?? 'application/json';
   headers['Via'] = via;
@@ -110,7 +124,7 @@ function bodyText(reg: Registration, req: SourceRequest): string | undefined {
 function urlOf(reg: Registration, req: SourceRequest): string {
   const query = new URLSearchParams(req.query);
   // NGSI-LD §4.3.6.4, §5.2.34: a localOnly registration is asked for its own data only.
-  if (reg.management?.localOnly === true) query.set('local', 'true');
+  if (reg.management?.localOnly === true || reg.properties[LOCAL_ONLY] === true) query.set('local', 'true');
   const search = query.toString();
   return `${reg.endpoint.replace(/\/+$/, '')}${req.path}${search === '' ? '' : `?${search}`}`;
 }

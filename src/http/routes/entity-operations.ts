@@ -6,7 +6,7 @@ import {
   parseEntityFragment, ERROR_TYPE_BASE, type Entity, type EntityId, type Iri, type Json, type NotUpdated,
 } from '../../ngsi/index.js';
 import type { Operation, SourceFailure } from '../../registrations/index.js';
-import { viaOf } from '../distributed.js';
+import { incomingOf, viaOf } from '../distributed.js';
 import type { BatchOutcome, UpsertMode } from '../../entities/index.js';
 import type { ContextInput, ResolvedContext } from '../../jsonld/index.js';
 import { requestIdOf, resource, type App, type AppContext, type AppDeps } from '../app-env.js';
@@ -158,7 +158,7 @@ async function forwardSlots<T>(
   const held = deps.entities.getMany(actorOf(c), valid.filter((s) => !isEntity(s.value)).map((s) => s.id));
   const typesOf = (s: (typeof valid)[number]): readonly Iri[] | undefined => (isEntity(s.value) ? s.value.types : held.get(s.id)?.types);
   const fb = await deps.distributed.batch(tenant, {
-    op, path: `/ngsi-ld/v1/entityOperations/${name}`, via: viaOf(c), ...(query ? { query } : {}),
+    op, path: `/ngsi-ld/v1/entityOperations/${name}`, via: viaOf(c), incoming: incomingOf(c), ...(query ? { query } : {}),
     items: valid.map((s) => {
       const types = typesOf(s);
       return { id: s.id, body: s.raw, ctx: s.ctx, ...(types ? { types } : {}) };
