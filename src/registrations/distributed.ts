@@ -3,7 +3,7 @@
 // source only; inclusive: the source and here; auxiliary: never), all sources of one request in
 // parallel under one bounded wait; replies parsed as NGSI-LD entities or turned into warnings.
 
-import type { Clock } from '../lib/index.js';
+import { createLru, type Clock, type Lru } from '../lib/index.js';
 import { ENTITY_CORE_MEMBERS, LoopDetectedError, isPlainObject, parseEntity, type Entity, type Iri, type NgsiError } from '../ngsi/index.js';
 import type { ContextService, ResolvedContext } from '../jsonld/index.js';
 import type { Operation, Registration } from './model.js';
@@ -92,6 +92,8 @@ export interface DistributedDeps {
   enabled: boolean;
   /** Most entities read from one source for one query. */
   maxEntities: number;
+  /** The last reply of each source and request (bounded), see remembered(). */
+  replies: Lru<string, { bytes: Buffer; entities: Entity[] }>;
 }
 
 const AUTHORITATIVE = new Set(['exclusive', 'redirect']);
@@ -137,6 +139,28 @@ async function entitiesOf(deps: DistributedDeps, src: MatchedSource, outcome: So
 async function contextOfLink(deps: DistributedDeps, link: string | undefined, fallback: ResolvedContext): Promise<ResolvedContext> {
   const url = parseLinkContext(link);
   return url === undefined ? fallback : deps.contexts.resolve(url);
+}
+
+/** Replies remembered per source and request, to hand back the same entities for the same bytes. */
+const REMEMBERED = 64;
+/** Largest reply remembered (bounds the memory: REMEMBERED × this). */
+const REMEMBERED_BYTES = 262_144;
+
+const keyOf = (r: SourceRequest): string => `${r.method} ${r.path}?${r.query?.toString() ?? ''} ${r.body === undefined ? '' : JSON.stringify(r.body)}`;
+
+/**
+ * The entities of a reply; the same objects as last time when the source answered the same request
+ * with the same bytes, so their rendered text is reused (a source that did not change costs its
+ * transfer, not a parse and a render).
+ */
+async function remembered(deps: DistributedDeps, key: string, outcome: SourceOutcome & { ok: true }, parse: () => Promise<Entity[]>): Promise<Entity[]> {
+  const bytes = outcome.bytes;
+  if (bytes === undefined || bytes.length > REMEMBERED_BYTES) return parse();
+  const last = deps.replies.get(key);
+  if (last !== undefined && last.bytes.equals(bytes)) return last.entities;
+  const entities = await parse();
+  deps.replies.set(key, { bytes, entities });
+  return entities;
 }
 
 /** The caller's query for one source: attrs narrowed to what it covers (§4.3.6.1). */
@@ -191,7 +215,7 @@ async function readAll(deps: DistributedDeps, tenant: string, req: ReadRequest, 
     const outcome = await deps.client.send(tenant, src.reg, sent);
     if (!outcome.ok) return { src, warning: formatWarning(outcome.warning) };
     try {
-      return { src, entities: await entitiesOf(deps, src, outcome, req.ctx) };
+      return { src, entities: await remembered(deps, `${tenant}\u0000${src.reg.id}\u0000${keyOf(sent)}`, outcome, () => entitiesOf(deps, src, outcome, req.ctx)) };
     } catch (err) {
       const text = `the payload of the registration endpoint is not valid NGSI-LD: ${err instanceof Error ? err.message : String(err)}`;
       return { src, warning: formatWarning({ code: 111, agent: agentOf(src.reg), text }) };
@@ -232,7 +256,8 @@ function slice(body: Record<string, unknown>, keys: Map<string, Iri>, src: Match
   return any ? out : undefined;
 }
 
-export function createDistributedOps(deps: DistributedDeps): DistributedOps {
+export function createDistributedOps(options: Omit<DistributedDeps, 'replies'>): DistributedOps {
+  const deps: DistributedDeps = { ...options, replies: createLru(REMEMBERED) };
   const { index, clock } = deps;
   return {
     active: (tenant) => deps.enabled && index.has(tenant),
@@ -374,8 +399,15 @@ function batchFailures(outcome: SourceOutcome, ids: string[]): Map<string, { sta
     out.set('', { status: outcome.status ?? 503, detail: outcome.warning.text });
     return out;
   }
-  if (outcome.status === 207 && isPlainObject(outcome.body) && Array.isArray(outcome.body['errors'])) {
-    for (const e of outcome.body['errors']) {
+  let body: unknown;
+  try {
+    body = outcome.status === 207 ? outcome.body : undefined;
+  } catch (err) {
+    out.set('', { status: 502, detail: err instanceof Error ? err.message : String(err) });
+    return out;
+  }
+  if (isPlainObject(body) && Array.isArray(body['errors'])) {
+    for (const e of body['errors']) {
       if (isPlainObject(e) && typeof e['entityId'] === 'string' && ids.includes(e['entityId'])) {
         const error = isPlainObject(e['error']) ? e['error'] : {};
         out.set(e['entityId'], { status: typeof error['status'] === 'number' ? error['status'] : 400, detail: typeof error['detail'] === 'string' ? error['detail'] : 'refused by the context source' });

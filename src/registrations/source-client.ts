@@ -43,7 +43,7 @@ export type Incoming = ((name: string) => string | undefined) | undefined;
 const FROM_REQUEST = 'urn:ngsi-ld:request';
 
 export type SourceOutcome =
-  | { ok: true; status: number; body: unknown; link: string | undefined }
+  | { ok: true; status: number; body: unknown; link: string | undefined; bytes?: Buffer }
   | { ok: false; warning: SourceWarning; status?: number };
 
 export interface SourceClientOptions {
@@ -133,11 +133,30 @@ function parseReply(agent: string, status: number, bytes: Buffer, link: string |
   if (status === 404) return { ok: true, status, body: undefined, link };
   if (status >= 300) return { ok: false, status, warning: { code: 299, agent, text: `error response ${status} from the registration endpoint` } };
   if (bytes.length === 0) return { ok: true, status, body: undefined, link };
+  // NOTE: parsed when first read: a reply the same as the last one of its source is never parsed
+  // (see remembered() in distributed.ts); one that is not JSON throws there, and becomes a 111 warning.
+  let parsed: { value: unknown } | undefined;
+  return {
+    ok: true, status, link, bytes,
+    get body(): unknown {
+      parsed ??= { value: parseJson(bytes) };
+      return parsed.value;
+    },
+  };
+}
+
+/** A reply's JSON; throws ReplyPayloadError when it is not JSON. */
+function parseJson(bytes: Buffer): unknown {
   try {
-    return { ok: true, status, body: JSON.parse(bytes.toString('utf8')) as unknown, link };
-  } catch {
-    return { ok: false, status, warning: { code: 111, agent, text: 'the payload of the registration endpoint is not JSON' } };
+    return JSON.parse(bytes.toString('utf8')) as unknown;
+  } catch (err) {
+    throw new ReplyPayloadError('the payload of the registration endpoint is not JSON', { cause: err });
   }
+}
+
+/** A context source's reply that is not what NGSI-LD says it is. */
+class ReplyPayloadError extends Error {
+  override name = 'ReplyPayloadError';
 }
 
 export function createSourceClient(opts: SourceClientOptions): SourceClient {
