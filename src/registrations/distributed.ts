@@ -142,7 +142,7 @@ async function contextOfLink(deps: DistributedDeps, link: string | undefined, fa
 }
 
 /** Replies remembered per source and request, to hand back the same entities for the same bytes. */
-const REMEMBERED = 64;
+const REMEMBERED = 16;
 /** Largest reply remembered (bounds the memory: REMEMBERED × this). */
 const REMEMBERED_BYTES = 262_144;
 
