@@ -350,7 +350,8 @@ export interface ForwardedBatch {
 
 /** The slice of a batch element one source gets; undefined when it covers none of its attributes. */
 function sliceElement(item: BatchItem, src: MatchedSource): { body: unknown; whole: boolean } | undefined {
-  if (!isPlainObject(item.body)) return { body: item.body, whole: true };
+  // An id alone (a batch delete): the source takes the entity whole only when it registered every attribute.
+  if (!isPlainObject(item.body)) return { body: item.body, whole: src.attrs === undefined };
   // NOTE: a source gets JSON with the context in Link: an element's own @context is left out.
   if (src.attrs === undefined || item.ctx === undefined) return { body: withoutContext(item.body), whole: src.attrs === undefined };
   const keys = attributeKeys(item.body, item.ctx);
