@@ -230,6 +230,18 @@ describe('writes by mode [§4.3.6.2, §5.6]', () => {
     expect(deleted.json).toMatchObject({ success: ['urn:ngsi-ld:Bike:1'], errors: [{ entityId: 'urn:ngsi-ld:Car:1', error: { status: 404 } }] });
   });
 
+  it('batch delete: an entity an exclusive source holds some attributes of is deleted there and here', async () => {
+    const src = await source((_q, res) => res.writeHead(204).end());
+    const b = await broker();
+    await b.request('POST', `${V1}/entities?local=true`, { body: { id: 'urn:ngsi-ld:Car:1', type: 'Car', brand: { type: 'Property', value: 'x' } } });
+    await register(b, {
+      information: [{ entities: [{ type: 'Car', id: 'urn:ngsi-ld:Car:1' }], propertyNames: ['speed'] }], mode: 'exclusive', operations: ['deleteBatch'], endpoint: src.url,
+    });
+    expect((await b.request('POST', `${V1}/entityOperations/delete`, { body: ['urn:ngsi-ld:Car:1'] })).status).toBe(204);
+    expect(src.seen[0]).toMatchObject({ url: `${V1}/entityOperations/delete`, body: ['urn:ngsi-ld:Car:1'] });
+    expect((await b.request('GET', `${V1}/entities/urn:ngsi-ld:Car:1?local=true`)).status).toBe(404);
+  });
+
   it('does not forward when distributed.enabled is off', async () => {
     const src = await source((_q, res) => res.writeHead(204).end());
     const b = await broker({ config: { distributed: { enabled: false, timeout: 5_000, maxReplyBytes: 4_194_304, maxEntities: 1_000 } } });
