@@ -10,6 +10,7 @@ import { benchAbuse } from './abuse.js';
 import { benchAuth } from './auth.js';
 import { Cleanup } from './cleanup.js';
 import { benchFederation } from './federation.js';
+import { benchDistributed } from './distributed.js';
 import { benchTargets, withFreshTarget, type MeasureOptions, type Target } from './measure.js';
 import { benchMqtt } from './mqtt.js';
 import { benchNotifications } from './notifications.js';
@@ -22,12 +23,12 @@ import { benchTls } from './tls.js';
 interface RunOptions extends MeasureOptions {
   readonly ceilingOnly: boolean;
   /** Only the notification scenarios (no ceiling), MQTT ingestion (with its own ceiling), or federation (brokers of their own). */
-  readonly only: 'notifications' | 'auth' | 'tls' | 'mqtt' | 'federation' | 'coldstart' | 'abuse' | undefined;
+  readonly only: 'notifications' | 'auth' | 'tls' | 'mqtt' | 'federation' | 'distributed' | 'coldstart' | 'abuse' | undefined;
   /** The broker's entry script; undefined means dist/main.js. */
   readonly broker: string | undefined;
 }
 
-const USAGE = `usage: node dist-bench/run.js [--ceiling-only | --only notifications|auth|tls|mqtt|federation|coldstart|abuse] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
+const USAGE = `usage: node dist-bench/run.js [--ceiling-only | --only notifications|auth|tls|mqtt|federation|distributed|coldstart|abuse] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
   --ceiling-only   benchmark only the bare Hono + SQLite ceiling
   --only notifications
                    run only the notification scenarios (on a broker of their own; no ceiling)
@@ -37,6 +38,8 @@ const USAGE = `usage: node dist-bench/run.js [--ceiling-only | --only notificati
   --only mqtt      run only the MQTT ingestion scenario (on a broker of its own and its own ceiling)
   --only federation
                    run only the federation scenarios (an edge, a cloud and a baseline broker)
+  --only distributed
+                   run only the distributed query scenarios (a broker, its registered source, a baseline broker)
   --only coldstart run only the cold start (a database of 100,000 entities and 10 million history
                    rows built in-process, then the broker started on it three times)
   --only abuse     run only the abuse scenarios (a 200 MB announced packet, 10,000 failed logins
@@ -79,8 +82,8 @@ function parseOptions(argv: readonly string[]): RunOptions {
     process.exit(0);
   }
   const only = values.only;
-  if (only !== undefined && only !== 'notifications' && only !== 'auth' && only !== 'tls' && only !== 'mqtt' && only !== 'federation' && only !== 'coldstart' && only !== 'abuse') {
-    throw new Error(`--only: expected notifications, auth, tls, mqtt, federation, coldstart or abuse\n${USAGE}`);
+  if (only !== undefined && only !== 'notifications' && only !== 'auth' && only !== 'tls' && only !== 'mqtt' && only !== 'federation' && only !== 'distributed' && only !== 'coldstart' && only !== 'abuse') {
+    throw new Error(`--only: expected notifications, auth, tls, mqtt, federation, distributed, coldstart or abuse\n${USAGE}`);
   }
   if (only !== undefined && values['ceiling-only']) throw new Error(`--only and --ceiling-only exclude each other\n${USAGE}`);
   const concurrency = Number(values.concurrency);
@@ -167,6 +170,12 @@ async function runNotifications(broker: Target, options: RunOptions, cleanup: Cl
   return { rows: n.rows, notes: [...n.notes, ...describeNotificationTargets(n.rows)] };
 }
 
+/** The distributed query scenarios: a broker, its registered source and a broker holding everything, of their own. */
+async function runDistributed(broker: Target, options: MeasureOptions, cleanup: Cleanup): ReturnType<typeof benchDistributed> {
+  log('[broker] distributed query, on brokers of their own (a broker, its context source, and one holding every entity)');
+  return benchDistributed(broker, options, cleanup);
+}
+
 /** The federation scenarios: an edge, its cloud and a broker without federation, of their own. */
 function runFederation(broker: Target, options: RunOptions, cleanup: Cleanup): ReturnType<typeof benchFederation> {
   log('[broker] federation, on brokers of their own (edge, cloud, and one without federation)');
@@ -227,6 +236,13 @@ async function main(): Promise<void> {
       process.stdout.write(`${formatTable(c.rows)}\n\n${noteLines}\n${formatJson(c.rows)}\n`);
       return;
     }
+    if (options.only === 'distributed') {
+      const d = await runDistributed(brokerTarget, options, cleanup);
+      const noteLines = d.notes.map((note) => `note: ${note}`).join('\n');
+      process.stdout.write(`${formatTable(d.rows)}\n\n${noteLines}\n${formatJson(d.rows)}\n`);
+      if (d.hasErrors) process.exitCode = 1;
+      return;
+    }
     if (options.only === 'federation') {
       const f = await runFederation(brokerTarget, options, cleanup);
       const noteLines = f.notes.map((note) => `note: ${note}`).join('\n');
@@ -266,6 +282,10 @@ async function main(): Promise<void> {
       rows.push(...f.rows);
       extraNotes.push(...f.notes);
       hasOwnBrokerErrors ||= f.hasErrors;
+      const d = await runDistributed(brokerTarget, options, cleanup);
+      rows.push(...d.rows);
+      extraNotes.push(...d.notes);
+      hasOwnBrokerErrors ||= d.hasErrors;
       const c = await benchColdStart({ script, nodeFlags, tmp: options.tmp, log }, cleanup);
       rows.push(...c.rows);
       extraNotes.push(...c.notes);

@@ -142,7 +142,7 @@ export function createBroker(deps: BrokerDeps): Broker {
       notifierOf?.().notifyMatching(tenant, sub).catch((err: unknown) => log.warn('registration notification not queued', { subscriptionId: sub.id, err }));
     },
   });
-  const registrations = buildRegistrations({ config, runtime, store, clock, newId, announce: (change) => events.emit(change) });
+  const { registrations, distributed } = buildRegistrations({ config, runtime, store, clock, newId, contexts, announce: (change) => events.emit(change) });
   const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType, checkSecret });
   const jobs = createJobScheduler({ log: log.child('jobs') });
   const journalMaxAge = parseDuration(config.journal.maxAge);
@@ -163,7 +163,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   onSubjectGone((subject) => runtime.mqtt?.closeClientsOf(subject));
   const http = buildHttp({
     ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, loginLimiter, secretChecks,
-    services: { contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, permissions, subjects, devices, auth, identity },
+    services: { contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, distributed, permissions, subjects, devices, auth, identity },
   });
   const lifecycle: LifecycleDeps = {
     config, log, clock, store, runtime, http, jobs, temporal, registrations, hasRetention: retention !== undefined,

@@ -215,6 +215,15 @@ export const configSchema = z
         maxSize: positiveInt(1_000, 'Most entities in one batch operation (above: 400 BadRequestData)'),
       })
       .prefault({}),
+    distributed: z
+      .strictObject({
+        enabled: z.boolean().default(true)
+          .describe('Forward queries, retrievals and writes to the context sources of matching registrations (NGSI-LD §4.3.6); off: every operation is local'),
+        timeout: positiveInt(5_000, 'Longest wait in milliseconds for the sources of one request (a registration\'s management.timeout may shorten it)'),
+        maxReplyBytes: positiveInt(4_194_304, 'Largest reply read from a context source; a larger one is dropped with a warning'),
+        maxEntities: positiveInt(1_000, 'Most entities read from one context source for one query'),
+      })
+      .prefault({}),
     federation: z
       .strictObject({
         upstream: z

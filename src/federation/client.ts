@@ -3,7 +3,7 @@
 
 import { deadline, type Clock } from '../lib/index.js';
 import { UpstreamError } from './errors.js';
-import { createHttpTransport, type Transport } from './http-transport.js';
+import { createHttpTransport, type Transport } from '../lib/index.js';
 import { createTokenSource, type TokenSource } from './token.js';
 
 /** Largest upstream reply read; a larger one is an upstream failure. */

@@ -9,7 +9,7 @@ import { JSONLD_CONTEXT_REL, type TermMapper } from '../ngsi/index.js';
 import type { ConsumerBatch, ConsumerRetry, JournalFeed, ParkedChanges, Store } from '../store/index.js';
 import { backoffDelay } from './backoff.js';
 import { createFederationClient, type UpstreamClient } from './client.js';
-import type { Transport } from './http-transport.js';
+import type { Transport } from '../lib/index.js';
 import type { RegistrationStatus } from './registration-keeper.js';
 import { planBatch, type BatchPlan } from './plan.js';
 import { reconcile, sendPlans, type SendOutcome } from './send.js';

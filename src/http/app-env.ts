@@ -11,7 +11,7 @@ import type { ContextService } from '../jsonld/index.js';
 import type { TemporalService } from '../temporal/index.js';
 import type { BatchService, DiscoveryService, EntityService } from '../entities/index.js';
 import type { SubscriptionService } from '../subscriptions/index.js';
-import type { RegistrationService } from '../registrations/index.js';
+import type { DistributedOps, RegistrationService } from '../registrations/index.js';
 import type { DeviceService } from '../devices/index.js';
 import type { IdentityProvider } from '../auth/index.js';
 import type { FederationStatus } from '../federation/index.js';
@@ -48,6 +48,8 @@ export interface AppDeps {
   csourceSubscriptions: SubscriptionService;
   /** Context source registrations (/csourceRegistrations). */
   registrations: RegistrationService;
+  /** Distributed operations: forwarding to the context sources of matching registrations. */
+  distributed: DistributedOps;
   /** Permissions and subjects (the permission API answers 204/… when authentication is off). */
   permissions: PermissionService;
   subjects: SubjectService;

@@ -14,3 +14,4 @@ export type * from './context-records.js';
 export type * from './identity-records.js';
 export type * from './mqtt-session-records.js';
 export * from './tls-files.js';
+export * from './http-transport.js';

@@ -146,6 +146,13 @@ export class TooManyRequestsError extends NgsiError {
   retryAfter = 1;
 }
 
+/** NGSI-LD §6.3.18: a forwarded request came back to this broker (its own identifier in `Via`). */
+export class LoopDetectedError extends NgsiError {
+  override name = 'LoopDetectedError';
+  readonly errorType = 'LoopDetected';
+  readonly status = 508;
+}
+
 /** The file system of the database is nearly full (edgeld, not ETSI: RFC 4918 §11.5 507). */
 export class InsufficientStorageError extends NgsiError {
   override name = 'InsufficientStorageError';
@@ -175,6 +182,7 @@ const WHEN: Record<string, string> = {
   RequestHeaderFieldsTooLarge: 'request line and headers over 16 KiB (Node\'s limit)',
   RequestTimeout: 'a request not received whole within the server\'s request timeout',
   TooManyRequests: 'a subject over `application.budget.requests-per-minute` (with `Retry-After`)',
+  LoopDetected: 'a request whose `Via` already names this broker, which it would forward to an exclusive or redirect context source',
   InsufficientStorage: 'a write while the database\'s disk has less than `storage.min-free-bytes` free; reads keep working',
 };
 
@@ -184,7 +192,7 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ type: string; status: number; when
   ResourceNotFoundError, AccessDeniedError, TooManyResultsError, TooComplexQueryError,
   LdContextNotAvailableError, NotImplementedError, UnauthorizedError, InternalError,
   NotAcceptableError, UnsupportedMediaTypeError, PayloadTooLargeError, MethodNotAllowedError,
-  RequestHeaderFieldsTooLargeError, RequestTimeoutError, TooManyRequestsError, InsufficientStorageError,
+  RequestHeaderFieldsTooLargeError, RequestTimeoutError, TooManyRequestsError, LoopDetectedError, InsufficientStorageError,
 ].map((Ctor) => {
   const e = new Ctor('');
   return { type: e.errorType, status: e.status, when: WHEN[e.errorType] ?? '' };

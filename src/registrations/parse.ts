@@ -89,8 +89,12 @@ function checkRegistration(reg: Registration): void {
     });
   }
   if (reg.mode === 'auxiliary') {
+    // NOTE: the default operations (federationOps) name the subscription operations beside the reads:
+    // they write no entity, so an auxiliary registration without `operations` is accepted.
     for (const op of operationsOf(reg)) {
-      if (!READ_OPERATIONS.has(op)) throw invalidMember('operations', `an auxiliary registration only serves reads, not ${op}`);
+      if (!READ_OPERATIONS.has(op) && !OPERATION_GROUPS['federationOps']!.includes(op)) {
+        throw invalidMember('operations', `an auxiliary registration only serves reads, not ${op}`);
+      }
     }
   }
 }

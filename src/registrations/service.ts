@@ -12,6 +12,7 @@ import { clashingModes, matchesQuery, registrationsOverlap } from './match.js';
 import type { Registration, RegistrationQuery } from './model.js';
 import { parseRegistration, patchRegistration } from './parse.js';
 import { localClash } from './local-clash.js';
+import type { SourceIndex } from './sources.js';
 
 export interface RegistrationServiceDeps {
   store: Store;
@@ -21,6 +22,8 @@ export interface RegistrationServiceDeps {
   isSelf: (url: URL) => boolean;
   /** Announces a change once committed (the change emitter: it wakes the journal's readers). */
   announce?: (change: ChangeEvent) => void;
+  /** The count of registrations per tenant that spares distributed operations a store read. */
+  index: Pick<SourceIndex, 'added' | 'removed'>;
 }
 
 /** The request's term maps and @context as given (absent: core only). */
@@ -81,6 +84,13 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
     if (stored === undefined || (stored.expiresAt !== undefined && stored.expiresAt <= clock.now())) throw notFound(id);
     return fromStored(stored);
   };
+  /**
+   * A registration reroutes the reads and writes of every subject of the tenant to its endpoint, so
+   * with authentication on only an administrator creates, changes or deletes one.
+   */
+  const mayWrite = (actor: Principal): void => {
+    if (!actor.admin) throw new AccessDeniedError('Access denied', 'Only an administrator registers, changes or deletes context sources');
+  };
   /** Behaviour §8, as for subscriptions: others than its owner (and administrators) get 403; existence is told first (404). */
   const owned = (actor: Principal, reg: Registration): Registration => {
     if (actor.admin || (reg.owner !== undefined && reg.owner.subject === actor.subject)) return reg;
@@ -102,6 +112,7 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
   return {
     create(actor, input, ctx) {
       const { tenant } = actor;
+      mayWrite(actor);
       const parsed = parseRegistration(input, { ...ctx, now: clock.now(), newId: deps.newId, isSelf: deps.isSelf });
       const reg: Registration = actor.subject === undefined ? parsed : { ...parsed, owner: { subject: actor.subject } };
       store.transaction((tx) => {
@@ -110,6 +121,7 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
         store.registrations.insert(tenant, stored, keysOf(reg));
         journal(tx, tenant, reg.id, actor.subject, { after: stateOf(stored) });
       });
+      deps.index.added(tenant);
       return reg;
     },
     get: (actor, id) => owned(actor, load(actor.tenant, id)),
@@ -128,6 +140,7 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
       const { tenant } = actor;
       return store.transaction((tx) => {
         const previous = owned(actor, load(tenant, id));
+        mayWrite(actor);
         const next = patchRegistration(previous, input, { mapper: ctx.mapper, now: clock.now(), isSelf: deps.isSelf });
         checkConflicts(tenant, next);
         const stored = toStored(next);
@@ -140,9 +153,11 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
       const { tenant } = actor;
       store.transaction((tx) => {
         const previous = owned(actor, load(tenant, id));
+        mayWrite(actor);
         if (!store.registrations.delete(tenant, id)) throw notFound(id);
         journal(tx, tenant, id, actor.subject, { before: stateOf(toStored(previous)) });
       });
+      deps.index.removed(tenant);
     },
     expire(now) {
       // NGSI-LD §5.2.9 expiresAt: an expired registration is gone for every operation already; removing
@@ -155,6 +170,10 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
           store.registrations.delete(tenant, reg.id);
           journal(tx, tenant, reg.id, undefined, { before: stateOf(reg), expired: true });
         }
+        // NOTE: counted off once committed (an undone transaction keeps them).
+        tx.onCommit(() => {
+          for (const { tenant } of expired) deps.index.removed(tenant);
+        });
         return expired.length;
       });
     },

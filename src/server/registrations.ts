@@ -1,10 +1,15 @@
-// Context source registrations for the composition root: the use cases, and what "this broker
-// itself" means for a registration's endpoint (its public URL, or its HTTP port on a loopback host).
+// Context source registrations for the composition root: the use cases, distributed operations
+// (their source client on its own connection pools), what "this broker itself" means for a
+// registration's endpoint (its public URL, or its HTTP port on a loopback host) and in `Via`.
 
+import { hostname } from 'node:os';
 import type { Config } from '../config/index.js';
 import type { ChangeEvent } from '../events.js';
-import type { Clock, IdGenerator } from '../lib/index.js';
-import { createRegistrationService, type RegistrationService } from '../registrations/index.js';
+import type { ContextService } from '../jsonld/index.js';
+import { createHttpTransport, type Clock, type IdGenerator } from '../lib/index.js';
+import {
+  createDistributedOps, createRegistrationService, createSourceClient, createSourceIndex, type DistributedOps, type RegistrationService,
+} from '../registrations/index.js';
 import type { Store } from '../store/index.js';
 import type { Runtime } from './runtime.js';
 
@@ -24,10 +29,32 @@ function selfEndpointCheck(config: Config, runtime: Runtime): (url: URL) => bool
   };
 }
 
+/** Most connections kept open to one context source. */
+const SOURCE_SOCKETS = 16;
+
+/** This broker's identifier in `Via` (NGSI-LD §6.3.18): its public URL's host, else its host name and HTTP port. */
+function viaIdOf(config: Config, runtime: Runtime): () => string {
+  if (config.server.publicUrl !== '') {
+    const id = `edgeld@${new URL(config.server.publicUrl).host}`;
+    return () => id;
+  }
+  return () => `edgeld@${hostname()}:${runtime.httpPort ?? config.server.port}`;
+}
+
 export function buildRegistrations(deps: {
-  config: Config; runtime: Runtime; store: Store; clock: Clock; newId: IdGenerator; announce: (change: ChangeEvent) => void;
-}): RegistrationService {
-  return createRegistrationService({
-    store: deps.store, clock: deps.clock, newId: deps.newId, isSelf: selfEndpointCheck(deps.config, deps.runtime), announce: deps.announce,
+  config: Config; runtime: Runtime; store: Store; clock: Clock; newId: IdGenerator; contexts: ContextService; announce: (change: ChangeEvent) => void;
+}): { registrations: RegistrationService; distributed: DistributedOps } {
+  const { config, store, clock } = deps;
+  const index = createSourceIndex(store);
+  const registrations = createRegistrationService({
+    store, clock, newId: deps.newId, isSelf: selfEndpointCheck(config, deps.runtime), index, announce: deps.announce,
   });
+  const client = createSourceClient({
+    transport: createHttpTransport(SOURCE_SOCKETS), clock, viaId: viaIdOf(config, deps.runtime),
+    timeoutMs: config.distributed.timeout, maxReplyBytes: config.distributed.maxReplyBytes,
+  });
+  const distributed = createDistributedOps({
+    index, client, contexts: deps.contexts, clock, enabled: config.distributed.enabled, maxEntities: config.distributed.maxEntities,
+  });
+  return { registrations, distributed };
 }

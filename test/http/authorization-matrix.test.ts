@@ -170,12 +170,13 @@ const MATRIX: Record<string, Row | Row[]> = {
   [`GET ${V1}/csourceSubscriptions/:id`]: { need: 'own', req: async (w) => get(`${V1}/csourceSubscriptions/${enc(await w.csourceSubscription())}`) },
   [`PATCH ${V1}/csourceSubscriptions/:id`]: { need: 'own', req: async (w) => send('PATCH', `${V1}/csourceSubscriptions/${enc(await w.csourceSubscription())}`, { description: 'changed' }) },
   [`DELETE ${V1}/csourceSubscriptions/:id`]: { need: 'own', req: async (w) => del(`${V1}/csourceSubscriptions/${enc(await w.csourceSubscription())}`) },
-  // Context source registrations: owned as subscriptions are.
-  [`POST ${V1}/csourceRegistrations`]: { need: 'token', req: () => send('POST', `${V1}/csourceRegistrations`, REGISTRATION) },
-  [`GET ${V1}/csourceRegistrations`]: { need: 'own', refused: 'hidden', req: () => get(`${V1}/csourceRegistrations?type=NeverWritten`), mentions: (w) => w.registration() },
-  [`GET ${V1}/csourceRegistrations/:id`]: { need: 'own', req: async (w) => get(`${V1}/csourceRegistrations/${enc(await w.registration())}`) },
-  [`PATCH ${V1}/csourceRegistrations/:id`]: { need: 'own', req: async (w) => send('PATCH', `${V1}/csourceRegistrations/${enc(await w.registration())}`, { description: 'changed' }) },
-  [`DELETE ${V1}/csourceRegistrations/:id`]: { need: 'own', req: async (w) => del(`${V1}/csourceRegistrations/${enc(await w.registration())}`) },
+  // Context source registrations reroute every subject's reads and writes: only an administrator
+  // writes one. The world's registration is an administrator's, so reading it needs that too.
+  [`POST ${V1}/csourceRegistrations`]: { need: 'admin', req: () => send('POST', `${V1}/csourceRegistrations`, REGISTRATION) },
+  [`GET ${V1}/csourceRegistrations`]: { need: 'admin', refused: 'hidden', req: () => get(`${V1}/csourceRegistrations?type=NeverWritten`), mentions: (w) => w.registration() },
+  [`GET ${V1}/csourceRegistrations/:id`]: { need: 'admin', cells: { absent: 404 }, req: async (w) => get(`${V1}/csourceRegistrations/${enc(await w.registration())}`) },
+  [`PATCH ${V1}/csourceRegistrations/:id`]: { need: 'admin', cells: { absent: 404 }, req: async (w) => send('PATCH', `${V1}/csourceRegistrations/${enc(await w.registration())}`, { description: 'changed' }) },
+  [`DELETE ${V1}/csourceRegistrations/:id`]: { need: 'admin', cells: { absent: 404 }, req: async (w) => del(`${V1}/csourceRegistrations/${enc(await w.registration())}`) },
 
   // @contexts (docs/auth.md): one served context needs no token, except a Cached one; deleting needs the admin role.
   [`POST ${V1}/jsonldContexts`]: { need: 'token', req: () => send('POST', `${V1}/jsonldContexts`, { '@context': { matrix: 'https://example.org/matrix#' } }) },

@@ -9,6 +9,7 @@ import { buildEntityQuery, ENTITY_QUERY_PARAMS, entityQueryInputFromParams } fro
 import { contextFromLink } from '../media.js';
 import { csv, readParams } from '../params.js';
 import { noContent } from '../respond.js';
+import { distributedWrite } from '../distributed.js';
 
 /** Answers 204 once the selection is purged; a selection is required (no accidental wipe). */
 export async function purgeEntities(c: AppContext, deps: AppDeps, actor: Principal): Promise<Response> {
@@ -25,6 +26,13 @@ export async function purgeEntities(c: AppContext, deps: AppDeps, actor: Princip
   const query = buildEntityQuery({ ...entityQueryInputFromParams(params), local: true }, ctx);
   const expand = (names: string[]): Iri[] => names.map((n) => ctx.expandTerm(n));
   const projection: PurgeProjection | undefined = keep ? { keep: expand(keep) } : drop ? { drop: expand(drop) } : undefined;
-  await deps.batch.purge(actor, query, projection);
-  return noContent();
+  // NGSI-LD §5.6.21 with matching registrations: the same selection goes to the sources (by type).
+  const forwarded = new URL(c.req.url).searchParams;
+  forwarded.delete('local');
+  return distributedWrite(c, deps, {
+    op: 'purgeEntity', selector: query.types ? { types: query.types } : {}, method: 'DELETE', path: '/ngsi-ld/v1/entities', query: forwarded, ctx,
+  }, async () => {
+    await deps.batch.purge(actor, query, projection);
+    return noContent();
+  });
 }

@@ -18,6 +18,14 @@ import { RETRIEVAL_PARAMS, parseRetrieval, listingBytes, renderForResponse, type
 import { ENTITY_QUERY_PARAMS, entityQueryFromParams, type EntityQuery } from '../entity-query.js';
 import type { ResponseMediaType } from '../media.js';
 import { purgeEntities } from './entities-purge.js';
+import {
+  distributedWrite, entityPath, isDistributed, mergeListing, queryRemote, retrieveDistributed, warningHeaders, type DistributedQuery,
+} from '../distributed.js';
+
+/** NOTE: readJsonBody guarantees an object for these routes. */
+const asObject = (body: unknown): Record<string, unknown> => body as Record<string, unknown>;
+/** Members every source of a create or replace gets besides its attributes. */
+const ENTITY_KEEP = ['id', 'type', 'scope'];
 
 const OFFERED = [APP_JSON, APP_LD_JSON, APP_GEO_JSON] as const;
 
@@ -61,11 +69,36 @@ function orderedPage(deps: AppDeps, actor: Principal, selection: Selection, keys
   return { entities: wanted.flatMap((r) => found.get(r.id) ?? []), hasMore: rows.length > p.offset + p.limit, count: rows.length };
 }
 
+interface DistributedPage {
+  selection: Selection; query: EntityQuery; retrieval: Retrieval; p: Page; mediaType: ResponseMediaType; ctx: ResolvedContext; remote: DistributedQuery;
+}
+
+/**
+ * NGSI-LD §5.7.2.4 Query Entities with matching registrations: the local matches and each source's
+ * (both read from the start up to the end of the page) merged per id, then paged. Bounded: each
+ * side gives at most offset + limit + 1 entities; the count adds the sources' entities not held here.
+ */
+async function answerDistributed(c: AppContext, deps: AppDeps, d: DistributedPage): Promise<Response> {
+  const actor = actorOf(c);
+  const want = Math.min(d.p.offset + d.p.limit + 1, deps.config.limitMax + 1);
+  const [remote, local] = [queryRemote(c, deps, d.remote, d.ctx, want), deps.entities.list(actor, { ...d.selection, limit: want, offset: 0, count: d.p.count })];
+  const answered = await remote;
+  const merged = mergeListing(local.entities, answered);
+  const pageOf = merged.slice(d.p.offset, d.p.offset + d.p.limit);
+  const count = local.count === undefined ? undefined : local.count + merged.length - local.entities.length;
+  const headers = { ...pageHeaders(c.req.url, d.p, merged.length > d.p.offset + d.p.limit, count, d.mediaType), ...warningHeaders(answered.warnings) };
+  // The local entities keep their rendered text (the sources' are rendered anew).
+  const bytes = listingBytes(pageOf, d.retrieval, d.ctx, d.mediaType);
+  if (bytes !== undefined) return sendPayloadText(c, bytes, d.ctx, APP_JSON, 200, headers);
+  const payload = renderForResponse(pageOf, d.retrieval, d.ctx, d.mediaType, (l) => deps.entities.getMany(actor, l), false);
+  return sendPayload(c, payload, d.ctx, d.mediaType, 200, headers);
+}
+
 /** Runs a query and answers one page of it, with count and next/prev links (§5.5.9, §6.3.13). */
 export function answerQuery(
   c: AppContext, deps: AppDeps, query: EntityQuery, retrieval: Retrieval, p: Page, mediaType: ResponseMediaType, ctx: ResolvedContext,
-  orderBy?: readonly OrderKey[],
-): Response {
+  orderBy?: readonly OrderKey[], remote?: DistributedQuery,
+): Response | Promise<Response> {
   const actor = actorOf(c);
   const attrs = query.attrs ?? retrieval.attrs;
   const selection: Selection = {
@@ -79,6 +112,8 @@ export function answerQuery(
     const ordered = orderedPage(deps, actor, selection, orderBy, p);
     ({ entities: pageOf, hasMore } = ordered);
     count = p.count ? ordered.count : undefined;
+  } else if (remote !== undefined) {
+    return answerDistributed(c, deps, { selection, query, retrieval, p, mediaType, ctx, remote });
   } else {
     const found = deps.entities.list(actor, { ...selection, limit: p.limit + 1, offset: p.offset, count: p.count });
     pageOf = found.entities.slice(0, p.limit);
@@ -98,14 +133,19 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
   resource(app, `${BASE}/entities`, {
     // NGSI-LD §6.4.3.1 Create Entity
     POST: async (c) => {
-      readParams(c.req.url, []);
+      readParams(c.req.url, ['local']);
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
       const ctx = await contexts.resolve(body.context);
       const entity = parseEntity(body.body, ctx, { now: entities.now() });
       // Built before the write: nothing after the commit may turn it into an error.
       const location = `${BASE}/entities/${idSegment(entity.id)}`;
-      await entities.create(actorOf(c), entity);
-      return created(location);
+      return distributedWrite(c, deps, {
+        op: 'createEntity', selector: { id: entity.id, types: entity.types }, method: 'POST',
+        path: '/ngsi-ld/v1/entities', body: asObject(body.body), keep: ENTITY_KEEP, ctx,
+      }, async (rest) => {
+        await entities.create(actorOf(c), rest === body.body ? entity : parseEntity(rest, ctx, { now: entities.now() }));
+        return created(location);
+      }, () => created(location));
     },
     // NGSI-LD §6.4.3.2 Query Entities
     GET: async (c) => {
@@ -116,12 +156,20 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
       const query = entityQueryFromParams(params, ctx);
       const orderBy = params.get('orderBy');
       const keys = orderBy === undefined ? undefined : parseOrderBy(orderBy, (n) => ctx.expandTerm(n));
-      return answerQuery(c, deps, query, retrieval, page(params, config), mediaType, ctx, keys);
+      const forward = keys === undefined && isDistributed(c, deps, params.get('local') === 'true')
+        ? { types: query.types, ids: query.ids, attrs: query.attrs ?? retrieval.attrs, params } : undefined;
+      return answerQuery(c, deps, query, retrieval, page(params, config), mediaType, ctx, keys, forward);
     },
     // NGSI-LD §5.6.21 Delete Entities (by type, id, idPattern)
     DELETE: (c) => purgeEntities(c, deps, actorOf(c)),
   });
 
+  registerEntityByIdRoutes(app, deps);
+}
+
+/** The routes of one entity (NGSI-LD §6.5). */
+function registerEntityByIdRoutes(app: App, deps: AppDeps): void {
+  const { entities, contexts, config } = deps;
   resource(app, `${BASE}/entities/:id`, {
     // NGSI-LD §6.5.3.1 Retrieve Entity
     GET: async (c) => {
@@ -130,13 +178,22 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
       const id = entityIdParam(c);
       const ctx = await linkContext(c, deps);
       const retrieval = parseRetrieval(params, ctx);
-      const entity = entities.get(actorOf(c), id);
+      let entity: Entity;
+      let headers: Record<string, string> = {};
+      if (isDistributed(c, deps, params.get('local') === 'true')) {
+        const found = await retrieveDistributed(c, deps, id, params, ctx, retrieval.attrs);
+        if (found instanceof Response) return found;
+        entity = found.entity;
+        headers = warningHeaders(found.warnings);
+      } else {
+        entity = entities.get(actorOf(c), id);
+      }
       const payload = renderForResponse([entity], retrieval, ctx, mediaType, (l) => entities.getMany(actorOf(c), l), true);
-      return sendPayload(c, payload, ctx, mediaType);
+      return sendPayload(c, payload, ctx, mediaType, 200, headers);
     },
     // NGSI-LD §6.5.3.3 Replace Entity
     PUT: async (c) => {
-      readParams(c.req.url, []);
+      readParams(c.req.url, ['local']);
       const id = entityIdParam(c);
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth });
       const doc = body.body as Record<string, unknown>; // NOTE: readJsonBody guarantees an object
@@ -145,12 +202,18 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
       }
       const ctx = await contexts.resolve(body.context);
       const replacement = parseEntity({ ...doc, id }, ctx, { now: entities.now() });
-      await entities.replace(actorOf(c), id, (current, now) => replaceEntity(current, replacement, now));
-      return noContent();
+      return distributedWrite(c, deps, {
+        op: 'replaceEntity', selector: { id, types: replacement.types }, method: 'PUT', path: entityPath(id),
+        body: doc, keep: ENTITY_KEEP, ctx,
+      }, async (rest) => {
+        const local = rest === doc ? replacement : parseEntity({ ...rest, id }, ctx, { now: entities.now() });
+        await entities.replace(actorOf(c), id, (current, now) => replaceEntity(current, local, now));
+        return noContent();
+      });
     },
     // NGSI-LD §6.5.3.4 Merge Entity
     PATCH: async (c) => {
-      readParams(c.req.url, []);
+      readParams(c.req.url, ['local']);
       const id = entityIdParam(c);
       const body = await readJsonBody(c.req.raw, { limit: config.bodyLimit, maxDepth: config.maxJsonDepth, allowMergePatch: true });
       const ctx = await contexts.resolve(body.context);
@@ -158,15 +221,22 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
       if (fragment.id !== undefined && fragment.id !== id) {
         throw new BadRequestDataError('The id in the body differs from the id in the path', `${fragment.id} != ${id}`);
       }
-      const result = await entities.update(actorOf(c), id, (current, now) => mergeEntity(current, fragment, now));
-      return updateResponse(result, ctx);
+      return distributedWrite(c, deps, {
+        op: 'mergeEntity', selector: { id }, method: 'PATCH', path: entityPath(id), body: asObject(body.body), ctx,
+      }, async (rest) => {
+        const local = rest === body.body ? fragment : parseEntityFragment(rest, ctx, { now: entities.now() });
+        const result = await entities.update(actorOf(c), id, (current, now) => mergeEntity(current, local, now));
+        return updateResponse(result, ctx);
+      });
     },
     // NGSI-LD §6.5.3.2 Delete Entity
     DELETE: async (c) => {
-      readParams(c.req.url, []);
+      readParams(c.req.url, ['local']);
       const id = entityIdParam(c);
-      await entities.delete(actorOf(c), id);
-      return noContent();
+      return distributedWrite(c, deps, { op: 'deleteEntity', selector: { id }, method: 'DELETE', path: entityPath(id), ctx: contexts.core }, async () => {
+        await entities.delete(actorOf(c), id);
+        return noContent();
+      });
     },
   });
 

@@ -3,8 +3,10 @@
 
 import {
   BadRequestDataError, InvalidRequestError, isAbsoluteUri, isPlainObject, parseAttributes, parseEntity, parseEntityMembers,
-  parseEntityFragment, type Entity, type EntityId, type Json, type NotUpdated,
+  parseEntityFragment, ERROR_TYPE_BASE, type Entity, type EntityId, type Iri, type Json, type NotUpdated,
 } from '../../ngsi/index.js';
+import type { Operation, SourceFailure } from '../../registrations/index.js';
+import { incomingOf, viaOf } from '../distributed.js';
 import type { BatchOutcome, UpsertMode } from '../../entities/index.js';
 import type { ContextInput, ResolvedContext } from '../../jsonld/index.js';
 import { requestIdOf, resource, type App, type AppContext, type AppDeps } from '../app-env.js';
@@ -17,7 +19,7 @@ import { actorOf } from '../request-context.js';
 
 /** One element of a batch body: parsed into a value, or already failed. */
 type Slot<T> =
-  | { ok: true; id: EntityId; value: T; ctx: ResolvedContext | undefined }
+  | { ok: true; id: EntityId; value: T; ctx: ResolvedContext | undefined; raw: unknown }
   | { ok: false; entityId: Json; error: unknown };
 
 type Parse<T> = (element: unknown, ctx: ResolvedContext, now: number) => { id: EntityId; value: T };
@@ -67,7 +69,7 @@ async function readBatch<T>(c: AppContext, deps: AppDeps, parse: Parse<T>): Prom
       if (given instanceof Error) throw given;
       const ctx = await resolve(given);
       const { id, value } = parse(element, ctx, now);
-      slots.push({ ok: true, id, value, ctx });
+      slots.push({ ok: true, id, value, ctx, raw: element });
     } catch (err) {
       slots.push({ ok: false, entityId: reportedId(element), error: err });
     }
@@ -83,7 +85,7 @@ async function readIds(c: AppContext, deps: AppDeps): Promise<Array<Slot<null>>>
   checkSize(body, deps.config.batchMaxSize);
   return body.map((element: unknown): Slot<null> => {
     try {
-      return { ok: true, id: requireId(element), value: null, ctx: undefined };
+      return { ok: true, id: requireId(element), value: null, ctx: undefined, raw: element };
     } catch (err) {
       return { ok: false, entityId: reportedId(element), error: err };
     }
@@ -135,10 +137,65 @@ async function runBatch<T>(
   return report;
 }
 
+/** The ProblemDetails of an entity a context source did not write. */
+function sourceProblem(f: SourceFailure): Json {
+  const type = f.status === 404 ? 'ResourceNotFound' : f.status === 409 ? 'AlreadyExists' : f.status < 500 ? 'BadRequestData' : 'InternalError';
+  return { type: ERROR_TYPE_BASE + type, title: 'Not written at the context source', status: f.status, detail: f.detail, registrationId: f.registrationId };
+}
+
+/**
+ * NGSI-LD §5.6.7-§5.6.10, §5.6.20 with matching registrations: the valid entities go to their
+ * sources by mode; those an exclusive or redirect source took whole are not written here.
+ */
+async function forwardSlots<T>(
+  c: AppContext, deps: AppDeps, op: Operation, name: string, slots: Array<Slot<T>>, query?: URLSearchParams,
+): Promise<{ local: Array<Slot<T>>; remote: BatchReport }> {
+  const remote: BatchReport = { success: [], created: [], errors: [] };
+  const tenant = actorOf(c).tenant;
+  if (!deps.distributed.active(tenant) || c.req.query('local') === 'true') return { local: slots, remote };
+  const valid = slots.flatMap((s) => (s.ok ? [s] : []));
+  // Ids alone (delete, update, merge) are matched with the types the entity has here, when it is here.
+  const held = deps.entities.getMany(actorOf(c), valid.filter((s) => !isEntity(s.value)).map((s) => s.id));
+  const typesOf = (s: (typeof valid)[number]): readonly Iri[] | undefined => (isEntity(s.value) ? s.value.types : held.get(s.id)?.types);
+  const fb = await deps.distributed.batch(tenant, {
+    op, path: `/ngsi-ld/v1/entityOperations/${name}`, via: viaOf(c), incoming: incomingOf(c), ...(query ? { query } : {}),
+    items: valid.map((s) => {
+      const types = typesOf(s);
+      return { id: s.id, body: s.raw, ctx: s.ctx, ...(types ? { types } : {}) };
+    }),
+  });
+  const local = new Set<Slot<T>>(slots.filter((s) => !s.ok));
+  valid.forEach((slot, i) => {
+    const failure = fb.failures.get(i);
+    if (failure !== undefined) remote.errors.push({ entityId: slot.id, error: sourceProblem(failure) });
+    if (fb.local[i]) local.add(slot);
+    else if (failure === undefined) remote.success.push(slot.id);
+  });
+  return { local: slots.filter((s) => local.has(s)), remote };
+}
+
+/** The local report with the sources' one: an entity failed anywhere is listed as an error, not a success. */
+function withRemote(report: BatchReport, remote: BatchReport): BatchReport {
+  const failed = new Set(remote.errors.map((e) => e.entityId));
+  return {
+    success: [...new Set([...report.success, ...remote.success])].filter((id) => !failed.has(id)),
+    created: report.created, errors: [...report.errors, ...remote.errors],
+  };
+}
+
 /** 204 when everything succeeded, else 207 with the BatchOperationResult (NGSI-LD §5.2.16). */
 function batchResponse(report: BatchReport): Response {
   if (report.errors.length === 0) return noContent();
   return sendJson({ success: report.success, errors: report.errors }, 207);
+}
+
+/** Whether a parsed batch element is a whole entity (create, upsert). */
+const isEntity = (v: unknown): v is Entity => isPlainObject(v) && Array.isArray(v['types']) && typeof v['id'] === 'string';
+
+/** The `options` a source gets as they were given. */
+function optionsQuery(params: Params): URLSearchParams | undefined {
+  const value = params.get('options');
+  return value === undefined ? undefined : new URLSearchParams({ options: value });
 }
 
 /** The `options` of a batch route, out of a closed set (400 BadRequestData otherwise). */
@@ -164,9 +221,9 @@ export function registerEntityOperationRoutes(app: App, deps: AppDeps): void {
   resource(app, at('create'), {
     // NGSI-LD §6.14.3.1 Create Batch of Entities (§5.6.7)
     POST: async (c) => {
-      readParams(c.req.url, []);
-      const slots = await readBatch(c, deps, parseWhole);
-      const report = await runBatch(c, deps, slots, (items) => batch.create(actorOf(c), items.map((i) => i.value)));
+      readParams(c.req.url, ['local']);
+      const fw = await forwardSlots(c, deps, 'createBatch', 'create', await readBatch(c, deps, parseWhole));
+      const report = withRemote(await runBatch(c, deps, fw.local, (items) => batch.create(actorOf(c), items.map((i) => i.value))), fw.remote);
       return report.errors.length === 0 ? sendJson(report.success, 201) : batchResponse(report);
     },
   });
@@ -174,12 +231,12 @@ export function registerEntityOperationRoutes(app: App, deps: AppDeps): void {
   resource(app, at('upsert'), {
     // NGSI-LD §6.15.3.1 Upsert Batch of Entities (§5.6.8)
     POST: async (c) => {
-      const params = readParams(c.req.url, ['options']);
+      const params = readParams(c.req.url, ['options', 'local']);
       const chosen = options(params, ['replace', 'update'] as const);
       if (chosen.size > 1) throw new BadRequestDataError('options=replace and options=update exclude each other');
       const mode: UpsertMode = chosen.has('update') ? 'update' : 'replace';
-      const slots = await readBatch(c, deps, parseWhole);
-      const report = await runBatch(c, deps, slots, (items) => batch.upsert(actorOf(c), items.map((i) => i.value), mode));
+      const fw = await forwardSlots(c, deps, 'upsertBatch', 'upsert', await readBatch(c, deps, parseWhole), optionsQuery(params));
+      const report = withRemote(await runBatch(c, deps, fw.local, (items) => batch.upsert(actorOf(c), items.map((i) => i.value), mode)), fw.remote);
       if (report.errors.length > 0) return batchResponse(report);
       return report.created.length > 0 ? sendJson(report.created, 201) : noContent();
     },
@@ -188,7 +245,7 @@ export function registerEntityOperationRoutes(app: App, deps: AppDeps): void {
   resource(app, at('update'), {
     // NGSI-LD §6.16.3.1 Update Batch of Entities (§5.6.9)
     POST: async (c) => {
-      const params = readParams(c.req.url, ['options']);
+      const params = readParams(c.req.url, ['options', 'local']);
       const noOverwrite = options(params, ['noOverwrite'] as const).has('noOverwrite');
       const slots = await readBatch(c, deps, (element, ctx, now) => {
         if (!isPlainObject(element)) throw new BadRequestDataError('An entity must be a JSON object');
@@ -199,8 +256,9 @@ export function registerEntityOperationRoutes(app: App, deps: AppDeps): void {
         };
         return { id, value };
       });
-      const report = await runBatch(c, deps, slots,
-        (items) => batch.update(actorOf(c), items.map((i) => ({ id: i.id, ...i.value })), { noOverwrite }));
+      const fw = await forwardSlots(c, deps, 'updateBatch', 'update', slots, optionsQuery(params));
+      const report = withRemote(await runBatch(c, deps, fw.local,
+        (items) => batch.update(actorOf(c), items.map((i) => ({ id: i.id, ...i.value })), { noOverwrite })), fw.remote);
       return batchResponse(report);
     },
   });
@@ -208,13 +266,14 @@ export function registerEntityOperationRoutes(app: App, deps: AppDeps): void {
   resource(app, at('merge'), {
     // NGSI-LD §6.31.3.1 Merge Batch of Entities (§5.6.20)
     POST: async (c) => {
-      readParams(c.req.url, []);
+      readParams(c.req.url, ['local']);
       const slots = await readBatch(c, deps, (element, ctx, now) => {
         const fragment = parseEntityFragment(element, ctx, { now });
         return { id: requireId(fragment.id), value: fragment };
       });
-      const report = await runBatch(c, deps, slots,
-        (items) => batch.merge(actorOf(c), items.map((i) => ({ id: i.id, fragment: i.value }))));
+      const fw = await forwardSlots(c, deps, 'mergeBatch', 'merge', slots);
+      const report = withRemote(await runBatch(c, deps, fw.local,
+        (items) => batch.merge(actorOf(c), items.map((i) => ({ id: i.id, fragment: i.value })))), fw.remote);
       return batchResponse(report);
     },
   });
@@ -222,9 +281,9 @@ export function registerEntityOperationRoutes(app: App, deps: AppDeps): void {
   resource(app, at('delete'), {
     // NGSI-LD §6.17.3.1 Delete Batch of Entities (§5.6.10)
     POST: async (c) => {
-      readParams(c.req.url, []);
-      const slots = await readIds(c, deps);
-      const report = await runBatch(c, deps, slots, (items) => batch.delete(actorOf(c), items.map((i) => i.id)));
+      readParams(c.req.url, ['local']);
+      const fw = await forwardSlots(c, deps, 'deleteBatch', 'delete', await readIds(c, deps));
+      const report = withRemote(await runBatch(c, deps, fw.local, (items) => batch.delete(actorOf(c), items.map((i) => i.id))), fw.remote);
       return batchResponse(report);
     },
   });

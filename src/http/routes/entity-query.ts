@@ -10,6 +10,7 @@ import { page, readParams } from '../params.js';
 import { BASE } from '../respond.js';
 import { parseRetrieval } from '../retrieval.js';
 import { answerQuery } from './entities.js';
+import { isDistributed } from '../distributed.js';
 
 const OFFERED = [APP_JSON, APP_LD_JSON, APP_GEO_JSON] as const;
 const URL_PARAMS = ['limit', 'offset', 'count', 'options', 'format', 'join', 'joinLevel', 'geometryProperty', 'lang', 'datasetId', 'local', 'orderBy'];
@@ -73,7 +74,9 @@ export function registerEntityQueryRoutes(app: App, deps: AppDeps): void {
       }, ctx);
       const orderBy = urlParams.get('orderBy');
       const keys = orderBy === undefined ? undefined : parseOrderBy(orderBy, (n) => ctx.expandTerm(n));
-      return answerQuery(c, deps, query, retrieval, page(urlParams, deps.config), mediaType, ctx, keys);
+      const forward = keys === undefined && isDistributed(c, deps, local === true || urlParams.get('local') === 'true')
+        ? { types: query.types, ids: query.ids, attrs: query.attrs ?? retrieval.attrs, params, body } : undefined;
+      return answerQuery(c, deps, query, retrieval, page(urlParams, deps.config), mediaType, ctx, keys, forward);
     },
   });
 }

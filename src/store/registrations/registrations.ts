@@ -49,6 +49,8 @@ export interface RegistrationRepository {
   withModes(tenant: string, modes: readonly string[], now: number, limit: number): StoredRegistration[];
   /** Registrations of every tenant whose expiresAt is at or before `now`, oldest expiry first, at most `limit`. */
   expired(now: number, limit: number): Array<{ tenant: string; reg: StoredRegistration }>;
+  /** How many registrations each tenant holds, expired ones included (read once at start). */
+  countByTenant(): Map<string, number>;
 }
 
 interface RegistrationRow {
@@ -88,6 +90,7 @@ function prepareReads(db: BetterSqlite3.Database) {
     expired: db.prepare<[number, number], RegistrationRow & { tenant: string }>(
       `SELECT r.tenant, ${COLUMNS} FROM csource_registrations r WHERE r.expires_at IS NOT NULL AND r.expires_at <= ? ORDER BY r.expires_at LIMIT CAST(? AS INTEGER)`,
     ),
+    perTenant: db.prepare<[], { tenant: string; n: number }>('SELECT tenant, COUNT(*) AS n FROM csource_registrations GROUP BY tenant'),
     byMode: db.prepare<[string, string, number, number], RegistrationRow>(
       `SELECT ${COLUMNS} FROM csource_registrations r WHERE r.tenant = ? AND r.mode = ? AND (r.expires_at IS NULL OR r.expires_at > ?) ORDER BY r.seq LIMIT CAST(? AS INTEGER)`,
     ),
@@ -169,5 +172,6 @@ export function createRegistrationRepository(db: BetterSqlite3.Database): Regist
     },
     withModes: (tenant, modes, now, limit) => mergeRows(modes.map((m) => read.byMode.all(tenant, m, now, limit)), limit),
     expired: (now, limit) => read.expired.all(now, limit).map((r) => ({ tenant: r.tenant, reg: toStored(r) })),
+    countByTenant: () => new Map(read.perTenant.all().map((r) => [r.tenant, r.n])),
   };
 }

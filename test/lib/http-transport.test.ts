@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createHttpTransport } from '../../src/federation/http-transport.js';
+import { createHttpTransport } from '../../src/lib/index.js';
 
 let server: Server;
 let base: string;

@@ -1,6 +1,6 @@
-// The drain's HTTP transport: node:http(s) on keep-alive connections to the one upstream. The global
-// fetch (undici) costs several times the CPU per request of node:http, and a gateway forwarding
-// its measurements pays that on every batch, beside its own writes.
+// An HTTP transport on node:http(s) keep-alive connections (the federation drain's upstream, the
+// context sources of distributed operations). The global fetch (undici) costs several times the CPU
+// per request of node:http, and a gateway forwarding its measurements pays that on every batch.
 
 import { request as httpRequest, Agent as HttpAgent, type IncomingMessage } from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
@@ -17,13 +17,16 @@ export interface TransportRequest {
 export interface TransportReply {
   status: number;
   bytes: Buffer | undefined;
+  /** The reply's Content-Type and Link headers, when given. */
+  contentType?: string | undefined;
+  link?: string | undefined;
 }
 
 export type Transport = (url: string, req: TransportRequest) => Promise<TransportReply>;
 
-/** A transport with its own connection pools (a few sockets: batches go one at a time). */
-export function createHttpTransport(): Transport {
-  const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 4 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 4 }) };
+/** A transport with its own connection pools (by default a few sockets per host: batches go one at a time). */
+export function createHttpTransport(maxSockets = 4): Transport {
+  const agents = { http: new HttpAgent({ keepAlive: true, maxSockets }), https: new HttpsAgent({ keepAlive: true, maxSockets }) };
   return (url, req) => new Promise<TransportReply>((resolve, reject) => {
     let target: URL;
     try {
@@ -55,7 +58,9 @@ export function createHttpTransport(): Transport {
         }
         chunks.push(chunk);
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes: Buffer.concat(chunks) }));
+      res.on('end', () => resolve({
+        status: res.statusCode ?? 0, bytes: Buffer.concat(chunks), contentType: res.headers['content-type'], link: [res.headers.link ?? []].flat().join(', ') || undefined,
+      }));
       res.on('error', reject);
       res.on('aborted', () => reject(new Error('reply broken off')));
     };
