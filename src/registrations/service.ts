@@ -63,51 +63,57 @@ const MAX_CANDIDATES = 10_000;
 
 const notFound = (id: string): ResourceNotFoundError => new ResourceNotFoundError('Context source registration not found', `No registration ${id}`);
 
+/**
+ * NGSI-LD §5.11.7: a registration change is journaled in its write's transaction, so that the
+ * registration subscriptions' notifier (a journal reader) sees every one, once committed.
+ */
+function journal(deps: RegistrationServiceDeps, tx: TxContext, change: { tenant: string; id: string; subject: string | undefined; states: RegistrationStates }): void {
+  const { tenant, id, subject, states } = change;
+  const entry = {
+    // NOTE: a registration change names the registration, not an entity; the readers tell them apart by kind.
+    tenant, kind: 'registrationChanged' as const, id: id as EntityId, at: deps.clock.now(), written: [], deleted: [], instances: [], registration: states,
+    ...(subject !== undefined ? { subject } : {}),
+  };
+  const seq = deps.store.journal.append(entry);
+  const { announce } = deps;
+  if (announce !== undefined) tx.onCommit(() => announce({ ...entry, seq }));
+}
+
+/**
+ * A registration reroutes the reads and writes of every subject of the tenant to its endpoint, so
+ * with authentication on only an administrator creates, changes or deletes one.
+ */
+function mayWrite(actor: Principal): void {
+  if (!actor.admin) throw new AccessDeniedError('Access denied', 'Only an administrator registers, changes or deletes context sources');
+}
+
+/** Behaviour §8, as for subscriptions: others than its owner (and administrators) get 403; existence is told first (404). */
+function owned(actor: Principal, reg: Registration): Registration {
+  if (actor.admin || (reg.owner !== undefined && reg.owner.subject === actor.subject)) return reg;
+  throw new AccessDeniedError('Access denied', `Registration ${reg.id} belongs to another subject`);
+}
+
+/** NGSI-LD §4.3.6.3, §5.9.2.4: the mode rules against the other registrations and the local entities. */
+function checkConflicts(deps: RegistrationServiceDeps, tenant: string, reg: Registration): void {
+  const { store } = deps;
+  const modes = clashingModes(reg.mode);
+  if (modes.length === 0) return;
+  for (const stored of store.registrations.withModes(tenant, modes, deps.clock.now(), MAX_CANDIDATES)) {
+    const other = fromStored(stored);
+    if (other.id !== reg.id && registrationsOverlap(reg, other)) {
+      throw new ConflictError('Conflicting registration', `${reg.mode} registration overlaps the ${other.mode} registration ${other.id}`);
+    }
+  }
+  const why = localClash(store, tenant, reg);
+  if (why !== undefined) throw new ConflictError('Conflicting registration', why);
+}
+
 export function createRegistrationService(deps: RegistrationServiceDeps): RegistrationService {
   const { store, clock } = deps;
-  /**
-   * NGSI-LD §5.11.7: a registration change is journaled in its write's transaction, so that the
-   * registration subscriptions' notifier (a journal reader) sees every one, once committed.
-   */
-  const journal = (tx: TxContext, tenant: string, id: string, subject: string | undefined, states: RegistrationStates): void => {
-    const entry = {
-      // NOTE: a registration change names the registration, not an entity; the readers tell them apart by kind.
-      tenant, kind: 'registrationChanged' as const, id: id as EntityId, at: clock.now(), written: [], deleted: [], instances: [], registration: states,
-      ...(subject !== undefined ? { subject } : {}),
-    };
-    const seq = store.journal.append(entry);
-    const { announce } = deps;
-    if (announce !== undefined) tx.onCommit(() => announce({ ...entry, seq }));
-  };
   const load = (tenant: string, id: string): Registration => {
     const stored = store.registrations.get(tenant, id);
     if (stored === undefined || (stored.expiresAt !== undefined && stored.expiresAt <= clock.now())) throw notFound(id);
     return fromStored(stored);
-  };
-  /**
-   * A registration reroutes the reads and writes of every subject of the tenant to its endpoint, so
-   * with authentication on only an administrator creates, changes or deletes one.
-   */
-  const mayWrite = (actor: Principal): void => {
-    if (!actor.admin) throw new AccessDeniedError('Access denied', 'Only an administrator registers, changes or deletes context sources');
-  };
-  /** Behaviour §8, as for subscriptions: others than its owner (and administrators) get 403; existence is told first (404). */
-  const owned = (actor: Principal, reg: Registration): Registration => {
-    if (actor.admin || (reg.owner !== undefined && reg.owner.subject === actor.subject)) return reg;
-    throw new AccessDeniedError('Access denied', `Registration ${reg.id} belongs to another subject`);
-  };
-  /** NGSI-LD §4.3.6.3, §5.9.2.4: the mode rules against the other registrations and the local entities. */
-  const checkConflicts = (tenant: string, reg: Registration): void => {
-    const modes = clashingModes(reg.mode);
-    if (modes.length === 0) return;
-    for (const stored of store.registrations.withModes(tenant, modes, clock.now(), MAX_CANDIDATES)) {
-      const other = fromStored(stored);
-      if (other.id !== reg.id && registrationsOverlap(reg, other)) {
-        throw new ConflictError('Conflicting registration', `${reg.mode} registration overlaps the ${other.mode} registration ${other.id}`);
-      }
-    }
-    const why = localClash(store, tenant, reg);
-    if (why !== undefined) throw new ConflictError('Conflicting registration', why);
   };
   return {
     create(actor, input, ctx) {
@@ -116,10 +122,10 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
       const parsed = parseRegistration(input, { ...ctx, now: clock.now(), newId: deps.newId, isSelf: deps.isSelf });
       const reg: Registration = actor.subject === undefined ? parsed : { ...parsed, owner: { subject: actor.subject } };
       store.transaction((tx) => {
-        checkConflicts(tenant, reg);
+        checkConflicts(deps, tenant, reg);
         const stored = toStored(reg);
         store.registrations.insert(tenant, stored, keysOf(reg));
-        journal(tx, tenant, reg.id, actor.subject, { after: stateOf(stored) });
+        journal(deps, tx, { tenant, id: reg.id, subject: actor.subject, states: { after: stateOf(stored) } });
       });
       deps.index.added(tenant);
       return reg;
@@ -142,10 +148,10 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
         const previous = owned(actor, load(tenant, id));
         mayWrite(actor);
         const next = patchRegistration(previous, input, { mapper: ctx.mapper, now: clock.now(), isSelf: deps.isSelf });
-        checkConflicts(tenant, next);
+        checkConflicts(deps, tenant, next);
         const stored = toStored(next);
         store.registrations.replace(tenant, stored, keysOf(next));
-        journal(tx, tenant, id, actor.subject, { before: stateOf(toStored(previous)), after: stateOf(stored) });
+        journal(deps, tx, { tenant, id, subject: actor.subject, states: { before: stateOf(toStored(previous)), after: stateOf(stored) } });
         return next;
       });
     },
@@ -155,7 +161,7 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
         const previous = owned(actor, load(tenant, id));
         mayWrite(actor);
         if (!store.registrations.delete(tenant, id)) throw notFound(id);
-        journal(tx, tenant, id, actor.subject, { before: stateOf(toStored(previous)) });
+        journal(deps, tx, { tenant, id, subject: actor.subject, states: { before: stateOf(toStored(previous)) } });
       });
       deps.index.removed(tenant);
     },
@@ -168,7 +174,7 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
         const expired = store.registrations.expired(now, EXPIRE_BATCH);
         for (const { tenant, reg } of expired) {
           store.registrations.delete(tenant, reg.id);
-          journal(tx, tenant, reg.id, undefined, { before: stateOf(reg), expired: true });
+          journal(deps, tx, { tenant, id: reg.id, subject: undefined, states: { before: stateOf(reg), expired: true } });
         }
         // NOTE: counted off once committed (an undone transaction keeps them).
         tx.onCommit(() => {

@@ -29,8 +29,13 @@ describe('an edgeld registered with another (processes)', () => {
       information: [{ entities: [{ type: 'Sensor' }], propertyNames: ['temperature'], relationshipNames: ['isIn'] }],
     });
     expect(Date.parse(csr.expiresAt)).toBeGreaterThan(Date.now() + 50 * 60_000);
-    // The entity itself stayed on B.
-    expect((await call(a!.base, 'GET', `/ngsi-ld/v1/entities/${SENSOR.id}`)).status).toBe(404);
+    // The entity itself stays on B: A holds none of its own, and answers it from B through the registration.
+    expect((await call(a!.base, 'GET', `/ngsi-ld/v1/entities/${SENSOR.id}?local=true`)).status).toBe(404);
+    const remote = await call(a!.base, 'GET', `/ngsi-ld/v1/entities/${SENSOR.id}`);
+    expect(remote.status).toBe(200);
+    expect(remote.json).toMatchObject({ id: SENSOR.id, type: 'Sensor' });
+    const listing = await call(a!.base, 'GET', '/ngsi-ld/v1/entities?type=Sensor');
+    expect(listing.json.map((e: { id: string }) => e.id)).toEqual([SENSOR.id]);
 
     expect((await call(b!.base, 'POST', '/ngsi-ld/v1/entities', { id: 'urn:ngsi-ld:Room:b', type: 'Room', name: { type: 'Property', value: 'lab' } })).status).toBe(201);
     await waitUntil(async () => (await listed('Room')).length === 1, 10_000, 'the Room type registered');
