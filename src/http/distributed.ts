@@ -152,12 +152,21 @@ function sourceProblem(f: SourceFailure): Json {
  * exclusive or redirect source took it all. A missing local entity is no error when a source took
  * part of the write (an IoT Agent's entity may exist only at the agent).
  */
-export async function distributedWrite(
+export function distributedWrite(
   c: AppContext, deps: AppDeps, req: Omit<WriteRequest, 'via' | 'incoming'>, local: (rest: Record<string, unknown> | undefined) => Promise<Response>,
   remoteOk: () => Response = noContent,
 ): Promise<Response> {
-  // NGSI-LD §6.3.18: local=true keeps the write here.
+  // NGSI-LD §6.3.18: local=true keeps the write here. NOTE: not async: a tenant without
+  // registrations (the write path's usual case) goes straight to the local write, no extra promise.
   if (!deps.distributed.active(actorOf(c).tenant) || c.req.query('local') === 'true') return local(req.body);
+  return forwardedWrite(c, deps, req, local, remoteOk);
+}
+
+/** distributedWrite with matching registrations possible: the sources first, then what is left here. */
+async function forwardedWrite(
+  c: AppContext, deps: AppDeps, req: Omit<WriteRequest, 'via' | 'incoming'>, local: (rest: Record<string, unknown> | undefined) => Promise<Response>,
+  remoteOk: () => Response,
+): Promise<Response> {
   // An id alone is matched with the types the entity has here, when it is here; a body names its attributes.
   const types = req.selector.types ?? (req.selector.id === undefined ? undefined : deps.entities.getMany(actorOf(c), [req.selector.id]).get(req.selector.id)?.types);
   const attrs = req.selector.attrs ?? (req.body === undefined ? undefined : attrsOfBody(req.body, req.ctx));
