@@ -1,6 +1,7 @@
 // Retrieval options shared by entity retrieve and query (NGSI-LD §6.3.7, §4.21 pick/omit,
 // §4.15 lang, §4.5.17 GeoJSON, join): parsed once, expanded with the request context.
 
+import { createHash } from 'node:crypto';
 import {
   BadRequestDataError, ENTITY_CORE_MEMBERS, LOCATION, ResourceNotFoundError, followLinks, isLanguagePreference, nameProblem, parseProjection,
   renderEntity, renderFeatureCollection, renderGeoJson,
@@ -165,6 +166,20 @@ interface KeptPage {
 }
 
 /**
+ * The entity tags of kept answers served again (RFC 9110 §8.8.3): a strong tag of their bytes, made
+ * the second time the same answer goes out, so an answer given once costs no hashing. A client that
+ * asks again with If-None-Match (a broker forwarding a query to this one) gets a 304.
+ */
+const pageTags = new WeakMap<Uint8Array, string>();
+
+function tagKept(bytes: Uint8Array): void {
+  if (!pageTags.has(bytes)) pageTags.set(bytes, `"${createHash('sha1').update(bytes).digest('base64url')}"`);
+}
+
+/** The entity tag of a listing's bytes: known once the same answer was given twice. */
+export const pageTag = (bytes: Uint8Array): string | undefined => pageTags.get(bytes);
+
+/**
  * Recent answers by their first entity. NOTE: an answer is reused only for the very same entity
  * objects (each stands for one version of its document, see renderedTexts) under the same context and
  * representation: it is then byte for byte what encoding the page again would give. Keeping the bytes
@@ -190,7 +205,10 @@ export function listingBytes(entities: readonly Entity[], r: Retrieval, context:
   const variant = `${o.format}${o.sysAttrs ? '+sys' : ''}`;
   const first = entities[0];
   const kept = first === undefined ? undefined : keptPages.get(first);
-  if (kept !== undefined && samePage(kept, entities, context, variant)) return kept.bytes;
+  if (kept !== undefined && samePage(kept, entities, context, variant)) {
+    tagKept(kept.bytes);
+    return kept.bytes;
+  }
   let mapper: TermMapper | undefined;
   const parts = entities.map((e) => {
     const known = renderedTexts.get(e);

@@ -17,9 +17,10 @@ export interface TransportRequest {
 export interface TransportReply {
   status: number;
   bytes: Buffer | undefined;
-  /** The reply's Content-Type and Link headers, when given. */
+  /** The reply's Content-Type, Link and ETag headers, when given. */
   contentType?: string | undefined;
   link?: string | undefined;
+  etag?: string | undefined;
 }
 
 export type Transport = (url: string, req: TransportRequest) => Promise<TransportReply>;
@@ -60,6 +61,7 @@ export function createHttpTransport(maxSockets = 4): Transport {
       });
       res.on('end', () => resolve({
         status: res.statusCode ?? 0, bytes: Buffer.concat(chunks), contentType: res.headers['content-type'], link: [res.headers.link ?? []].flat().join(', ') || undefined,
+        etag: res.headers.etag,
       }));
       res.on('error', reject);
       res.on('aborted', () => reject(new Error('reply broken off')));

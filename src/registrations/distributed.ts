@@ -93,7 +93,7 @@ export interface DistributedDeps {
   /** Most entities read from one source for one query. */
   maxEntities: number;
   /** The last reply of each source and request (bounded), see remembered(). */
-  replies: Lru<string, { bytes: Buffer; entities: Entity[] }>;
+  replies: Lru<string, RememberedReply>;
 }
 
 const AUTHORITATIVE = new Set(['exclusive', 'redirect']);
@@ -146,20 +146,34 @@ const REMEMBERED = 16;
 /** Largest reply remembered (bounds the memory: REMEMBERED × this). */
 const REMEMBERED_BYTES = 262_144;
 
+interface RememberedReply {
+  bytes: Buffer;
+  entities: Entity[];
+  /** The reply's entity tag, when it had one: the next request asks If-None-Match with it. */
+  etag?: string;
+}
+
 const keyOf = (r: SourceRequest): string => `${r.method} ${r.path}?${r.query?.toString() ?? ''} ${r.body === undefined ? '' : JSON.stringify(r.body)}`;
 
 /**
  * The entities of a reply; the same objects as last time when the source answered the same request
- * with the same bytes, so their rendered text is reused (a source that did not change costs its
- * transfer, not a parse and a render).
+ * with the same bytes, or with 304 to the tag of those bytes, so their rendered text is reused (a
+ * source that did not change costs a round trip, not a transfer, a parse and a render).
  */
 async function remembered(deps: DistributedDeps, key: string, outcome: SourceOutcome & { ok: true }, parse: () => Promise<Entity[]>): Promise<Entity[]> {
+  const last = deps.replies.get(key);
+  if (outcome.status === 304) {
+    if (last === undefined) throw new Error('a 304 answer to a request that asked for no entity tag');
+    return last.entities;
+  }
   const bytes = outcome.bytes;
   if (bytes === undefined || bytes.length > REMEMBERED_BYTES) return parse();
-  const last = deps.replies.get(key);
-  if (last !== undefined && last.bytes.equals(bytes)) return last.entities;
+  if (last !== undefined && last.bytes.equals(bytes)) {
+    if (outcome.etag !== last.etag) deps.replies.set(key, { bytes: last.bytes, entities: last.entities, ...(outcome.etag !== undefined ? { etag: outcome.etag } : {}) });
+    return last.entities;
+  }
   const entities = await parse();
-  deps.replies.set(key, { bytes, entities });
+  deps.replies.set(key, { bytes, entities, ...(outcome.etag !== undefined ? { etag: outcome.etag } : {}) });
   return entities;
 }
 
@@ -212,10 +226,12 @@ async function readAll(deps: DistributedDeps, tenant: string, req: ReadRequest, 
   const byId = new Map<string, Entity>();
   const replies = await Promise.all(sources.map(async (src) => {
     const sent = requestFor(src, req);
-    const outcome = await deps.client.send(tenant, src.reg, sent);
+    const key = `${tenant}\u0000${src.reg.id}\u0000${keyOf(sent)}`;
+    const etag = deps.replies.get(key)?.etag;
+    const outcome = await deps.client.send(tenant, src.reg, etag === undefined ? sent : { ...sent, ifNoneMatch: etag });
     if (!outcome.ok) return { src, warning: formatWarning(outcome.warning) };
     try {
-      return { src, entities: await remembered(deps, `${tenant}\u0000${src.reg.id}\u0000${keyOf(sent)}`, outcome, () => entitiesOf(deps, src, outcome, req.ctx)) };
+      return { src, entities: await remembered(deps, key, outcome, () => entitiesOf(deps, src, outcome, req.ctx)) };
     } catch (err) {
       const text = `the payload of the registration endpoint is not valid NGSI-LD: ${err instanceof Error ? err.message : String(err)}`;
       return { src, warning: formatWarning({ code: 111, agent: agentOf(src.reg), text }) };

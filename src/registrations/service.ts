@@ -23,7 +23,7 @@ export interface RegistrationServiceDeps {
   /** Announces a change once committed (the change emitter: it wakes the journal's readers). */
   announce?: (change: ChangeEvent) => void;
   /** The count of registrations per tenant that spares distributed operations a store read. */
-  index: Pick<SourceIndex, 'added' | 'removed'>;
+  index: Pick<SourceIndex, 'added' | 'removed' | 'changed'>;
 }
 
 /** The request's term maps and @context as given (absent: core only). */
@@ -144,7 +144,7 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
     },
     update(actor, id, input, ctx) {
       const { tenant } = actor;
-      return store.transaction((tx) => {
+      const next = store.transaction((tx) => {
         const previous = owned(actor, load(tenant, id));
         mayWrite(actor);
         const next = patchRegistration(previous, input, { mapper: ctx.mapper, now: clock.now(), isSelf: deps.isSelf });
@@ -154,6 +154,8 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
         journal(deps, tx, { tenant, id, subject: actor.subject, states: { before: stateOf(toStored(previous)), after: stateOf(stored) } });
         return next;
       });
+      deps.index.changed(tenant);
+      return next;
     },
     delete(actor, id) {
       const { tenant } = actor;

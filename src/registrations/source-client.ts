@@ -34,6 +34,8 @@ export interface SourceRequest {
   /** The incoming request's headers. */
   incoming: Incoming;
   signal?: AbortSignal;
+  /** The entity tag of the reply held from the last time (asked as If-None-Match). */
+  ifNoneMatch?: string;
 }
 
 /** Reads a header of the incoming request; undefined for work of the broker's own. */
@@ -43,7 +45,8 @@ export type Incoming = ((name: string) => string | undefined) | undefined;
 const FROM_REQUEST = 'urn:ngsi-ld:request';
 
 export type SourceOutcome =
-  | { ok: true; status: number; body: unknown; link: string | undefined; bytes?: Buffer }
+  /** status 304: the reply held from the last time (its tag was `ifNoneMatch`) still holds; no body. */
+  | { ok: true; status: number; body: unknown; link: string | undefined; bytes?: Buffer; etag?: string }
   | { ok: false; warning: SourceWarning; status?: number };
 
 export interface SourceClientOptions {
@@ -107,6 +110,7 @@ function headersOf(reg: Registration, req: SourceRequest, via: string): Record<s
   if (context !== undefined && !(inline && req.body !== undefined)) {
     headers['Link'] = `<${context}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`;
   }
+  if (req.ifNoneMatch !== undefined) headers['If-None-Match'] = req.ifNoneMatch;
   // NGSI-LD §4.14: the registration's tenant; without one, no tenant information is used.
   if (reg.tenant !== undefined) headers['NGSILD-Tenant'] = reg.tenant;
   return headers;
@@ -129,15 +133,15 @@ function urlOf(reg: Registration, req: SourceRequest): string {
   return `${reg.endpoint.replace(/\/+$/, '')}${req.path}${search === '' ? '' : `?${search}`}`;
 }
 
-function parseReply(agent: string, status: number, bytes: Buffer, link: string | undefined): SourceOutcome {
-  if (status === 404) return { ok: true, status, body: undefined, link };
+function parseReply(agent: string, status: number, bytes: Buffer, link: string | undefined, etag: string | undefined): SourceOutcome {
+  if (status === 404 || status === 304) return { ok: true, status, body: undefined, link };
   if (status >= 300) return { ok: false, status, warning: { code: 299, agent, text: `error response ${status} from the registration endpoint` } };
   if (bytes.length === 0) return { ok: true, status, body: undefined, link };
   // NOTE: parsed when first read: a reply the same as the last one of its source is never parsed
   // (see remembered() in distributed.ts); one that is not JSON throws there, and becomes a 111 warning.
   let parsed: { value: unknown } | undefined;
   return {
-    ok: true, status, link, bytes,
+    ok: true, status, link, bytes, ...(etag !== undefined ? { etag } : {}),
     get body(): unknown {
       parsed ??= { value: parseJson(bytes) };
       return parsed.value;
@@ -191,7 +195,7 @@ export function createSourceClient(opts: SourceClientOptions): SourceClient {
         if (reply.bytes === undefined) {
           return fail(key, reg, { ok: false, warning: { code: 111, agent, text: `reply larger than ${opts.maxReplyBytes} bytes` } });
         }
-        const outcome = parseReply(agent, reply.status, reply.bytes, reply.link);
+        const outcome = parseReply(agent, reply.status, reply.bytes, reply.link, reply.etag);
         return !outcome.ok && reply.status >= 500 ? fail(key, reg, outcome) : outcome;
       } catch (err) {
         const text = limit.timedOut ? `no answer within ${timeout} ms` : `unreachable: ${err instanceof Error ? err.message : String(err)}`;

@@ -94,32 +94,73 @@ export interface SourceIndex {
   has(tenant: string): boolean;
   added(tenant: string): void;
   removed(tenant: string): void;
+  /** A registration of the tenant was updated. */
+  changed(tenant: string): void;
   /** The live registrations of the tenant an operation goes to (the first of `ops` each allows), in creation order. */
   match(tenant: string, ops: Operation | readonly Operation[], sel: SourceSelector, now: number): MatchedSource[];
 }
 
+/** Matches remembered per tenant (the same queries and writes come again and again); beyond it, all are dropped. */
+const MAX_REMEMBERED = 512;
+
+/** The sources of one operation and selector, and until when they hold (the first expiresAt among them). */
+interface Remembered {
+  sources: MatchedSource[];
+  until: number;
+}
+
+const selectorKey = (ops: readonly Operation[], sel: SourceSelector): string =>
+  `${ops.join(',')}\u0000${sel.id ?? ''}\u0000${sel.types?.join(',') ?? '*'}\u0000${sel.idPattern ?? ''}\u0000${sel.attrs?.join(',') ?? '*'}`;
+
+function matchStored(store: Store, tenant: string, ops: readonly Operation[], sel: SourceSelector, now: number): MatchedSource[] {
+  const narrow = sel.id !== undefined ? { ids: [sel.id] } : sel.types !== undefined ? { types: sel.types } : {};
+  const out: MatchedSource[] = [];
+  for (const stored of store.registrations.candidates(tenant, { now, limit: MAX_SOURCES, ...narrow })) {
+    const reg = fromStored(stored);
+    const op = ops.find((o) => allowsOperation(reg, o));
+    if (op === undefined) continue;
+    const attrs = coverage(reg, sel);
+    if (attrs === null) continue;
+    const ids = sel.id === undefined ? idsOf(reg, sel) : undefined;
+    const types = [...new Set(reg.information.flatMap((i) => (i.entities ?? []).filter((e) => entityMatches(e, sel)).map((e) => e.type)))];
+    out.push(ids === undefined ? { reg, attrs, op, types } : { reg, attrs, op, types, ids });
+  }
+  return out;
+}
+
+/**
+ * NOTE: the matches of a tenant are remembered until one of its registrations is created, updated or
+ * removed (every such write goes through the registration service, which tells the index), or until
+ * the first of the matched registrations expires: a forwarded query then costs no store read and no
+ * decoding of registrations.
+ */
 export function createSourceIndex(store: Store): SourceIndex {
   const counts = store.registrations.countByTenant();
+  const remembered = new Map<string, Map<string, Remembered>>();
+  const forget = (tenant: string): void => void remembered.delete(tenant);
   return {
     has: (tenant) => (counts.get(tenant) ?? 0) > 0,
-    added: (tenant) => void counts.set(tenant, (counts.get(tenant) ?? 0) + 1),
-    removed: (tenant) => void counts.set(tenant, Math.max(0, (counts.get(tenant) ?? 0) - 1)),
+    added(tenant) {
+      counts.set(tenant, (counts.get(tenant) ?? 0) + 1);
+      forget(tenant);
+    },
+    removed(tenant) {
+      counts.set(tenant, Math.max(0, (counts.get(tenant) ?? 0) - 1));
+      forget(tenant);
+    },
+    changed: forget,
     match(tenant, asked, sel, now) {
       if ((counts.get(tenant) ?? 0) === 0) return [];
       const ops: readonly Operation[] = typeof asked === 'string' ? [asked] : asked;
-      const narrow = sel.id !== undefined ? { ids: [sel.id] } : sel.types !== undefined ? { types: sel.types } : {};
-      const out: MatchedSource[] = [];
-      for (const stored of store.registrations.candidates(tenant, { now, limit: MAX_SOURCES, ...narrow })) {
-        const reg = fromStored(stored);
-        const op = ops.find((o) => allowsOperation(reg, o));
-        if (op === undefined) continue;
-        const attrs = coverage(reg, sel);
-        if (attrs === null) continue;
-        const ids = sel.id === undefined ? idsOf(reg, sel) : undefined;
-        const types = [...new Set(reg.information.flatMap((i) => (i.entities ?? []).filter((e) => entityMatches(e, sel)).map((e) => e.type)))];
-        out.push(ids === undefined ? { reg, attrs, op, types } : { reg, attrs, op, types, ids });
-      }
-      return out;
+      let own = remembered.get(tenant);
+      const key = selectorKey(ops, sel);
+      const known = own?.get(key);
+      if (known !== undefined && now < known.until) return known.sources;
+      const sources = matchStored(store, tenant, ops, sel, now);
+      const until = Math.min(Infinity, ...sources.map((s) => s.reg.expiresAt ?? Infinity));
+      if (own === undefined || own.size >= MAX_REMEMBERED) remembered.set(tenant, (own = new Map()));
+      own.set(key, { sources, until });
+      return sources;
     },
   };
 }

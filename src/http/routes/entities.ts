@@ -14,7 +14,7 @@ import { readJsonBody } from '../body.js';
 import { APP_GEO_JSON, APP_JSON, APP_LD_JSON, contextFromLink, negotiate } from '../media.js';
 import { page, readParams, type Page } from '../params.js';
 import { BASE, created, idSegment, noContent, pageHeaders, sendJson, sendPayload, sendPayloadText } from '../respond.js';
-import { RETRIEVAL_PARAMS, parseRetrieval, listingBytes, renderForResponse, type Retrieval } from '../retrieval.js';
+import { RETRIEVAL_PARAMS, pageTag, parseRetrieval, listingBytes, renderForResponse, type Retrieval } from '../retrieval.js';
 import { ENTITY_QUERY_PARAMS, entityQueryFromParams, type EntityQuery } from '../entity-query.js';
 import type { ResponseMediaType } from '../media.js';
 import { purgeEntities } from './entities-purge.js';
@@ -69,6 +69,17 @@ function orderedPage(deps: AppDeps, actor: Principal, selection: Selection, keys
   return { entities: wanted.flatMap((r) => found.get(r.id) ?? []), hasMore: rows.length > p.offset + p.limit, count: rows.length };
 }
 
+/**
+ * A listing's answer from its bytes; with its entity tag when it has one, and 304 Not Modified
+ * (RFC 9110 §15.4.5, the page headers kept) when the caller already holds those very bytes.
+ */
+function listingResponse(c: AppContext, bytes: Uint8Array, ctx: ResolvedContext, headers: Record<string, string>): Response {
+  const tag = pageTag(bytes);
+  if (tag === undefined) return sendPayloadText(c, bytes, ctx, APP_JSON, 200, headers);
+  if (c.req.header('if-none-match') === tag) return new Response(null, { status: 304, headers: { ...headers, ETag: tag } });
+  return sendPayloadText(c, bytes, ctx, APP_JSON, 200, { ...headers, ETag: tag });
+}
+
 interface DistributedPage {
   selection: Selection; query: EntityQuery; retrieval: Retrieval; p: Page; mediaType: ResponseMediaType; ctx: ResolvedContext; remote: DistributedQuery;
 }
@@ -89,7 +100,7 @@ async function answerDistributed(c: AppContext, deps: AppDeps, d: DistributedPag
   const headers = { ...pageHeaders(c.req.url, d.p, merged.length > d.p.offset + d.p.limit, count, d.mediaType), ...warningHeaders(answered.warnings) };
   // The local entities keep their rendered text (the sources' are rendered anew).
   const bytes = listingBytes(pageOf, d.retrieval, d.ctx, d.mediaType);
-  if (bytes !== undefined) return sendPayloadText(c, bytes, d.ctx, APP_JSON, 200, headers);
+  if (bytes !== undefined) return listingResponse(c, bytes, d.ctx, headers);
   const payload = renderForResponse(pageOf, d.retrieval, d.ctx, d.mediaType, (l) => deps.entities.getMany(actor, l), false);
   return sendPayload(c, payload, d.ctx, d.mediaType, 200, headers);
 }
@@ -122,7 +133,7 @@ export function answerQuery(
   }
   const headers = pageHeaders(c.req.url, p, hasMore, count, mediaType);
   const bytes = listingBytes(pageOf, retrieval, ctx, mediaType);
-  if (bytes !== undefined) return sendPayloadText(c, bytes, ctx, APP_JSON, 200, headers);
+  if (bytes !== undefined) return listingResponse(c, bytes, ctx, headers);
   const payload = renderForResponse(pageOf, retrieval, ctx, mediaType, (l) => deps.entities.getMany(actor, l), false);
   return sendPayload(c, payload, ctx, mediaType, 200, headers);
 }

@@ -176,6 +176,25 @@ describe('listings answered from the rendered text of unchanged entities', () =>
     expect(after.json[1]).toMatchObject({ id: third!.id, reading: { value: -7 } });
   });
 
+  it('tags a page given again, answers 304 to its tag with the page headers, and a new tag once it changed', async () => {
+    const first = await list('type=Meter&limit=2&count=true');
+    const again = await list('type=Meter&limit=2&count=true');
+    const tag = again.headers.get('etag');
+    expect(tag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+    const notModified = await list('type=Meter&limit=2&count=true', { 'If-None-Match': tag! });
+    expect(notModified.status).toBe(304);
+    expect(notModified.text).toBe('');
+    expect(notModified.headers.get('etag')).toBe(tag);
+    expect(notModified.headers.get('ngsild-results-count')).toBe(first.headers.get('ngsild-results-count'));
+    expect((await list('type=Meter&limit=2&count=true', { 'If-None-Match': '"other"' })).text).toBe(first.text);
+    const id = (first.json as Array<{ id: string }>)[0]!.id;
+    expect((await b.request('PATCH', `/ngsi-ld/v1/entities/${id}/attrs/reading`, { body: { type: 'Property', value: -3 } })).status).toBe(204);
+    const changed = await list('type=Meter&limit=2&count=true', { 'If-None-Match': tag! });
+    expect(changed.status).toBe(200);
+    expect(changed.json[0]).toMatchObject({ id, reading: { value: -3 } });
+    expect(changed.headers.get('etag')).not.toBe(tag);
+  });
+
   it('builds the pagination links of each request, whatever page was asked before', async () => {
     const nextOf = async (query: string): Promise<string | undefined> => /<([^>]+)>;\s*rel="next"/.exec((await list(query)).headers.get('link') ?? '')?.[1];
     expect(await nextOf('type=Meter&limit=2')).toBe('/ngsi-ld/v1/entities?type=Meter&limit=2&offset=2');

@@ -145,6 +145,42 @@ describe('reads with matching registrations [§5.7.1.4, §5.7.2.4]', () => {
     expect(src.seen).toHaveLength(before);
   });
 
+  it('follows registration changes at once: an updated, a deleted and an expired registration no longer draw the query', async () => {
+    const one = await source((_req, res) => json(res, 200, [{ id: 'urn:ngsi-ld:Room:one', type: 'Room' }]));
+    const two = await source((_req, res) => json(res, 200, [{ id: 'urn:ngsi-ld:Room:two', type: 'Room' }]));
+    const b = await broker();
+    const ids = async (): Promise<string[]> => (await b.request('GET', `${V1}/entities?type=Room`)).json.map((e: { id: string }) => e.id).sort();
+    const reg = await register(b, { information: [{ entities: [{ type: 'Room' }] }], endpoint: one.url });
+    expect(await ids()).toEqual(['urn:ngsi-ld:Room:one']);
+    expect(await ids()).toEqual(['urn:ngsi-ld:Room:one']);
+    const patched = await b.request('PATCH', `${V1}/csourceRegistrations/${reg}`, { body: { endpoint: two.url } });
+    expect(patched.status, patched.text).toBe(204);
+    expect(await ids()).toEqual(['urn:ngsi-ld:Room:two']);
+    expect((await b.request('DELETE', `${V1}/csourceRegistrations/${reg}`)).status).toBe(204);
+    expect(await ids()).toEqual([]);
+    const expiresAt = new Date(b.clock.now() + 60_000).toISOString();
+    await register(b, { information: [{ entities: [{ type: 'Room' }] }], endpoint: one.url, expiresAt });
+    expect(await ids()).toEqual(['urn:ngsi-ld:Room:one']);
+    b.clock.advance(60_000);
+    expect(await ids()).toEqual([]);
+  });
+
+  it('asks a source again with If-None-Match and reuses the entities it holds on a 304', async () => {
+    const rooms = [{ id: 'urn:ngsi-ld:Room:remote', type: 'Room', name: { type: 'Property', value: 'kept' } }];
+    const src = await source((req, res) => {
+      if (req.headers['if-none-match'] === '"v1"') res.writeHead(304, { ETag: '"v1"' }).end();
+      else res.writeHead(200, { 'Content-Type': 'application/json', ETag: '"v1"' }).end(JSON.stringify(rooms));
+    });
+    const b = await broker();
+    await register(b, { information: [{ entities: [{ type: 'Room' }] }], endpoint: src.url });
+    for (let i = 0; i < 3; i++) {
+      const got = await b.request('GET', `${V1}/entities?type=Room`);
+      expect(got.status).toBe(200);
+      expect(got.json).toEqual([{ id: 'urn:ngsi-ld:Room:remote', type: 'Room', name: { type: 'Property', value: 'kept' } }]);
+    }
+    expect(src.seen.map((r) => r.headers['if-none-match'])).toEqual([undefined, '"v1"', '"v1"']);
+  });
+
   it('turns a 500, a non-JSON payload, an oversized reply and a silent source into NGSILD-Warning, never a 500 of ours', async () => {
     const b = await broker({ config: { distributed: { enabled: true, timeout: 300, maxReplyBytes: 65_536, maxEntities: 1_000 } } });
     await b.request('POST', `${V1}/entities`, { body: { id: 'urn:ngsi-ld:Room:1', type: 'Room' } });
