@@ -315,7 +315,9 @@ export const configSchema = z
             endpoint: z.string().regex(/^$|^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'expected an http(s) URL such as https://gateway.example.com, or empty').default('')
               .describe('Base URL where the cloud broker reaches this gateway, instead of federation.downlink.mqtt-url: notifications are posted to <endpoint>/edgeld/v1/downlink'),
             endpointToken: z.string().default('')
-              .describe('Bearer token the cloud broker sends with each notification to federation.downlink.endpoint (given to it in the subscription\'s receiverInfo; never logged; needed with the endpoint)'),
+              .describe('Bearer token (a JWT this gateway accepts) the cloud broker sends with each notification to federation.downlink.endpoint, given to it in the subscription\'s receiverInfo (never logged; needed with the endpoint)'),
+            endpointSubject: z.string().default('')
+              .describe('Subject (token sub) allowed to post notifications to /edgeld/v1/downlink besides administrators (empty: administrators only; with authentication off, anyone)'),
             lifetime: z.string().regex(ISO_DURATION, 'expected an ISO 8601 duration such as PT1H')
               .refine((v) => /[1-9]/.test(v), 'a subscription must live longer than zero')
               .default('PT1H').describe('How long the upstream subscription lives unless renewed (ISO 8601 duration; its expiresAt is now plus this)'),

@@ -171,7 +171,7 @@ function writeNewer(tx: WriteTx, id: EntityId, candidates: readonly Candidate[],
 }
 
 /** The principal of downlink writes: the broker's own work in the tenant, under the downlink subject. */
-export function downlinkPrincipal(tenant: string): Principal {
+function downlinkPrincipal(tenant: string): Principal {
   return { tenant, subject: DOWNLINK_SUBJECT, admin: true, assignees: [], groups: [] };
 }
 

@@ -71,7 +71,7 @@ export interface DownlinkKeeper {
 const isOk = (status: number): boolean => status >= 200 && status < 300;
 
 /** The subscription body (NGSI-LD §5.2.12): the selected attributes of the selected entities, normalized, with system attributes. */
-export function subscriptionBody(record: DownlinkRecord, options: DownlinkKeeperOptions, expiresAt: number): JsonObject {
+function subscriptionBody(record: DownlinkRecord, options: DownlinkKeeperOptions, expiresAt: number): JsonObject {
   const { target } = options;
   const endpoint: JsonObject = target.kind === 'mqtt'
     ? { uri: `${target.url.replace(/\/+$/, '')}/${record.topic}`, accept: 'application/json', notifierInfo: [{ key: 'MQTT-QoS', value: '1' }] }
@@ -116,7 +116,6 @@ export function createDownlinkKeeper(deps: DownlinkKeeperDeps): DownlinkKeeper {
   const made = recordOf(deps);
   const { record } = made;
   let previous = made.previous;
-  const item = `${SUBSCRIPTIONS}/${encodeURIComponent(record.subscriptionId)}`;
   const state: KeeperState = {
     subscribed: undefined, expiresAt: record.expiresAt, lastCheckAt: 0, nextAttemptAt: 0, failures: 0, failuresTotal: 0, lastError: undefined,
   };
@@ -135,47 +134,7 @@ export function createDownlinkKeeper(deps: DownlinkKeeperDeps): DownlinkKeeper {
     await store.write(() => store.federation.saveDownlink(record));
   };
 
-  /** NGSI-LD §5.8.1 Create Subscription; one left by an earlier run (409) is updated whole (§5.8.2). */
-  const create = async (now: number): Promise<void> => {
-    const expiresAt = now + options.lifetimeMs;
-    const body = subscriptionBody(record, options, expiresAt);
-    let reply = await send('POST', SUBSCRIPTIONS, body);
-    if (reply.status === 409) {
-      const { id: _id, type: _type, ...members } = body;
-      reply = await send('PATCH', item, members);
-    }
-    if (!isOk(reply.status)) throw new UpstreamError(`downlink subscription ${record.subscriptionId}: ${describeReply(reply.status, reply.body, reply.text)}`);
-    log.info('downlink subscription created upstream', { id: record.subscriptionId, topic: record.topic, expiresAt: formatDateTime(expiresAt) });
-    Object.assign(state, { subscribed: true, expiresAt, lastCheckAt: now });
-    await save(expiresAt);
-  };
-
-  /** NGSI-LD §5.8.2: a later expiresAt; forgotten upstream (404) it is created again. */
-  const renew = async (now: number): Promise<void> => {
-    const expiresAt = now + options.lifetimeMs;
-    const reply = await send('PATCH', item, { expiresAt: formatDateTime(expiresAt) });
-    if (reply.status === 404) {
-      log.warn('the upstream broker forgot the downlink subscription: creating it again', { id: record.subscriptionId });
-      return create(now);
-    }
-    if (!isOk(reply.status)) throw new UpstreamError(`downlink subscription ${record.subscriptionId}: ${describeReply(reply.status, reply.body, reply.text)}`);
-    Object.assign(state, { subscribed: true, expiresAt, lastCheckAt: now });
-    await save(expiresAt);
-  };
-
-  /** NGSI-LD §5.8.3 Retrieve Subscription: still held (and not expired), or created again. */
-  const check = async (now: number): Promise<void> => {
-    const reply = await send('GET', item);
-    if (reply.status === 404) {
-      if (state.subscribed !== undefined) log.warn('the upstream broker forgot the downlink subscription: creating it again', { id: record.subscriptionId });
-      return create(now);
-    }
-    if (!isOk(reply.status)) throw new UpstreamError(`downlink subscription ${record.subscriptionId}: ${describeReply(reply.status, reply.body, reply.text)}`);
-    state.subscribed = true;
-    state.lastCheckAt = now;
-    if (state.subscribed && state.expiresAt !== undefined && now < state.expiresAt - options.renewBeforeMs) return;
-    return renew(now);
-  };
+  const { create, renew, check } = subscriptionOps({ send, record, state, options, log, save });
 
   const step = async (now: number): Promise<void> => {
     if (previous !== undefined) {
@@ -236,6 +195,64 @@ export function createDownlinkKeeper(deps: DownlinkKeeperDeps): DownlinkKeeper {
       await busy;
     },
   };
+}
+
+interface OpsContext {
+  send: Send;
+  record: DownlinkRecord;
+  state: KeeperState;
+  options: DownlinkKeeperOptions;
+  log: Logger;
+  save(expiresAt: number | undefined): Promise<void>;
+}
+
+/** Create, renew and check the subscription upstream, each recording what the upstream answered. */
+function subscriptionOps(ctx: OpsContext): { create(now: number): Promise<void>; renew(now: number): Promise<void>; check(now: number): Promise<void> } {
+  const { send, record, state, options, log, save } = ctx;
+  const item = `${SUBSCRIPTIONS}/${encodeURIComponent(record.subscriptionId)}`;
+  /** NGSI-LD §5.8.1 Create Subscription; one left by an earlier run (409) is updated whole (§5.8.2). */
+  const create = async (now: number): Promise<void> => {
+    const expiresAt = now + options.lifetimeMs;
+    const body = subscriptionBody(record, options, expiresAt);
+    let reply = await send('POST', SUBSCRIPTIONS, body);
+    if (reply.status === 409) {
+      const { id: _id, type: _type, ...members } = body;
+      reply = await send('PATCH', item, members);
+    }
+    if (!isOk(reply.status)) throw new UpstreamError(`downlink subscription ${record.subscriptionId}: ${describeReply(reply.status, reply.body, reply.text)}`);
+    log.info('downlink subscription created upstream', { id: record.subscriptionId, topic: record.topic, expiresAt: formatDateTime(expiresAt) });
+    Object.assign(state, { subscribed: true, expiresAt, lastCheckAt: now });
+    await save(expiresAt);
+  };
+
+  /** NGSI-LD §5.8.2: a later expiresAt; forgotten upstream (404) it is created again. */
+  const renew = async (now: number): Promise<void> => {
+    const expiresAt = now + options.lifetimeMs;
+    const reply = await send('PATCH', item, { expiresAt: formatDateTime(expiresAt) });
+    if (reply.status === 404) {
+      log.warn('the upstream broker forgot the downlink subscription: creating it again', { id: record.subscriptionId });
+      return create(now);
+    }
+    if (!isOk(reply.status)) throw new UpstreamError(`downlink subscription ${record.subscriptionId}: ${describeReply(reply.status, reply.body, reply.text)}`);
+    Object.assign(state, { subscribed: true, expiresAt, lastCheckAt: now });
+    await save(expiresAt);
+  };
+
+  /** NGSI-LD §5.8.3 Retrieve Subscription: still held (and not expired), or created again. */
+  const check = async (now: number): Promise<void> => {
+    const reply = await send('GET', item);
+    if (reply.status === 404) {
+      if (state.subscribed !== undefined) log.warn('the upstream broker forgot the downlink subscription: creating it again', { id: record.subscriptionId });
+      return create(now);
+    }
+    if (!isOk(reply.status)) throw new UpstreamError(`downlink subscription ${record.subscriptionId}: ${describeReply(reply.status, reply.body, reply.text)}`);
+    state.subscribed = true;
+    state.lastCheckAt = now;
+    if (state.subscribed && state.expiresAt !== undefined && now < state.expiresAt - options.renewBeforeMs) return;
+    return renew(now);
+  };
+
+  return { create, renew, check };
 }
 
 /** The subscription made for an earlier configuration is removed upstream (best effort: it expires anyway). */

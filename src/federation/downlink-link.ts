@@ -45,7 +45,7 @@ export interface DownlinkLinkDeps {
 }
 
 /** The URL without user name and password, for logs and the status. */
-export function displayUrl(url: string): string {
+function displayUrl(url: string): string {
   const u = new URL(url);
   return `${u.protocol}//${u.host}`;
 }

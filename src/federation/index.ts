@@ -13,8 +13,7 @@ export {
 } from './registration-keeper.js';
 export type { RegisterMode, RegistrationFacts } from './registration-body.js';
 export { createDownlink, type Downlink, type DownlinkStatus } from './downlink.js';
-export type { DownlinkTarget } from './downlink-keeper.js';
-export { DOWNLINK_SUBJECT, REFUSAL_REASONS } from './downlink-apply.js';
+export { REFUSAL_REASONS } from './downlink-apply.js';
 
 import type { FederationStatus } from './drain.js';
 

@@ -40,7 +40,7 @@ export interface FederationLink extends Federation {
 }
 
 /** The route notifications are posted to with federation.downlink.endpoint. */
-export const DOWNLINK_ROUTE = '/edgeld/v1/downlink';
+const DOWNLINK_ROUTE = '/edgeld/v1/downlink';
 
 /** Removal on stop waits at most this long (and at most federation.timeout). */
 const WITHDRAW_TIMEOUT_MS = 2_000;

@@ -6,7 +6,8 @@ import { AccessDeniedError, formatDateTime, type Json } from '../../ngsi/index.j
 import type { DownlinkStatus, FederationStatus, RegistrationStatus } from '../../federation/index.js';
 import { resource, type App, type AppDeps } from '../app-env.js';
 import { readParams } from '../params.js';
-import { BASE, sendJson } from '../respond.js';
+import { readBytes } from '../body.js';
+import { BASE, noContent, sendJson } from '../respond.js';
 import { actorOf } from '../request-context.js';
 
 const iso = (ms: number | undefined): Json => (ms === undefined ? null : formatDateTime(ms));
@@ -39,7 +40,24 @@ function render(s: FederationStatus): Json {
   };
 }
 
+/** The downlink's notifications posted by the cloud broker (edge spec §7, federation.downlink.endpoint). */
+function registerDownlinkRoute(app: App, deps: AppDeps, downlink: NonNullable<AppDeps['downlink']>): void {
+  resource(app, '/edgeld/v1/downlink', {
+    POST: async (c) => {
+      readParams(c.req.url, []);
+      const actor = actorOf(c);
+      if (!actor.admin && (downlink.subject === '' || actor.subject !== downlink.subject)) {
+        throw new AccessDeniedError('Access denied', 'Downlink notifications come from the subject of federation.downlink.endpoint-subject');
+      }
+      // Applied or refused, it is answered 204: a refusal is counted here, the cloud has nothing to retry.
+      await downlink.receive(await readBytes(c.req.raw, deps.config.bodyLimit));
+      return noContent();
+    },
+  });
+}
+
 export function registerFederationRoutes(app: App, deps: AppDeps): void {
+  if (deps.downlink !== undefined) registerDownlinkRoute(app, deps, deps.downlink);
   resource(app, `${BASE}/federation/status`, {
     GET: (c) => {
       readParams(c.req.url, []);
