@@ -21,6 +21,7 @@ export interface DownlinkLinkOptions {
 }
 
 export interface DownlinkLinkStatus {
+  /** Connected and subscribed to the topic. */
   connected: boolean;
   /** The broker's URL without credentials. */
   broker: string;
@@ -62,13 +63,7 @@ export function createDownlinkLink(deps: DownlinkLinkDeps): DownlinkLink {
   let attempts = 0;
   let failures = 0;
   let lastError: { at: number; message: string } | undefined;
-  /** Messages handled one after the other, in the order they came. */
-  let queue: Promise<void> = Promise.resolve();
-
-  const handleInOrder = (payload: Buffer): Promise<void> => {
-    queue = queue.then(() => deps.handle(payload));
-    return queue;
-  };
+  const { handle } = deps;
 
   const fail = (message: string): void => {
     failures += 1;
@@ -78,30 +73,29 @@ export function createDownlinkLink(deps: DownlinkLinkDeps): DownlinkLink {
   const clientOptions = (): IClientOptions => ({
     clientId: options.clientId, clean: false, protocolVersion: 4, connectTimeout: options.connectTimeoutMs, reconnectPeriod: options.retryBaseMs,
     ...(username !== '' ? { username } : {}), ...(password !== '' ? { password } : {}),
-    // QoS 1: the PUBACK goes once the notification is handled (applied or refused).
-    customHandleAcks: (_topic, message, _packet, done) => {
-      handleInOrder(message).then(() => done(0), () => done(0));
-    },
   });
 
   const wire = (c: MqttClient): void => {
     c.on('connect', (ack) => {
-      connected = true;
       attempts = 0;
       c.options.reconnectPeriod = options.retryBaseMs;
-      log.info('downlink connected to the MQTT broker', { broker, topic: options.topic, sessionPresent: ack.sessionPresent });
       c.subscribe(options.topic, { qos: 1 }, (err, granted) => {
         const refused = granted?.some((g) => g.qos === 128) === true;
         if (err || refused) {
           fail(`subscribe to ${options.topic}: ${err?.message ?? 'refused by the broker'}`);
           log.error('downlink could not subscribe on the MQTT broker', { broker, topic: options.topic, error: err?.message ?? 'refused' });
+          return;
         }
+        // Connected means subscribed: from now on every notification on the topic reaches the gateway.
+        connected = true;
+        log.info('downlink connected to the MQTT broker', { broker, topic: options.topic, sessionPresent: ack.sessionPresent });
       });
     });
-    // QoS 0 deliveries bypass customHandleAcks (QoS 1 ones are emitted here again after their PUBACK).
-    c.on('message', (_topic, payload, packet) => {
-      if (packet.qos === 0) handleInOrder(payload).catch(() => undefined);
-    });
+    // NOTE: mqtt.js handles one message at a time through handleMessage and sends the PUBACK of a
+    // QoS 1 message when its callback is called: only once the notification was applied or refused.
+    c.handleMessage = (packet, callback) => {
+      handle(Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload)).then(() => callback(), () => callback());
+    };
     c.on('error', (err) => {
       fail(err.message);
       log.warn('downlink MQTT broker connection failed; retrying', { broker, error: err.message, failures });
