@@ -11,7 +11,8 @@ import { T0, tempDir, type TestBroker } from '../helpers/broker.js';
 import { startFakeCloud, waitUntil, type CloudRequest, type FakeCloud } from '../helpers/fake-cloud.js';
 import { parseExposition } from '../helpers/metrics.js';
 import { connectClient, endClient, startMosquitto, type Mosquitto } from '../helpers/mqtt.js';
-import { startEdge, statusOf, upserts } from './helpers.js';
+import { ADMIN_ROLE, startAuthBroker } from '../helpers/auth.js';
+import { federationConfig, startEdge, statusOf, upserts } from './helpers.js';
 
 const SUBS = '/ngsi-ld/v1/subscriptions';
 const MINUTE = 60_000;
@@ -266,5 +267,54 @@ describe('federation.downlink: notifications', () => {
     expect((await downlinkOf(e)).connectionFailures).toBeGreaterThanOrEqual(1);
     await publish(topic, notification([{ id: VALVE, type: 'Valve', open: { type: 'Property', value: true, modifiedAt: iso(T0 + 5 * MINUTE) } }]));
     await waitUntil(async () => (await downlinkOf(e)).applied === 1, 5_000, 'applied after the reconnection');
+  });
+});
+
+describe('federation.downlink.endpoint: notifications posted to the gateway', () => {
+  it('subscribes with the route as endpoint and the token as receiverInfo, and applies what is posted there', async () => {
+    cloud = await startFakeCloud();
+    answerSubscriptions(cloud, new Map());
+    const e = await startDownlinkEdge({ mqttUrl: '', endpoint: 'https://gw.example.com:8443/', endpointToken: 'secret-token' });
+    await createValve(e);
+    await e.broker.listen();
+    await cloud.waitFor(() => subCalls(cloud!, 'POST').length === 1, 5_000, 'subscription created');
+    expect(subCalls(cloud, 'POST')[0]!.body.notification.endpoint).toEqual({
+      uri: 'https://gw.example.com:8443/edgeld/v1/downlink', accept: 'application/json', receiverInfo: [{ key: 'Authorization', value: 'Bearer secret-token' }],
+    });
+    const posted = await e.request('POST', '/edgeld/v1/downlink', {
+      // HTTP carries the bare notification (no MQTT envelope).
+      raw: JSON.stringify(JSON.parse(notification([{ id: VALVE, type: 'Valve', open: { type: 'Property', value: true, modifiedAt: iso(T0 + 5 * MINUTE) } }])).body),
+      headers: { 'Content-Type': 'application/json' },
+    });
+    expect(posted.status).toBe(204);
+    expect((await e.request('GET', `/ngsi-ld/v1/entities/${encodeURIComponent(VALVE)}`)).json.open.value).toBe(true);
+    const status = await downlinkOf(e);
+    expect(status).toMatchObject({ transport: 'http', connected: true, broker: 'https://gw.example.com:8443/edgeld/v1/downlink', applied: 1 });
+    expect(JSON.stringify(await statusOf(e))).not.toContain('secret-token');
+    const garbage = await e.request('POST', '/edgeld/v1/downlink', { raw: '{"data": 1}', headers: { 'Content-Type': 'application/json' } });
+    expect(garbage.status).toBe(204);
+    expect((await downlinkOf(e)).refused.invalid).toBe(1);
+  });
+});
+
+describe('federation.downlink.endpoint with authentication on', () => {
+  it('takes notifications only from federation.downlink.endpoint-subject (or an administrator)', async () => {
+    cloud = await startFakeCloud();
+    answerSubscriptions(cloud, new Map());
+    const downlink = {
+      ...defaultConfig().federation.downlink, types: 'Valve', attributes: 'open', endpoint: 'https://gw.example.com', endpointToken: 't', endpointSubject: 'cloud-broker',
+    };
+    const e = await startAuthBroker({ config: { server: { port: 0, host: '127.0.0.1' }, federation: federationConfig(cloud.url, { downlink }) } });
+    edge = e;
+    const created = await e.as('admin', 'POST', '/ngsi-ld/v1/entities', {
+      body: { id: VALVE, type: 'Valve', open: { type: 'Property', value: false, observedAt: iso(T0 - MINUTE) } }, claims: { roles: [ADMIN_ROLE] },
+    });
+    expect(created.status).toBe(201);
+    const body = JSON.parse(notification([{ id: VALVE, type: 'Valve', open: { type: 'Property', value: true, modifiedAt: iso(T0 + 5 * MINUTE) } }])).body;
+    expect((await e.as(undefined, 'POST', '/edgeld/v1/downlink', { body })).status).toBe(401);
+    expect((await e.as('someone', 'POST', '/edgeld/v1/downlink', { body })).status).toBe(403);
+    expect((await e.as('admin', 'GET', `/ngsi-ld/v1/entities/${encodeURIComponent(VALVE)}`, { claims: { roles: [ADMIN_ROLE] } })).json.open.value).toBe(false);
+    expect((await e.as('cloud-broker', 'POST', '/edgeld/v1/downlink', { body })).status).toBe(204);
+    expect((await e.as('admin', 'GET', `/ngsi-ld/v1/entities/${encodeURIComponent(VALVE)}`, { claims: { roles: [ADMIN_ROLE] } })).json.open.value).toBe(true);
   });
 });
