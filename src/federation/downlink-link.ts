@@ -63,7 +63,8 @@ export function createDownlinkLink(deps: DownlinkLinkDeps): DownlinkLink {
   let attempts = 0;
   let failures = 0;
   let lastError: { at: number; message: string } | undefined;
-  const { handle } = deps;
+  /** The message being handled: a stop waits for it (its write) before the connection ends. */
+  let inflight: Promise<void> = Promise.resolve();
 
   const fail = (message: string): void => {
     failures += 1;
@@ -94,7 +95,7 @@ export function createDownlinkLink(deps: DownlinkLinkDeps): DownlinkLink {
     // NOTE: mqtt.js handles one message at a time through handleMessage and sends the PUBACK of a
     // QoS 1 message when its callback is called: only once the notification was applied or refused.
     c.handleMessage = (packet, callback) => {
-      handle(Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload)).then(() => callback(), () => callback());
+      inflight = deps.handle(Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload)).then(() => callback(), () => callback());
     };
     c.on('error', (err) => {
       fail(err.message);
@@ -125,6 +126,7 @@ export function createDownlinkLink(deps: DownlinkLinkDeps): DownlinkLink {
       const c = client;
       client = undefined;
       if (c === undefined) return;
+      await inflight;
       await c.endAsync(true).catch(() => undefined);
       connected = false;
     },

@@ -88,7 +88,7 @@ export function createDownlink(deps: DownlinkDeps): Downlink {
   };
 
   const link: DownlinkLink | undefined = deps.mqtt === undefined ? undefined : createDownlinkLink({
-    options: { ...deps.mqtt, topic: keeper.record.topic, clientId: `edgeld-downlink-${keeper.record.topic.replace(/[^A-Za-z0-9]/g, '').slice(-40)}` },
+    options: { ...deps.mqtt, topic: keeper.record.topic, clientId: `edgeld-downlink-${keeper.record.subscriptionId.replace(/^.*:/, '').replace(/[^A-Za-z0-9]/g, '').slice(-40)}` },
     handle, now: () => clock.now(), log,
   });
 

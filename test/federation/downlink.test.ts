@@ -185,7 +185,7 @@ describe('federation.downlink: notifications', () => {
   it('applies a newer notified attribute through the write core and refuses what is outside the selection or older [edge §7]', async () => {
     cloud = await startFakeCloud();
     answerSubscriptions(cloud, new Map());
-    const e = await startDownlinkEdge();
+    const e = await startDownlinkEdge({ maxBytes: 1_024 });
     await createValve(e, { label: { type: 'Property', value: 'main' } });
     await e.broker.listen();
     const topic = await connectedTopic(e);
@@ -212,9 +212,12 @@ describe('federation.downlink: notifications', () => {
     await publish(topic, notification([{ id: 'urn:ngsi-ld:Valve:other', type: 'Valve', open: { type: 'Property', value: true, modifiedAt: iso(T0 + 9 * MINUTE) } }]));
     await publish(topic, 'not json');
     await publish(topic, JSON.stringify({ body: { data: 'nope' } }));
-    await waitUntil(async () => (await downlinkOf(e)).refused.invalid === 2, 5_000, 'invalid refused');
+    // No time to compare with, and over federation.downlink.max-bytes.
+    await publish(topic, notification([{ id: VALVE, type: 'Valve', open: { type: 'Property', value: false } }]));
+    await publish(topic, notification([{ id: VALVE, type: 'Valve', open: { type: 'Property', value: 'x'.repeat(2_048), modifiedAt: iso(T0 + 9 * MINUTE) } }]));
+    await waitUntil(async () => (await downlinkOf(e)).refused['too-large'] === 1, 5_000, 'too large refused');
     status = await downlinkOf(e);
-    expect(status.refused).toMatchObject({ entity: 1, stale: 2, invalid: 2, attribute: 1, type: 1 });
+    expect(status.refused).toEqual({ entity: 1, stale: 2, invalid: 2, attribute: 1, type: 1, untimed: 1, 'too-large': 1 });
     expect(status.applied).toBe(1);
     expect((await e.request('GET', `/ngsi-ld/v1/entities/${encodeURIComponent(VALVE)}`)).json.open.value).toBe(true);
 
