@@ -86,15 +86,15 @@ function subscriptionBody(record: DownlinkRecord, options: DownlinkKeeperOptions
 }
 
 /** The kept record when it was made for this target, else a new one (stored). */
-function recordOf(deps: DownlinkKeeperDeps): { record: DownlinkRecord; previous: DownlinkRecord | undefined } {
+function recordOf(deps: DownlinkKeeperDeps): { record: DownlinkRecord; previous: DownlinkRecord | undefined; isNew: boolean } {
   const { store, options } = deps;
   const kept = store.federation.downlink();
-  if (kept !== undefined && kept.target === options.targetKey) return { record: kept, previous: undefined };
+  if (kept !== undefined && kept.target === options.targetKey) return { record: kept, previous: undefined, isNew: false };
   const random = deps.newId().replace(/[^A-Za-z0-9]/g, '');
   const record: DownlinkRecord = {
     subscriptionId: `urn:ngsi-ld:Subscription:edgeld-downlink:${random}`, topic: options.topic || `edgeld/downlink/${random}`, target: options.targetKey, expiresAt: undefined,
   };
-  return { record, previous: kept };
+  return { record, previous: kept, isNew: true };
 }
 
 type Send = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: JsonObject) => Promise<UpstreamReply>;
@@ -179,7 +179,8 @@ export function createDownlinkKeeper(deps: DownlinkKeeperDeps): DownlinkKeeper {
   return {
     record,
     start() {
-      if (made.previous !== undefined) store.write(() => store.federation.saveDownlink(record)).catch(() => undefined);
+      // Kept before it is asked for: a crash after the cloud made it still renews this one after the restart.
+      if (made.isNew) store.write(() => store.federation.saveDownlink(record)).catch((err: unknown) => log.warn('downlink subscription not kept in the store', { err }));
       timer = setInterval(tick, TICK_MS);
       timer.unref();
       tick();

@@ -178,6 +178,16 @@ describe('federation.downlink: the subscription upstream', () => {
     expect(subCalls(cloud, 'GET').map((r) => r.path)).toContain(`${SUBS}/${encodeURIComponent(id)}`);
     expect((await downlinkOf(e)).subscription).toMatchObject({ id, topic });
     expect(held.size).toBe(1);
+
+    // Another selection: a new subscription, and the old one removed upstream.
+    await e.close();
+    edge = undefined;
+    e = await startDownlinkEdge({ attributes: 'open,setpoint' }, dbPath);
+    await e.broker.listen();
+    await cloud.waitFor(() => subCalls(cloud!, 'POST').length === 2, 5_000, 'a new subscription');
+    expect(subCalls(cloud, 'DELETE').map((r) => r.path)).toEqual([`${SUBS}/${encodeURIComponent(id)}`]);
+    expect([...held.keys()]).toEqual([subCalls(cloud, 'POST')[1]!.body.id]);
+    expect(subCalls(cloud, 'POST')[1]!.body.id).not.toBe(id);
   });
 });
 
