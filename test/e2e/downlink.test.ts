@@ -2,7 +2,8 @@
 // broker both reach, and an edge edgeld forwarding its valve upstream with federation.downlink on.
 // A PATCH of the valve's `open` in the cloud reaches the edge through the subscription the edge keeps
 // on the cloud; the cloud sees no echo of it, while a later change at the edge still goes up; a
-// restart of the edge renews the same subscription instead of making another.
+// restart of the edge renews the same subscription instead of making another. The same with the cloud
+// edgeld's own embedded broker (Aedes) as the broker both reach.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMosquitto, type Mosquitto } from '../helpers/mqtt.js';
@@ -23,9 +24,9 @@ afterAll(async () => {
 const VALVE = 'urn:ngsi-ld:Valve:v1';
 const path = `/ngsi-ld/v1/entities/${encodeURIComponent(VALVE)}`;
 
-const edgeEnv = (cloud: BrokerProcess): Record<string, string> => ({
+const edgeEnv = (cloud: BrokerProcess, mqttUrl = mosquitto.url): Record<string, string> => ({
   FEDERATION_UPSTREAM_URL: cloud.base, FEDERATION_LINGER: '0', FEDERATION_RETRY_BASE: '20', FEDERATION_RETRY_MAX: '200',
-  FEDERATION_DOWNLINK_TYPES: 'Valve', FEDERATION_DOWNLINK_ATTRIBUTES: 'open', FEDERATION_DOWNLINK_MQTT_URL: mosquitto.url,
+  FEDERATION_DOWNLINK_TYPES: 'Valve', FEDERATION_DOWNLINK_ATTRIBUTES: 'open', FEDERATION_DOWNLINK_MQTT_URL: mqttUrl,
 });
 
 async function downlinkOf(edge: BrokerProcess): Promise<any> { // eslint-disable-line -- test convenience
@@ -79,5 +80,16 @@ describe('federation.downlink between two edgeld processes and mosquitto', () =>
     expect((await cloudSubscriptions(cloud!)).map((s) => s.id)).toEqual([id]);
     expect((await call(cloud!.base, 'PATCH', `${path}/attrs`, { open: { type: 'Property', value: false } })).status).toBe(204);
     await waitUntil(async () => (await call(edge!.base, 'GET', path)).json.open?.value === false, 10_000, 'the next PATCH applied after the restart');
+  });
+
+  it('works with the cloud edgeld\'s embedded MQTT broker as the broker both reach', async () => {
+    const [cloud] = await nodes.start({});
+    const [edge] = await nodes.start(edgeEnv(cloud!, `mqtt://127.0.0.1:${cloud!.mqttPort}`));
+    expect((await call(edge!.base, 'POST', '/ngsi-ld/v1/entities', { id: VALVE, type: 'Valve', open: { type: 'Property', value: false } })).status).toBe(201);
+    await waitUntil(async () => (await call(cloud!.base, 'GET', path)).status === 200, 10_000, 'the valve forwarded to the cloud');
+    await waitUntil(async () => (await downlinkOf(edge!))?.connected === true && (await downlinkOf(edge!)).subscription.subscribed === true, 10_000, 'downlink up');
+    expect((await call(cloud!.base, 'PATCH', `${path}/attrs`, { open: { type: 'Property', value: true } })).status).toBe(204);
+    await waitUntil(async () => (await call(edge!.base, 'GET', path)).json.open?.value === true, 10_000, 'the PATCH applied at the edge');
+    expect((await downlinkOf(edge!)).applied).toBe(1);
   });
 });
