@@ -28,8 +28,8 @@ export const LIBRARY_HOMES = {
   aedes: ['mqtt'],
   'aedes-persistence': ['mqtt'],
   ws: ['mqtt'],
-  // The mqtt client sends notifications to outside brokers; the embedded broker is Aedes.
-  mqtt: ['subscriptions'],
+  // The mqtt client sends notifications to outside brokers and receives the federation downlink; the embedded broker is Aedes.
+  mqtt: ['subscriptions', 'federation'],
   'better-sqlite3': ['store'],
   jsonld: ['jsonld'],
   jose: ['auth'],

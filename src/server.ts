@@ -154,7 +154,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
   notifierOf = () => notifier;
   notifier.start();
-  const federation = buildFederation({ config, store, feed, contexts, clock, log, events, publicUrl });
+  const federation = buildFederation({ config, store, feed, contexts, clock, log, events, publicUrl, core, newId });
   const loginLimiter = buildLoginLimiter(deps);
   const { ingest, hooks } = buildMqttAccess({
     ...deps, core, contexts, devices, registry: topicsOf, auth, mqtt, sessions: store.mqttSessions, loginLimiter,

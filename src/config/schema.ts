@@ -45,6 +45,20 @@ function tlsPairIssues(config: { server: TlsOptions & { port: number; redirectPo
   }
 }
 
+/** federation.downlink needs an upstream, attributes and exactly one way for notifications to arrive. */
+function downlinkIssues(federation: { upstream: { url: string }; downlink: { types: string; attributes: string; mqttUrl: string; endpoint: string; endpointToken: string } },
+  ctx: z.RefinementCtx): void {
+  const { downlink } = federation;
+  if (downlink.types === '') return;
+  const at = (key: string): string[] => ['federation', 'downlink', key];
+  if (federation.upstream.url === '') ctx.addIssue({ code: 'custom', path: at('types'), message: 'needs federation.upstream.url (the broker the subscription is kept on)' });
+  if (downlink.attributes === '') ctx.addIssue({ code: 'custom', path: at('attributes'), message: 'needed with federation.downlink.types (the attributes the cloud may write)' });
+  if ((downlink.mqttUrl === '') === (downlink.endpoint === '')) {
+    ctx.addIssue({ code: 'custom', path: at('mqttUrl'), message: 'exactly one of federation.downlink.mqtt-url and federation.downlink.endpoint is needed with federation.downlink.types' });
+  }
+  if (downlink.endpoint !== '' && downlink.endpointToken === '') ctx.addIssue({ code: 'custom', path: at('endpointToken'), message: 'needed with federation.downlink.endpoint' });
+}
+
 /** federation.register needs an upstream. */
 function registerIssues(federation: { upstream: { url: string }; register: { enabled: boolean; only: boolean } }, ctx: z.RefinementCtx): void {
   if (federation.register.enabled && federation.upstream.url === '') {
@@ -283,6 +297,36 @@ export const configSchema = z
             debounce: positiveInt(5_000, 'Milliseconds a new entity type or attribute waits before the registration\'s information is updated upstream (more arriving meanwhile go in the same update)'),
           })
           .prefault({}),
+        // The downlink from the cloud (edge spec §7): a subscription upstream whose notifications arrive over MQTT.
+        downlink: z
+          .strictObject({
+            types: z.string().regex(/^$|^[^\s,]+(,[^\s,]+)*$/, 'expected comma-separated type names such as Valve,Thermostat, or empty').default('')
+              .describe('Entity types whose attributes the cloud may write through the downlink, comma-separated, expanded with federation.upstream.context (empty: downlink off)'),
+            attributes: z.string().regex(/^$|^[^\s,]+(,[^\s,]+)*$/, 'expected comma-separated attribute names such as open,setpoint, or empty').default('')
+              .describe('Attribute names the cloud may write through the downlink, comma-separated, expanded with federation.upstream.context (needed with federation.downlink.types)'),
+            idPattern: z.string().max(1_024).default('')
+              .describe('Regular expression of the entity ids the upstream subscription watches, e.g. the gateway\'s id prefix (empty: every entity of the types; entities the gateway does not hold are refused)'),
+            mqttUrl: z.string().regex(/^$|^mqtts?:\/\/[^\s/?#]+\/?$/, 'expected mqtt://host:port or mqtts://host:port, or empty').default('')
+              .describe('MQTT broker both the cloud broker and this gateway reach (mqtt:// or mqtts://, credentials in the URL are given to the cloud broker); the gateway connects out to it'),
+            mqttUsername: z.string().default('').describe('User name of this gateway at federation.downlink.mqtt-url (empty: the URL\'s, else anonymous)'),
+            mqttPassword: z.string().default('').describe('Password of this gateway at federation.downlink.mqtt-url (never logged)'),
+            topic: z.string().regex(/^$|^[^#+\s]{1,256}$/, 'expected an MQTT topic without wildcards, or empty').default('')
+              .describe('Topic the notifications arrive on (empty: edgeld/downlink/<a random id kept in the store>, unique per gateway)'),
+            endpoint: z.string().regex(/^$|^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'expected an http(s) URL such as https://gateway.example.com, or empty').default('')
+              .describe('Base URL where the cloud broker reaches this gateway, instead of federation.downlink.mqtt-url: notifications are posted to <endpoint>/edgeld/v1/downlink'),
+            endpointToken: z.string().default('')
+              .describe('Bearer token (a JWT this gateway accepts) the cloud broker sends with each notification to federation.downlink.endpoint, given to it in the subscription\'s receiverInfo (never logged; needed with the endpoint)'),
+            endpointSubject: z.string().default('')
+              .describe('Subject (token sub) allowed to post notifications to /edgeld/v1/downlink besides administrators (empty: administrators only; with authentication off, anyone)'),
+            lifetime: z.string().regex(ISO_DURATION, 'expected an ISO 8601 duration such as PT1H')
+              .refine((v) => /[1-9]/.test(v), 'a subscription must live longer than zero')
+              .default('PT1H').describe('How long the upstream subscription lives unless renewed (ISO 8601 duration; its expiresAt is now plus this)'),
+            renewBefore: z.string().regex(/^(0?\.\d*[1-9]\d*)$|^P(?!$)(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$/, 'expected a fraction of the lifetime such as 0.25, or an ISO 8601 duration such as PT10M')
+              .default('0.25').describe('When the upstream subscription is renewed: this fraction of federation.downlink.lifetime, or this duration, before it expires'),
+            checkInterval: positiveInt(300_000, 'Milliseconds between two checks that the upstream broker still holds the subscription (created again when it forgot it)'),
+            maxBytes: z.int().min(1_024).max(16_777_216).default(262_144).describe('Largest notification taken from the downlink, in bytes (larger: refused and counted)'),
+          })
+          .prefault({}),
       })
       .prefault({}),
     application: z
@@ -396,6 +440,7 @@ export const configSchema = z
       ctx.addIssue({ code: 'custom', path: ['federation', 'upstream', 'clientId'], message: 'needed with federation.upstream.token-url' });
     }
     registerIssues(config.federation, ctx);
+    downlinkIssues(config.federation, ctx);
     if (config.federation.retryBase > config.federation.retryMax) {
       ctx.addIssue({ code: 'custom', path: ['federation', 'retryBase'], message: `must not exceed federation.retry-max (${config.federation.retryMax})` });
     }

@@ -11,6 +11,8 @@ import { backoffDelay } from './backoff.js';
 import { createFederationClient, type UpstreamClient } from './client.js';
 import type { Transport } from '../lib/index.js';
 import type { RegistrationStatus } from './registration-keeper.js';
+import type { DownlinkStatus } from './downlink.js';
+import { DOWNLINK_SUBJECT } from './downlink-apply.js';
 import { planBatch, type BatchPlan } from './plan.js';
 import { reconcile, sendPlans, type SendOutcome } from './send.js';
 
@@ -70,6 +72,8 @@ export interface FederationStatus {
   sent: { entities: number; instances: number };
   /** The gateway's registration upstream (federation.register); undefined when off. */
   registration: RegistrationStatus | undefined;
+  /** The downlink from the cloud (federation.downlink); undefined when off. */
+  downlink: DownlinkStatus | undefined;
 }
 
 export interface Federation {
@@ -152,7 +156,7 @@ function statusOf(deps: DrainDeps): FederationStatus {
   return {
     enabled: true, url: options.url, outboxDepth: journal.backlog(FEDERATION_READER), oldestPending: oldest?.at,
     lastSuccess: counters.lastSuccess, lastError: counters.lastError, parked: store.federation.parkedCount(), dropped: counters.dropped,
-    sent: { entities: counters.sentEntities, instances: counters.sentInstances }, registration: undefined,
+    sent: { entities: counters.sentEntities, instances: counters.sentInstances }, registration: undefined, downlink: undefined,
   };
 }
 
@@ -181,7 +185,7 @@ export function createFederation(deps: FederationDeps): Federation {
     const { mapper, linkUrl } = await deps.context();
     const plan = planBatch(changesOf(changes, asked, batch), after, {
       tenant: options.tenant, types: new Set(options.types.map((t) => mapper.expandTerm(t))), maxEntities: options.batchSize,
-      latest: (tenant, id) => store.archive.latest({ tenant }, id),
+      latest: (tenant, id) => store.archive.latest({ tenant }, id), skipSubject: DOWNLINK_SUBJECT,
     });
     if (plan.lastSeq === after) return after;
     const ctx = { client, mapper, link: `<${linkUrl}>; rel="${JSONLD_CONTEXT_REL}"; type="application/ld+json"`, signal: abort.signal };

@@ -50,6 +50,8 @@ export interface PlanOptions {
   maxEntities: number;
   /** The latest document of an entity (live or deleted), for a change that carries no state. */
   latest(tenant: string, id: EntityId): Entity | undefined;
+  /** Changes written under this subject came from upstream: never forwarded again (the downlink's loop guard). */
+  skipSubject?: string;
 }
 
 const seriesKey = (attr: Iri, datasetId: string | undefined): string => `${attr}\n${datasetId ?? ''}`;
@@ -135,7 +137,10 @@ export function planBatch(changes: Iterable<ChangeEvent>, cursor: number, opts: 
   for (const change of changes) {
     const state = change.entity ?? change.previous;
     // A registration change concerns no entity: nothing to forward.
-    const selected = change.kind !== 'registrationChanged' && change.tenant === opts.tenant && isSelected(change, state, opts);
+    // Edge spec §7: a change that came down from the cloud is not sent back up as a new one.
+    const selected = change.kind !== 'registrationChanged' && change.tenant === opts.tenant
+      && (opts.skipSubject === undefined || change.subject !== opts.skipSubject)
+      && isSelected(change, state, opts);
     let plan = byId.get(change.id);
     if (selected) {
       if ((plan === undefined && byId.size >= opts.maxEntities) || (plan !== undefined && mustWait(plan, change))) {

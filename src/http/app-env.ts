@@ -57,6 +57,8 @@ export interface AppDeps {
   devices: DeviceService;
   /** The federation drain's status (a disabled one when no upstream is configured). */
   federation: { status(): FederationStatus };
+  /** The downlink's HTTP transport (federation.downlink.endpoint); absent when notifications arrive otherwise. */
+  downlink?: { receive(text: string): Promise<void>; subject: string };
   /** Present when authentication is on. */
   auth?: Authenticator;
   log: Logger;

@@ -1,16 +1,17 @@
 // The federation drain when an upstream is configured (a consumer of the journal feed), the
-// gateway's registration upstream (federation.register) on the same client, and the metrics they add.
+// gateway's registration upstream (federation.register) and the downlink from the cloud
+// (federation.downlink) on the same client, and the metrics they add.
 
 import type { Config } from '../config/index.js';
-import type { ChangeEmitter } from '../events.js';
+import type { ChangeEmitter, WriteCore } from '../events.js';
 import {
-  createFederation, createFederationClient, createRegistrationKeeper, disabledStatus, FEDERATION_READER, type Federation, type RegistrationFacts,
-  type RegistrationKeeper, type UpstreamClient,
+  createDownlink, createFederation, createFederationClient, createRegistrationKeeper, disabledStatus, FEDERATION_READER, REFUSAL_REASONS, type Downlink, type Federation,
+  type RegistrationFacts, type RegistrationKeeper, type UpstreamClient,
 } from '../federation/index.js';
 import type { MetricsSource } from '../http/index.js';
 import type { ContextService } from '../jsonld/index.js';
 import type { TermMapper } from '../ngsi/index.js';
-import { allowEntriesOf, createHostAllowList, createOutboundFetch, type Clock, type Logger } from '../lib/index.js';
+import { allowEntriesOf, createHostAllowList, createOutboundFetch, type Clock, type IdGenerator, type Logger } from '../lib/index.js';
 import type { JournalFeed, Store } from '../store/index.js';
 import { addDuration, parseDuration } from '../temporal/index.js';
 
@@ -25,13 +26,21 @@ export interface FederationWiring {
   events: ChangeEmitter;
   /** This broker's URL (server.public-url, else its bound port on 127.0.0.1), read once it serves. */
   publicUrl(): string;
+  /** The write path of the downlink's writes. */
+  core: WriteCore;
+  newId: IdGenerator;
 }
 
-/** The drain and the gateway's registration upstream, started and stopped together. */
+/** The drain, the gateway's registration upstream and the downlink, started and stopped together. */
 export interface FederationLink extends Federation {
   /** Removes the gateway's registration upstream (bounded), before the listeners close. */
   withdraw(): Promise<void>;
+  /** The downlink (federation.downlink); undefined when off. */
+  downlink: Downlink | undefined;
 }
+
+/** The route notifications are posted to with federation.downlink.endpoint. */
+const DOWNLINK_ROUTE = '/edgeld/v1/downlink';
 
 /** Removal on stop waits at most this long (and at most federation.timeout). */
 const WITHDRAW_TIMEOUT_MS = 2_000;
@@ -66,14 +75,20 @@ export function buildFederation(deps: FederationWiring): FederationLink | undefi
   });
   const drain = isForwarding ? buildDrain(deps, client, context) : undefined;
   const keeper = fed.register.enabled ? buildKeeper(deps, client, context) : undefined;
+  const downlink = fed.downlink.types === '' ? undefined : buildDownlink(deps, client, context);
   return {
+    downlink,
     start() {
       drain?.start();
       keeper?.start();
+      downlink?.start();
     },
-    status: () => ({ ...(drain?.status() ?? { ...disabledStatus(), url: up.url }), registration: keeper?.status() }),
+    status: () => ({ ...(drain?.status() ?? { ...disabledStatus(), url: up.url }), registration: keeper?.status(), downlink: downlink?.status() }),
     withdraw: async () => keeper?.stop(),
-    stop: async (timeoutMs) => drain?.stop(timeoutMs),
+    stop: async (timeoutMs) => {
+      await downlink?.stop();
+      await drain?.stop(timeoutMs);
+    },
   };
 }
 
@@ -144,11 +159,48 @@ function buildKeeper(
   });
 }
 
+/** The renewal margin: a fraction of the lifetime (0.25) or a duration (PT10M). */
+function renewBeforeOf(text: string, lifetimeMs: number, option: string, now: number): number {
+  const ms = text.startsWith('P') ? durationMs(text, option, now) : Math.round(lifetimeMs * Number(text));
+  if (ms >= lifetimeMs) throw new Error(`${option}: '${text}' must be shorter than the lifetime`);
+  return ms;
+}
+
+/** The downlink of federation.downlink, on the drain's upstream client. */
+function buildDownlink(deps: FederationWiring, client: UpstreamClient, context: () => Promise<{ mapper: TermMapper; linkUrl: string }>): Downlink {
+  const { config, clock } = deps;
+  const fed = config.federation;
+  const dl = fed.downlink;
+  const lifetimeMs = durationMs(dl.lifetime, 'federation.downlink.lifetime', clock.now());
+  const names = (list: string): string[] => list.split(',');
+  const target = dl.mqttUrl !== ''
+    ? { kind: 'mqtt' as const, url: dl.mqttUrl }
+    : { kind: 'http' as const, url: `${dl.endpoint.replace(/\/+$/, '')}${DOWNLINK_ROUTE}`, token: dl.endpointToken };
+  // NOTE: the token and password stay out of the key: a new secret renews the subscription, it needs no new one.
+  const targetKey = JSON.stringify([fed.upstream.url, fed.upstream.tenant, dl.types, dl.attributes, dl.idPattern, dl.topic, dl.mqttUrl, dl.endpoint]);
+  return createDownlink({
+    core: deps.core, context, clock, log: deps.log.child('downlink'), newId: deps.newId,
+    keeper: {
+      client, store: deps.store,
+      options: {
+        types: names(dl.types), attributes: names(dl.attributes), idPattern: dl.idPattern, target, topic: dl.topic, targetKey, lifetimeMs,
+        renewBeforeMs: renewBeforeOf(dl.renewBefore, lifetimeMs, 'federation.downlink.renew-before', clock.now()), checkIntervalMs: dl.checkInterval,
+        retryBaseMs: fed.retryBase, retryMaxMs: fed.retryMax,
+      },
+    },
+    mqtt: dl.mqttUrl === '' ? undefined : {
+      url: dl.mqttUrl, username: dl.mqttUsername, password: dl.mqttPassword, connectTimeoutMs: config.mqtt.connectTimeout,
+      retryBaseMs: fed.retryBase, retryMaxMs: Math.min(fed.retryMax, 60_000),
+    },
+    options: { tenant: fed.tenant, types: names(dl.types), attributes: names(dl.attributes), maxBytes: dl.maxBytes },
+  });
+}
+
 /** The metrics of the federation drain and of the registration upstream (none when off). */
 export function federationMetrics(federation: Federation | undefined): MetricsSource[] {
   if (federation === undefined) return [];
   // Only the registration (federation.register.only): no drain to watch.
-  if (!federation.status().enabled) return registrationMetrics(federation);
+  if (!federation.status().enabled) return [...registrationMetrics(federation), ...downlinkMetrics(federation)];
   return [
     { name: 'edgeld_federation_outbox_depth', help: 'Journal changes not yet acknowledged by the upstream broker', collect: () => federation.status().outboxDepth },
     { name: 'edgeld_federation_parked', help: 'Entity changes the upstream broker refused, kept with their error', collect: () => federation.status().parked },
@@ -158,6 +210,30 @@ export function federationMetrics(federation: Federation | undefined): MetricsSo
     },
     { name: 'edgeld_federation_sent_instances_total', help: 'History instances acknowledged upstream', type: 'counter', collect: () => federation.status().sent.instances },
     ...registrationMetrics(federation),
+    ...downlinkMetrics(federation),
+  ];
+}
+
+/** The metrics of the downlink from the cloud (none when federation.downlink is off). */
+function downlinkMetrics(federation: Federation): MetricsSource[] {
+  if (federation.status().downlink === undefined) return [];
+  const of = () => federation.status().downlink;
+  return [
+    { name: 'edgeld_federation_downlink_connected', help: 'Whether the downlink is connected to its MQTT broker (1) or not (0)', collect: () => (of()?.connected ? 1 : 0) },
+    { name: 'edgeld_federation_downlink_subscribed', help: 'Whether the upstream broker holds the downlink subscription (1) or not (0)', collect: () => (of()?.subscription.subscribed ? 1 : 0) },
+    {
+      name: 'edgeld_federation_downlink_last_notification_seconds', help: 'When the last downlink notification arrived (Unix time; 0: none yet)',
+      collect: () => Math.floor((of()?.lastNotification ?? 0) / 1_000),
+    },
+    { name: 'edgeld_federation_downlink_applied_total', help: 'Attributes written from downlink notifications', type: 'counter', collect: () => of()?.applied ?? 0 },
+    {
+      name: 'edgeld_federation_downlink_refused_total', help: 'Entities or attributes of downlink notifications refused, by reason', type: 'counter', labelNames: ['reason'],
+      collect: () => REFUSAL_REASONS.map((reason) => ({ labels: { reason }, value: of()?.refused[reason] ?? 0 })),
+    },
+    {
+      name: 'edgeld_federation_downlink_failures_total', help: 'Downlink MQTT connection failures and failed attempts to keep its subscription upstream', type: 'counter',
+      collect: () => (of()?.connectionFailures ?? 0) + (of()?.subscription.failures ?? 0),
+    },
   ];
 }
 

@@ -7,14 +7,14 @@ import type { SecretChecks, TokenVerifier } from '../auth/index.js';
 import type { Config } from '../config/index.js';
 import { createBatchService, createDiscoveryService, trackLiveEntities } from '../entities/index.js';
 import type { ChangeEmitter } from '../events.js';
-import { disabledStatus, type Federation } from '../federation/index.js';
+import { disabledStatus } from '../federation/index.js';
 import { createApp, createMetrics, type App, type AppDeps, type Metrics } from '../http/index.js';
 import { createRequestBudget, uuid, type Clock, type IdGenerator, type Logger, type LoginLimiter, type RequestBudget } from '../lib/index.js';
 import type { MetricsSource } from '../http/index.js';
 import type { Ingest, MqttAccess } from '../mqtt/index.js';
 import type { Store } from '../store/index.js';
 import type { Notifier } from '../subscriptions/index.js';
-import { federationMetrics } from './federation.js';
+import { federationMetrics, type FederationLink } from './federation.js';
 import { loginMetrics, secretCheckMetrics } from './login-limiter.js';
 import { mqttConnectionMetrics } from './mqtt-metrics.js';
 import type { Runtime } from './runtime.js';
@@ -41,7 +41,7 @@ export interface HttpWiring {
   ingest: Ingest;
   /** The MQTT access hooks (their refusals are counted). */
   mqttAccess: Pick<MqttAccess, 'stats'>;
-  federation: Federation | undefined;
+  federation: FederationLink | undefined;
   loginLimiter: LoginLimiter | undefined;
   /** The bound on password checks (its counts are metrics). */
   secretChecks: SecretChecks;
@@ -120,6 +120,8 @@ export function buildHttp(deps: HttpWiring): HttpParts {
     batch: createBatchService({ entities: services.entities, purgePageSize: config.batch.maxSize }),
     discovery: createDiscoveryService({ store, newId: deps.newId ?? uuid }),
     federation: deps.federation ?? { status: disabledStatus },
+    ...(deps.federation?.downlink !== undefined && config.federation.downlink.endpoint !== ''
+      ? { downlink: { receive: deps.federation.downlink.receive, subject: config.federation.downlink.endpointSubject } } : {}),
     ...(auth ? { auth } : {}),
     log: deps.log.child('http'),
     notReady,

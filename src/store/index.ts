@@ -20,7 +20,7 @@ export type {
 } from './types.js';
 export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } from './entities/discovery.js';
 export type { DeviceContext, DeviceRecord, DeviceRepository } from './devices/devices.js';
-export type { FederationCounters, FederationProgress, FederationRepository, ParkedChanges } from './federation/federation.js';
+export type { DownlinkRecord, FederationCounters, FederationProgress, FederationRepository, ParkedChanges } from './federation/federation.js';
 export type { IdentityRepository } from './identity/identity.js';
 
 

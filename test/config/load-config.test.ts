@@ -65,6 +65,10 @@ describe('defaultConfig', () => {
         upstream: { url: '', tenant: '', context: '', types: '', tokenUrl: '', clientId: '', clientSecret: '' },
         tenant: '', batchSize: 100, linger: 100, timeout: 10_000, retryBase: 1_000, retryMax: 300_000, outbox: { maxRows: 1_000_000, maxAge: 'P7D' },
         register: { enabled: false, only: false, mode: 'auxiliary', url: '', id: '', lifetime: 'PT1H', renewBefore: '0.25', types: '', attrs: '', debounce: 5_000 },
+        downlink: {
+          types: '', attributes: '', idPattern: '', mqttUrl: '', mqttUsername: '', mqttPassword: '', topic: '', endpoint: '', endpointToken: '', endpointSubject: '',
+          lifetime: 'PT1H', renewBefore: '0.25', checkInterval: 300_000, maxBytes: 262_144,
+        },
       },
       application: {
         authentication: {
@@ -175,6 +179,20 @@ describe('CONFIG_OPTIONS', () => {
       'federation.register.types',
       'federation.register.attrs',
       'federation.register.debounce',
+      'federation.downlink.types',
+      'federation.downlink.attributes',
+      'federation.downlink.id-pattern',
+      'federation.downlink.mqtt-url',
+      'federation.downlink.mqtt-username',
+      'federation.downlink.mqtt-password',
+      'federation.downlink.topic',
+      'federation.downlink.endpoint',
+      'federation.downlink.endpoint-token',
+      'federation.downlink.endpoint-subject',
+      'federation.downlink.lifetime',
+      'federation.downlink.renew-before',
+      'federation.downlink.check-interval',
+      'federation.downlink.max-bytes',
       'application.authentication.enabled',
       'application.authentication.jwks-uri',
       'application.authentication.public-key-file',
@@ -362,6 +380,33 @@ describe('loadConfig from the environment', () => {
     expect(mode.issues.map((i) => i.option)).toEqual(['federation.register.mode']);
     const only = loadError(() => loadConfig({ argv: [], env: { FEDERATION_UPSTREAM_URL: 'https://cloud.example.com', FEDERATION_REGISTER_ONLY: 'true' } }));
     expect(only.issues.map((i) => [i.option, i.message])).toEqual([['federation.register.only', 'needs federation.register.enabled']]);
+  });
+
+  it('takes federation.downlink only with an upstream, attributes and exactly one of mqtt-url and endpoint [edge §7]', () => {
+    const issuesOf = (env: Record<string, string>) => loadError(() => loadConfig({ argv: [], env })).issues.map((i) => [i.option, i.message]);
+    expect(issuesOf({ FEDERATION_DOWNLINK_TYPES: 'Valve', FEDERATION_DOWNLINK_ATTRIBUTES: 'open', FEDERATION_DOWNLINK_MQTT_URL: 'mqtt://broker.example.com:1883' })).toEqual([
+      ['federation.downlink.types', 'needs federation.upstream.url (the broker the subscription is kept on)'],
+    ]);
+    const upstream = { FEDERATION_UPSTREAM_URL: 'https://cloud.example.com', FEDERATION_DOWNLINK_TYPES: 'Valve' };
+    expect(issuesOf({ ...upstream, FEDERATION_DOWNLINK_MQTT_URL: 'mqtt://broker.example.com' })).toEqual([
+      ['federation.downlink.attributes', 'needed with federation.downlink.types (the attributes the cloud may write)'],
+    ]);
+    const both = 'exactly one of federation.downlink.mqtt-url and federation.downlink.endpoint is needed with federation.downlink.types';
+    expect(issuesOf({ ...upstream, FEDERATION_DOWNLINK_ATTRIBUTES: 'open' })).toEqual([['federation.downlink.mqtt-url', both]]);
+    expect(issuesOf({
+      ...upstream, FEDERATION_DOWNLINK_ATTRIBUTES: 'open', FEDERATION_DOWNLINK_MQTT_URL: 'mqtt://b', FEDERATION_DOWNLINK_ENDPOINT: 'https://gw.example.com', FEDERATION_DOWNLINK_ENDPOINT_TOKEN: 't',
+    })).toEqual([['federation.downlink.mqtt-url', both]]);
+    expect(issuesOf({ ...upstream, FEDERATION_DOWNLINK_ATTRIBUTES: 'open', FEDERATION_DOWNLINK_ENDPOINT: 'https://gw.example.com' })).toEqual([
+      ['federation.downlink.endpoint-token', 'needed with federation.downlink.endpoint'],
+    ]);
+    for (const bad of ['http://broker:1883', 'mqtt://broker/topic', 'tcp://broker']) {
+      expect(issuesOf({ ...upstream, FEDERATION_DOWNLINK_ATTRIBUTES: 'open', FEDERATION_DOWNLINK_MQTT_URL: bad }).map(([o]) => o), bad).toContain('federation.downlink.mqtt-url');
+    }
+    expect(issuesOf({ ...upstream, FEDERATION_DOWNLINK_ATTRIBUTES: 'open', FEDERATION_DOWNLINK_MQTT_URL: 'mqtt://b', FEDERATION_DOWNLINK_TOPIC: 'a/#' })).toEqual([
+      ['federation.downlink.topic', 'expected an MQTT topic without wildcards, or empty'],
+    ]);
+    const ok = loadConfig({ argv: [], env: { ...upstream, FEDERATION_DOWNLINK_ATTRIBUTES: 'open,setpoint', FEDERATION_DOWNLINK_MQTT_URL: 'mqtts://u:p@broker.example.com:8883' } });
+    expect(ok.federation.downlink).toMatchObject({ types: 'Valve', attributes: 'open,setpoint', mqttUrl: 'mqtts://u:p@broker.example.com:8883', lifetime: 'PT1H' });
   });
 
   it('takes server.redirect-port only with HTTPS on, on a port of its own', () => {

@@ -47,6 +47,24 @@ describe('federation from announced changes', () => {
     expect(plan.lastSeq).toBe(announced[1]!.seq);
   });
 
+  it('passes over the changes of the skipped subject (the downlink\'s loop guard) and keeps the later ones of the same entity [edge §7]', async () => {
+    edge = await startTestBroker();
+    const announced: ChangeEvent[] = [];
+    edge.broker.events.on((c) => announced.push(c));
+    const id = 'urn:ngsi-ld:Sensor:d';
+    expect((await edge.request('POST', '/ngsi-ld/v1/entities', { body: SENSOR(id, 1, at(1)) })).status).toBe(201);
+    expect((await edge.request('POST', `/ngsi-ld/v1/entities/${id}/attrs`, { body: { open: { type: 'Property', value: true } } })).status).toBe(204);
+    expect((await edge.request('POST', `/ngsi-ld/v1/entities/${id}/attrs`, { body: { open_status: { type: 'Property', value: 'PENDING' } } })).status).toBe(204);
+    // The second change as the downlink writes it: under its subject.
+    const changes = announced.map((c, k) => (k === 1 ? { ...c, subject: 'urn:edgeld:federation:downlink' } : c));
+    const opts = { tenant: '', types: new Set<string>(), maxEntities: 1_000, latest: () => undefined };
+    const attrsOf = (plan: ReturnType<typeof planBatch>): string[] => [...plan.entities[0]!.latest.values()].map((i) => i.attr.replace(/^.*\//, '')).sort();
+    const guarded = planBatch(changes, 0, { ...opts, skipSubject: 'urn:edgeld:federation:downlink' });
+    expect(attrsOf(guarded)).toEqual(['open_status', 'temperature']);
+    expect(guarded.lastSeq).toBe(announced[2]!.seq);
+    expect(attrsOf(planBatch(changes, 0, opts))).toEqual(['open', 'open_status', 'temperature']);
+  });
+
   it('plans the same requests from changes as announced as from the journal', async () => {
     edge = await startTestBroker();
     const announced: ChangeEvent[] = [];

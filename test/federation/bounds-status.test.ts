@@ -95,7 +95,7 @@ describe('GET /ngsi-ld/v1/federation/status', () => {
     expect(res.headers.get('content-type')).toContain('application/json');
     expect(res.json).toEqual({
       enabled: false, url: '', outboxDepth: 0, oldestPending: null, lastSuccess: null, lastError: null, parked: 0, dropped: 0,
-      sent: { entities: 0, instances: 0 }, registration: null,
+      sent: { entities: 0, instances: 0 }, registration: null, downlink: null,
     });
     expect((await edge.request('GET', '/ngsi-ld/v1/federation/status?x=1')).status).toBe(400);
   });

@@ -22,8 +22,8 @@ export function federationConfig(url: string, patch: FederationPatch = {}): Conf
 }
 
 /** An edge broker forwarding to `url`; not listening yet (federation starts with listen()). */
-export function startEdge(url: string, patch: FederationPatch = {}): Promise<TestBroker> {
-  return startTestBroker({ config: { server: { port: 0, host: '127.0.0.1' }, federation: federationConfig(url, patch) } });
+export function startEdge(url: string, patch: FederationPatch = {}, dbPath?: string): Promise<TestBroker> {
+  return startTestBroker({ config: { server: { port: 0, host: '127.0.0.1' }, federation: federationConfig(url, patch) }, ...(dbPath !== undefined ? { dbPath } : {}) });
 }
 
 export const SENSOR = (id: string, temperature: number, observedAt?: string): Record<string, unknown> => ({

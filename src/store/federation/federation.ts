@@ -40,6 +40,15 @@ export interface FederationProgress {
   error?: { at: number; message: string };
 }
 
+/** The downlink's subscription upstream, as last asked for. */
+export interface DownlinkRecord {
+  subscriptionId: string;
+  topic: string;
+  /** What it was made for (upstream, tenant, selection): another target needs a new subscription. */
+  target: string;
+  expiresAt: number | undefined;
+}
+
 export interface FederationRepository {
   /** Records parked changes (joins the open transaction). */
   park(items: readonly ParkedChanges[]): void;
@@ -49,6 +58,10 @@ export interface FederationRepository {
   counters(): FederationCounters;
   /** Adds to the counters (joins the open transaction). */
   record(progress: FederationProgress): void;
+  /** The downlink's subscription upstream, when one was asked for. */
+  downlink(): DownlinkRecord | undefined;
+  /** Keeps the downlink's subscription (joins the open transaction). */
+  saveDownlink(record: DownlinkRecord): void;
 }
 
 interface StateRow {
@@ -58,6 +71,13 @@ interface StateRow {
   last_success: number | null;
   last_error_at: number | null;
   last_error: string | null;
+}
+
+interface DownlinkRow {
+  subscription_id: string;
+  topic: string;
+  target: string;
+  expires_at: number | null;
 }
 
 interface ParkedRow {
@@ -92,6 +112,11 @@ export function createFederationRepository(db: BetterSqlite3.Database, atomic: R
      WHERE id = 1`,
   );
 
+  const downlink = db.prepare<[], DownlinkRow>('SELECT subscription_id, topic, target, expires_at FROM federation_downlink WHERE id = 1');
+  const putDownlink = db.prepare<[string, string, string, number | null]>(
+    'INSERT OR REPLACE INTO federation_downlink (id, subscription_id, topic, target, expires_at) VALUES (1, ?, ?, ?, ?)',
+  );
+
   return {
     park: (items) => atomic(() => {
       for (const p of items) insert.run(p.tenant, p.entityId, p.firstSeq, p.lastSeq, p.changes, p.error, p.payload, p.parkedAt);
@@ -112,6 +137,13 @@ export function createFederationRepository(db: BetterSqlite3.Database, atomic: R
     },
     record: (p) => atomic(() => {
       add.run(p.dropped ?? 0, p.sentEntities ?? 0, p.sentInstances ?? 0, p.success ?? null, p.error?.at ?? null, p.error?.message ?? null);
+    }),
+    downlink() {
+      const row = downlink.get();
+      return row === undefined ? undefined : { subscriptionId: row.subscription_id, topic: row.topic, target: row.target, expiresAt: row.expires_at ?? undefined };
+    },
+    saveDownlink: (r) => atomic(() => {
+      putDownlink.run(r.subscriptionId, r.topic, r.target, r.expiresAt ?? null);
     }),
   };
 }
