@@ -20,6 +20,8 @@ export interface TransportReply {
   /** The reply's Content-Type and Link headers, when given. */
   contentType?: string | undefined;
   link?: string | undefined;
+  /** The reply's NGSILD-Warning header (NGSI-LD §6.3.17), when given. */
+  warning?: string | undefined;
 }
 
 export type Transport = (url: string, req: TransportRequest) => Promise<TransportReply>;
@@ -60,6 +62,7 @@ export function createHttpTransport(maxSockets = 4): Transport {
       });
       res.on('end', () => resolve({
         status: res.statusCode ?? 0, bytes: Buffer.concat(chunks), contentType: res.headers['content-type'], link: [res.headers.link ?? []].flat().join(', ') || undefined,
+        warning: [res.headers['ngsild-warning'] ?? []].flat().join(', ') || undefined,
       }));
       res.on('error', reject);
       res.on('aborted', () => reject(new Error('reply broken off')));

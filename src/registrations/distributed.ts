@@ -215,7 +215,7 @@ async function readAll(deps: DistributedDeps, tenant: string, req: ReadRequest, 
     const outcome = await deps.client.send(tenant, src.reg, sent);
     if (!outcome.ok) return { src, warning: formatWarning(outcome.warning) };
     try {
-      return { src, entities: await remembered(deps, `${tenant}\u0000${src.reg.id}\u0000${keyOf(sent)}`, outcome, () => entitiesOf(deps, src, outcome, req.ctx)) };
+      return { src, relayed: outcome.relayed, entities: await remembered(deps, `${tenant}\u0000${src.reg.id}\u0000${keyOf(sent)}`, outcome, () => entitiesOf(deps, src, outcome, req.ctx)) };
     } catch (err) {
       const text = `the payload of the registration endpoint is not valid NGSI-LD: ${err instanceof Error ? err.message : String(err)}`;
       return { src, warning: formatWarning({ code: 111, agent: agentOf(src.reg), text }) };
@@ -223,6 +223,7 @@ async function readAll(deps: DistributedDeps, tenant: string, req: ReadRequest, 
   }));
   for (const r of replies) {
     if (r.warning !== undefined) result.warnings.push(r.warning);
+    if (r.relayed !== undefined) result.warnings.push(...r.relayed);
     for (const e of r.entities ?? []) {
       if (AUTHORITATIVE.has(r.src.reg.mode)) result.authoritative.add(e.id);
       const held = byId.get(e.id);

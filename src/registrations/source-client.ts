@@ -43,7 +43,7 @@ export type Incoming = ((name: string) => string | undefined) | undefined;
 const FROM_REQUEST = 'urn:ngsi-ld:request';
 
 export type SourceOutcome =
-  | { ok: true; status: number; body: unknown; link: string | undefined; bytes?: Buffer }
+  | { ok: true; status: number; body: unknown; link: string | undefined; bytes?: Buffer; relayed?: string[] }
   | { ok: false; warning: SourceWarning; status?: number };
 
 export interface SourceClientOptions {
@@ -145,6 +145,22 @@ function parseReply(agent: string, status: number, bytes: Buffer, link: string |
   };
 }
 
+/** Most warnings of a source's reply passed on, and their longest text. */
+const MAX_RELAYED = 8;
+const MAX_RELAYED_CHARS = 512;
+
+/**
+ * NGSI-LD §6.3.17: the warnings a source's answer carries (what its own sources did not answer, a
+ * loop it detected) are passed on with ours; bounded, and only those shaped as warn-values.
+ */
+function relay(outcome: SourceOutcome, header: string | undefined): SourceOutcome {
+  if (!outcome.ok || header === undefined) return outcome;
+  const relayed = (header.match(/\d{3} [^\s",]+ "[^"]*"/g) ?? []).slice(0, MAX_RELAYED).filter((w) => w.length <= MAX_RELAYED_CHARS);
+  if (relayed.length === 0) return outcome;
+  // NOTE: the body getter of a parsed reply is kept (a spread would read it).
+  return Object.defineProperty(outcome, 'relayed', { value: relayed, enumerable: true });
+}
+
 /** A reply's JSON; throws ReplyPayloadError when it is not JSON. */
 function parseJson(bytes: Buffer): unknown {
   try {
@@ -191,7 +207,7 @@ export function createSourceClient(opts: SourceClientOptions): SourceClient {
         if (reply.bytes === undefined) {
           return fail(key, reg, { ok: false, warning: { code: 111, agent, text: `reply larger than ${opts.maxReplyBytes} bytes` } });
         }
-        const outcome = parseReply(agent, reply.status, reply.bytes, reply.link);
+        const outcome = relay(parseReply(agent, reply.status, reply.bytes, reply.link), reply.warning);
         return !outcome.ok && reply.status >= 500 ? fail(key, reg, outcome) : outcome;
       } catch (err) {
         const text = limit.timedOut ? `no answer within ${timeout} ms` : `unreachable: ${err instanceof Error ? err.message : String(err)}`;
