@@ -3,9 +3,10 @@
 // timeout capped by a global bound, its reply read bounded. A source that fails is skipped for its
 // management.cooldown. Replies are untrusted: every failure becomes a warning (§6.3.17), never a throw.
 
-import { deadline, type Clock, type Transport } from '../lib/index.js';
+import { deadline, TokenEndpointError, type Clock, type Deadline, type Transport, type TransportReply } from '../lib/index.js';
 import { NGSI_LD } from '../ngsi/index.js';
 import type { Registration } from './model.js';
+import { OAUTH2_KEYS, type SourceAuth } from './source-auth.js';
 
 /** `localOnly` written as a member of the registration itself rather than of its management. */
 const LOCAL_ONLY = `${NGSI_LD}localOnly`;
@@ -54,6 +55,8 @@ export interface SourceClientOptions {
   /** Global bound of one request (ms). */
   timeoutMs: number;
   maxReplyBytes: number;
+  /** Tokens of the registrations that ask for OAuth 2.0 client credentials. */
+  auth?: SourceAuth;
 }
 
 export interface SourceClient {
@@ -63,7 +66,7 @@ export interface SourceClient {
 }
 
 /** contextSourceInfo keys that steer the request rather than become headers (NGSI-LD §4.3.6.6). */
-const RESERVED_KEYS = new Set(['jsonldcontext', 'contenttype', 'accept']);
+const RESERVED_KEYS = new Set(['jsonldcontext', 'contenttype', 'accept', ...OAUTH2_KEYS]);
 /** Headers a contextSourceInfo pair may not set: they are the request's own. */
 const OWN_HEADERS = new Set(['content-length', 'host', 'via', 'ngsild-tenant', 'link', 'connection', 'transfer-encoding']);
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -199,17 +202,14 @@ export function createSourceClient(opts: SourceClientOptions): SourceClient {
       const timeout = Math.min(opts.timeoutMs, reg.management?.timeout ?? opts.timeoutMs);
       const limit = deadline(req.signal, timeout);
       try {
-        const body = bodyText(reg, req);
-        const reply = await opts.transport(urlOf(reg, req), {
-          method: req.method, headers: headersOf(reg, req, via), signal: limit.signal, maxBytes: opts.maxReplyBytes,
-          ...(body !== undefined ? { body } : {}),
-        });
+        const reply = await exchange(opts, reg, { ...req, via }, limit);
         if (reply.bytes === undefined) {
           return fail(key, reg, { ok: false, warning: { code: 111, agent, text: `reply larger than ${opts.maxReplyBytes} bytes` } });
         }
         const outcome = relay(parseReply(agent, reply.status, reply.bytes, reply.link), reply.warning);
         return !outcome.ok && reply.status >= 500 ? fail(key, reg, outcome) : outcome;
       } catch (err) {
+        if (err instanceof TokenEndpointError && !limit.timedOut) return fail(key, reg, { ok: false, warning: { code: 299, agent, text: `no token for the registration endpoint: ${err.message}` } });
         const text = limit.timedOut ? `no answer within ${timeout} ms` : `unreachable: ${err instanceof Error ? err.message : String(err)}`;
         return fail(key, reg, { ok: false, warning: { code: 199, agent, text } });
       } finally {
@@ -217,4 +217,25 @@ export function createSourceClient(opts: SourceClientOptions): SourceClient {
       }
     },
   };
+}
+
+/**
+ * One request to the source (its `via` the full chain), with the registration's bearer token when it
+ * asks for one; once more with a fresh token after a 401 (the cached one was revoked or expired early).
+ */
+async function exchange(opts: SourceClientOptions, reg: Registration, req: SourceRequest & { via: string }, limit: Deadline): Promise<TransportReply> {
+  const body = bodyText(reg, req);
+  const headers = headersOf(reg, req, req.via);
+  const auth = opts.auth !== undefined && opts.auth.asks(reg) ? opts.auth : undefined;
+  const send = async (): Promise<TransportReply> => {
+    const authorization = auth === undefined ? undefined : await auth.authorization(reg, limit.signal);
+    return opts.transport(urlOf(reg, req), {
+      method: req.method, signal: limit.signal, maxBytes: opts.maxReplyBytes,
+      headers: authorization === undefined ? headers : { ...headers, Authorization: authorization }, ...(body !== undefined ? { body } : {}),
+    });
+  };
+  const reply = await send();
+  if (reply.status !== 401 || auth === undefined) return reply;
+  auth.refused(reg);
+  return send();
 }
