@@ -55,6 +55,8 @@ export interface SourceClientOptions {
   /** Global bound of one request (ms). */
   timeoutMs: number;
   maxReplyBytes: number;
+  /** A registration without `tenant` forwards the tenant it was made in (else none: NGSI-LD §4.14). */
+  forwardTenant: boolean;
   /** Tokens of the registrations that ask for OAuth 2.0 client credentials. */
   auth?: SourceAuth;
 }
@@ -93,7 +95,17 @@ function sourceInfo(reg: Registration, key: string): string | undefined {
   return reg.contextSourceInfo?.find((p) => p.key.toLowerCase() === lower)?.value;
 }
 
-function headersOf(reg: Registration, req: SourceRequest, via: string): Record<string, string> {
+/**
+ * NGSI-LD §4.14: the registration's tenant; "if no Tenant information is present in the Context
+ * Source Registration, no Tenant information is to be used" (the source's default tenant), unless
+ * distributed.forward-tenant passes on the tenant the registration was made in, as Orion-LD does.
+ */
+function tenantFor(reg: Registration, tenant: string, forward: boolean): string | undefined {
+  if (reg.tenant !== undefined) return reg.tenant;
+  return forward && tenant !== '' ? tenant : undefined;
+}
+
+function headersOf(reg: Registration, req: SourceRequest, via: string, tenant: string | undefined): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const { key, value } of reg.contextSourceInfo ?? []) {
     const lower = key.toLowerCase();
@@ -110,8 +122,7 @@ function headersOf(reg: Registration, req: SourceRequest, via: string): Record<s
   if (context !== undefined && !(inline && req.body !== undefined)) {
     headers['Link'] = `<${context}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`;
   }
-  // NGSI-LD §4.14: the registration's tenant; without one, no tenant information is used.
-  if (reg.tenant !== undefined) headers['NGSILD-Tenant'] = reg.tenant;
+  if (tenant !== undefined) headers['NGSILD-Tenant'] = tenant;
   return headers;
 }
 
@@ -202,7 +213,7 @@ export function createSourceClient(opts: SourceClientOptions): SourceClient {
       const timeout = Math.min(opts.timeoutMs, reg.management?.timeout ?? opts.timeoutMs);
       const limit = deadline(req.signal, timeout);
       try {
-        const reply = await exchange(opts, reg, { ...req, via }, limit);
+        const reply = await exchange(opts, reg, { ...req, via }, limit, tenantFor(reg, tenant, opts.forwardTenant));
         if (reply.bytes === undefined) {
           return fail(key, reg, { ok: false, warning: { code: 111, agent, text: `reply larger than ${opts.maxReplyBytes} bytes` } });
         }
@@ -223,9 +234,11 @@ export function createSourceClient(opts: SourceClientOptions): SourceClient {
  * One request to the source (its `via` the full chain), with the registration's bearer token when it
  * asks for one; once more with a fresh token after a 401 (the cached one was revoked or expired early).
  */
-async function exchange(opts: SourceClientOptions, reg: Registration, req: SourceRequest & { via: string }, limit: Deadline): Promise<TransportReply> {
+async function exchange(
+  opts: SourceClientOptions, reg: Registration, req: SourceRequest & { via: string }, limit: Deadline, tenant: string | undefined,
+): Promise<TransportReply> {
   const body = bodyText(reg, req);
-  const headers = headersOf(reg, req, req.via);
+  const headers = headersOf(reg, req, req.via, tenant);
   const auth = opts.auth !== undefined && opts.auth.asks(reg) ? opts.auth : undefined;
   const send = async (): Promise<TransportReply> => {
     const authorization = auth === undefined ? undefined : await auth.authorization(reg, limit.signal);

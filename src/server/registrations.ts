@@ -68,6 +68,7 @@ export function buildRegistrations(deps: {
   const client = createSourceClient({
     transport: createHttpTransport(SOURCE_SOCKETS), clock, viaId: viaIdOf(config, deps.runtime),
     timeoutMs: config.distributed.timeout, maxReplyBytes: config.distributed.maxReplyBytes, auth: sourceAuthOf(config, clock),
+    forwardTenant: config.distributed.forwardTenant,
   });
   const distributed = createDistributedOps({
     index, client, contexts: deps.contexts, clock, enabled: config.distributed.enabled, maxEntities: config.distributed.maxEntities,

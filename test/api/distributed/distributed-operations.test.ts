@@ -102,6 +102,42 @@ describe('the IoT Agent flow [§4.3.6.3, §5.6.4]', () => {
   });
 });
 
+describe('the IoT Agent in a non-default tenant [§4.14]', () => {
+  // What iotagent-node-lib 4.x sends: its service as NGSILD-Tenant, no tenant member.
+  const agentRegistration = (endpoint: string) => ({
+    information: [{ entities: [{ type: 'Thermometer', id: 'urn:ngsi-ld:Thermometer:thermo001' }], propertyNames: ['open'] }],
+    mode: 'exclusive', operations: ['updateOps'], endpoint, contextSourceInfo: [{ key: 'jsonldContext', value: CORE }],
+  });
+  const tenant = { 'NGSILD-Tenant': 'smartgondor' };
+  const command = (b: TestBroker) => b.request('PATCH', `${V1}/entities/urn:ngsi-ld:Thermometer:thermo001/attrs/open`, {
+    body: { type: 'Property', value: true }, headers: tenant,
+  });
+
+  it('forwards the command without NGSILD-Tenant by default: no tenant member, no tenant information', async () => {
+    const agent = await source((_req, res) => res.writeHead(204).end());
+    const b = await broker();
+    await register(b, agentRegistration(agent.url), tenant);
+    expect((await command(b)).status).toBe(204);
+    expect(agent.seen).toHaveLength(1);
+    expect(agent.seen[0]!.headers['ngsild-tenant']).toBeUndefined();
+  });
+
+  it('forwards the tenant the registration was made in with distributed.forward-tenant, and none from the default tenant', async () => {
+    const agent = await source((_req, res) => res.writeHead(204).end());
+    const b = await broker({ config: { distributed: { forwardTenant: true } } });
+    await register(b, agentRegistration(agent.url), tenant);
+    expect((await command(b)).status).toBe(204);
+    expect(agent.seen[0]!.headers['ngsild-tenant']).toBe('smartgondor');
+    // A tenant member still wins; the default tenant forwards none.
+    await register(b, { ...agentRegistration(agent.url), information: [{ entities: [{ type: 'Valve', id: 'urn:ngsi-ld:Valve:v1' }], propertyNames: ['open'] }], tenant: 'other' }, tenant);
+    expect((await b.request('PATCH', `${V1}/entities/urn:ngsi-ld:Valve:v1/attrs/open`, { body: { type: 'Property', value: true }, headers: tenant })).status).toBe(204);
+    expect(agent.seen[1]!.headers['ngsild-tenant']).toBe('other');
+    await register(b, agentRegistration(agent.url));
+    expect((await b.request('PATCH', `${V1}/entities/urn:ngsi-ld:Thermometer:thermo001/attrs/open`, { body: { type: 'Property', value: false } })).status).toBe(204);
+    expect(agent.seen[2]!.headers['ngsild-tenant']).toBeUndefined();
+  });
+});
+
 describe('reads with matching registrations [§5.7.1.4, §5.7.2.4]', () => {
   it('merges per attribute instance: the newest observedAt wins, datasetIds are kept', async () => {
     const src = await source((_req, res) => json(res, 200, {
