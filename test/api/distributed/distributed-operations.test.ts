@@ -249,6 +249,28 @@ describe('writes by mode [§4.3.6.2, §5.6]', () => {
     expect(partial.json.notUpdated[0]).toMatchObject({ attributeName: 'speed', registrationId: expect.stringMatching(/^urn:/) });
   });
 
+  it('inclusive: an attribute the source updated and this copy lacks is no "not found" here (§5.6.3); one updated nowhere is', async () => {
+    const inc = await source((_q, res) => res.writeHead(204).end());
+    const b = await broker();
+    await b.request('POST', `${V1}/entities`, { body: entity });
+    await register(b, { information: [{ entities: [{ type: 'Car' }] }], mode: 'inclusive', operations: ['updateOps'], endpoint: inc.url });
+    // colour exists only at the source: updated there; speed here and there.
+    const upd = await b.request('PATCH', `${V1}/entities/urn:ngsi-ld:Car:1/attrs`, { body: { speed: { type: 'Property', value: 40 }, colour: { type: 'Property', value: 'red' } } });
+    expect(upd.status).toBe(204);
+    expect(inc.seen[0]!.body).toEqual({ speed: { type: 'Property', value: 40 }, colour: { type: 'Property', value: 'red' } });
+    const here = (await b.request('GET', `${V1}/entities/urn:ngsi-ld:Car:1?local=true`)).json;
+    expect(here.speed.value).toBe(40);
+    expect(here.colour).toBeUndefined();
+    const one = await b.request('PATCH', `${V1}/entities/urn:ngsi-ld:Car:1/attrs/colour`, { body: { type: 'Property', value: 'blue' } });
+    expect(one.status).toBe(204);
+    expect(inc.seen).toHaveLength(2);
+    // The source refusing it: not updated anywhere, so 207 naming the source's registration.
+    inc.set((_q, res) => json(res, 400, { type: 'https://uri.etsi.org/ngsi-ld/errors/BadRequestData' }));
+    const refused = await b.request('PATCH', `${V1}/entities/urn:ngsi-ld:Car:1/attrs`, { body: { colour: { type: 'Property', value: 'green' } } });
+    expect(refused.status).toBe(207);
+    expect(refused.json.notUpdated.map((n: { attributeName: string }) => n.attributeName)).toContain('colour');
+  });
+
   it('batch: a redirect source takes its entities (one request), the others are stored here; a refusal at the source is the entity\'s error', async () => {
     const src = await source((req, res) => res.writeHead(201, { 'Content-Type': 'application/json' }).end(JSON.stringify((req.body as Array<{ id: string }>).map((e) => e.id))));
     const b = await broker();
