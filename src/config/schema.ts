@@ -236,6 +236,8 @@ export const configSchema = z
         timeout: positiveInt(5_000, 'Longest wait in milliseconds for the sources of one request (a registration\'s management.timeout may shorten it)'),
         maxReplyBytes: positiveInt(4_194_304, 'Largest reply read from a context source; a larger one is dropped with a warning'),
         maxEntities: positiveInt(1_000, 'Most entities read from one context source for one query'),
+        forwardTenant: z.boolean().default(false)
+          .describe('A registration without a tenant member forwards the tenant it was made in as NGSILD-Tenant (as Orion-LD does; the FIWARE IoT Agent needs it); off: none, the default tenant of the source (NGSI-LD §4.14)'),
       })
       .prefault({}),
     federation: z

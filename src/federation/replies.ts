@@ -35,13 +35,6 @@ export const ENTITY_LIST = z.array(z.looseObject({
   return { id: e.id, attrs };
 }));
 
-/** An OAuth 2.0 token response (RFC 6749 §5.1). */
-export const TOKEN = z.object({
-  access_token: z.string().min(1).max(16_384),
-  expires_in: z.number().positive().optional(),
-  token_type: z.string().optional(),
-});
-
 /** A short text of an untrusted reply for the logs and the status (bounded, one line). */
 export function describeReply(status: number, body: unknown, text: string): string {
   const problem = PROBLEM.safeParse(body);

@@ -12,6 +12,7 @@ import { actorOf } from './request-context.js';
 import { noContent, sendJson } from './respond.js';
 import { problemOf, problemResponse } from './problem.js';
 import type { Params } from './params.js';
+import { leftHere } from './distributed-elsewhere.js';
 
 const API = '/ngsi-ld/v1';
 
@@ -174,9 +175,11 @@ async function forwardedWrite(
   const fw = await forwardWrite(c, deps, actorOf(c), { ...req, selector });
   if (!fw.forwarded) return local(req.body);
   if (fw.remoteOnly) return writeAnswer(fw, req, remoteOk);
+  const here = leftHere(c, deps, fw, req);
+  if (here?.nothingLeft === true) return writeAnswer(fw, req, remoteOk);
   let answer: Response;
   try {
-    answer = await local(fw.rest);
+    answer = await local(here === undefined ? fw.rest : here.rest);
   } catch (err) {
     if (!(err instanceof NgsiError)) throw err;
     // An attribute written to an entity held only at the sources is no error when they took it (an IoT Agent's command).

@@ -21,6 +21,8 @@ export interface TransportReply {
   contentType?: string | undefined;
   link?: string | undefined;
   etag?: string | undefined;
+  /** The reply's NGSILD-Warning header (NGSI-LD §6.3.17), when given. */
+  warning?: string | undefined;
 }
 
 export type Transport = (url: string, req: TransportRequest) => Promise<TransportReply>;
@@ -61,7 +63,7 @@ export function createHttpTransport(maxSockets = 4): Transport {
       });
       res.on('end', () => resolve({
         status: res.statusCode ?? 0, bytes: Buffer.concat(chunks), contentType: res.headers['content-type'], link: [res.headers.link ?? []].flat().join(', ') || undefined,
-        etag: res.headers.etag,
+        etag: res.headers.etag, warning: [res.headers['ngsild-warning'] ?? []].flat().join(', ') || undefined,
       }));
       res.on('error', reject);
       res.on('aborted', () => reject(new Error('reply broken off')));

@@ -15,3 +15,4 @@ export type * from './identity-records.js';
 export type * from './mqtt-session-records.js';
 export * from './tls-files.js';
 export * from './http-transport.js';
+export * from './client-credentials.js';

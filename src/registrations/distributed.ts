@@ -231,7 +231,7 @@ async function readAll(deps: DistributedDeps, tenant: string, req: ReadRequest, 
     const outcome = await deps.client.send(tenant, src.reg, etag === undefined ? sent : { ...sent, ifNoneMatch: etag });
     if (!outcome.ok) return { src, warning: formatWarning(outcome.warning) };
     try {
-      return { src, entities: await remembered(deps, key, outcome, () => entitiesOf(deps, src, outcome, req.ctx)) };
+      return { src, relayed: outcome.relayed, entities: await remembered(deps, key, outcome, () => entitiesOf(deps, src, outcome, req.ctx)) };
     } catch (err) {
       const text = `the payload of the registration endpoint is not valid NGSI-LD: ${err instanceof Error ? err.message : String(err)}`;
       return { src, warning: formatWarning({ code: 111, agent: agentOf(src.reg), text }) };
@@ -239,6 +239,7 @@ async function readAll(deps: DistributedDeps, tenant: string, req: ReadRequest, 
   }));
   for (const r of replies) {
     if (r.warning !== undefined) result.warnings.push(r.warning);
+    if (r.relayed !== undefined) result.warnings.push(...r.relayed);
     for (const e of r.entities ?? []) {
       if (AUTHORITATIVE.has(r.src.reg.mode)) result.authoritative.add(e.id);
       const held = byId.get(e.id);

@@ -14,5 +14,7 @@ export {
   createDistributedOps, type DistributedOps, type ForwardedWrite, type ReadRequest, type RemoteEntities, type SourceFailure, type WriteRequest,
 } from './distributed.js';
 export { createSourceClient } from './source-client.js';
+/** OAuth 2.0 client credentials of registrations (contextSourceInfo keys of edgeld's own). */
+export { createSourceAuth, type SourceAuth } from './source-auth.js';
 export { createSourceIndex } from './sources.js';
 export { mergeEntity as mergeSourceEntity } from './merge.js';

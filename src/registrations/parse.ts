@@ -8,6 +8,7 @@ import {
   invalidMember, parseEndpoint, parseExpiresAt, parseGeometry, parseInformation, parseInterval, parseManagement, parseMode,
   parseOperations, parseProperties, parseScope,
 } from './parse-members.js';
+import { checkSourceCredentials } from './source-auth.js';
 
 export interface ParseRegistrationOptions {
   /** Expands the names of the request (its Link header or body @context). */
@@ -54,7 +55,11 @@ function parseGiven(input: RegistrationInput, opts: Omit<ParseRegistrationOption
     if (set.expiresAt !== undefined && formatDateTime(set.expiresAt) !== input.expiresAt) set.expiresAtText = input.expiresAt;
     else removed.push('expiresAtText');
   }
-  put('contextSourceInfo', input.contextSourceInfo, () => (input.contextSourceInfo ?? []).map((p) => ({ key: p.key, value: p.value })));
+  put('contextSourceInfo', input.contextSourceInfo, () => {
+    const pairs = (input.contextSourceInfo ?? []).map((p) => ({ key: p.key, value: p.value }));
+    checkSourceCredentials(pairs);
+    return pairs;
+  });
   put('scope', input.scope, () => parseScope(input.scope ?? []));
   put('management', input.management, () => parseManagement(input.management ?? {}));
   return { set, removed };

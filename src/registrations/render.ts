@@ -2,6 +2,7 @@
 // request's context, mode and operations shown with their defaults.
 
 import { formatDateTime, type Json, type JsonObject, type TermMapper } from '../ngsi/index.js';
+import { withoutSecret } from './source-auth.js';
 import type { EntityInfo, Registration, RegistrationInfo, TimeInterval } from './model.js';
 
 function renderEntityInfo(e: EntityInfo, mapper: TermMapper): JsonObject {
@@ -36,7 +37,8 @@ export function renderRegistration(reg: Registration, mapper: TermMapper, opts: 
   if (reg.operationSpace !== undefined) out.operationSpace = reg.operationSpace;
   if (reg.expiresAt !== undefined) out.expiresAt = reg.expiresAtText ?? formatDateTime(reg.expiresAt);
   out.endpoint = reg.endpoint;
-  if (reg.contextSourceInfo !== undefined) out.contextSourceInfo = reg.contextSourceInfo.map((p) => ({ key: p.key, value: p.value }));
+  // NOTE: a registration's OAuth 2.0 client secret is never shown (source-auth.ts).
+  if (reg.contextSourceInfo !== undefined) out.contextSourceInfo = withoutSecret(reg.contextSourceInfo);
   if (reg.scope !== undefined) out.scope = reg.scope.length === 1 ? (reg.scope[0] ?? '') : [...reg.scope];
   out.mode = reg.mode;
   out.operations = [...reg.operations];

@@ -3,9 +3,10 @@
 // timeout capped by a global bound, its reply read bounded. A source that fails is skipped for its
 // management.cooldown. Replies are untrusted: every failure becomes a warning (§6.3.17), never a throw.
 
-import { deadline, type Clock, type Transport } from '../lib/index.js';
+import { deadline, TokenEndpointError, type Clock, type Deadline, type Transport, type TransportReply } from '../lib/index.js';
 import { NGSI_LD } from '../ngsi/index.js';
 import type { Registration } from './model.js';
+import { OAUTH2_KEYS, type SourceAuth } from './source-auth.js';
 
 /** `localOnly` written as a member of the registration itself rather than of its management. */
 const LOCAL_ONLY = `${NGSI_LD}localOnly`;
@@ -46,7 +47,7 @@ const FROM_REQUEST = 'urn:ngsi-ld:request';
 
 export type SourceOutcome =
   /** status 304: the reply held from the last time (its tag was `ifNoneMatch`) still holds; no body. */
-  | { ok: true; status: number; body: unknown; link: string | undefined; bytes?: Buffer; etag?: string }
+  | { ok: true; status: number; body: unknown; link: string | undefined; bytes?: Buffer; etag?: string; relayed?: string[] }
   | { ok: false; warning: SourceWarning; status?: number };
 
 export interface SourceClientOptions {
@@ -57,6 +58,10 @@ export interface SourceClientOptions {
   /** Global bound of one request (ms). */
   timeoutMs: number;
   maxReplyBytes: number;
+  /** A registration without `tenant` forwards the tenant it was made in (else none: NGSI-LD §4.14). */
+  forwardTenant: boolean;
+  /** Tokens of the registrations that ask for OAuth 2.0 client credentials. */
+  auth?: SourceAuth;
 }
 
 export interface SourceClient {
@@ -66,7 +71,7 @@ export interface SourceClient {
 }
 
 /** contextSourceInfo keys that steer the request rather than become headers (NGSI-LD §4.3.6.6). */
-const RESERVED_KEYS = new Set(['jsonldcontext', 'contenttype', 'accept']);
+const RESERVED_KEYS = new Set(['jsonldcontext', 'contenttype', 'accept', ...OAUTH2_KEYS]);
 /** Headers a contextSourceInfo pair may not set: they are the request's own. */
 const OWN_HEADERS = new Set(['content-length', 'host', 'via', 'ngsild-tenant', 'link', 'connection', 'transfer-encoding']);
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -93,7 +98,17 @@ function sourceInfo(reg: Registration, key: string): string | undefined {
   return reg.contextSourceInfo?.find((p) => p.key.toLowerCase() === lower)?.value;
 }
 
-function headersOf(reg: Registration, req: SourceRequest, via: string): Record<string, string> {
+/**
+ * NGSI-LD §4.14: the registration's tenant; "if no Tenant information is present in the Context
+ * Source Registration, no Tenant information is to be used" (the source's default tenant), unless
+ * distributed.forward-tenant passes on the tenant the registration was made in, as Orion-LD does.
+ */
+function tenantFor(reg: Registration, tenant: string, forward: boolean): string | undefined {
+  if (reg.tenant !== undefined) return reg.tenant;
+  return forward && tenant !== '' ? tenant : undefined;
+}
+
+function headersOf(reg: Registration, req: SourceRequest, via: string, tenant: string | undefined): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const { key, value } of reg.contextSourceInfo ?? []) {
     const lower = key.toLowerCase();
@@ -111,8 +126,7 @@ function headersOf(reg: Registration, req: SourceRequest, via: string): Record<s
     headers['Link'] = `<${context}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`;
   }
   if (req.ifNoneMatch !== undefined) headers['If-None-Match'] = req.ifNoneMatch;
-  // NGSI-LD §4.14: the registration's tenant; without one, no tenant information is used.
-  if (reg.tenant !== undefined) headers['NGSILD-Tenant'] = reg.tenant;
+  if (tenant !== undefined) headers['NGSILD-Tenant'] = tenant;
   return headers;
 }
 
@@ -147,6 +161,22 @@ function parseReply(agent: string, status: number, bytes: Buffer, link: string |
       return parsed.value;
     },
   };
+}
+
+/** Most warnings of a source's reply passed on, and their longest text. */
+const MAX_RELAYED = 8;
+const MAX_RELAYED_CHARS = 512;
+
+/**
+ * NGSI-LD §6.3.17: the warnings a source's answer carries (what its own sources did not answer, a
+ * loop it detected) are passed on with ours; bounded, and only those shaped as warn-values.
+ */
+function relay(outcome: SourceOutcome, header: string | undefined): SourceOutcome {
+  if (!outcome.ok || header === undefined) return outcome;
+  const relayed = (header.match(/\d{3} [^\s",]+ "[^"]*"/g) ?? []).slice(0, MAX_RELAYED).filter((w) => w.length <= MAX_RELAYED_CHARS);
+  if (relayed.length === 0) return outcome;
+  // NOTE: the body getter of a parsed reply is kept (a spread would read it).
+  return Object.defineProperty(outcome, 'relayed', { value: relayed, enumerable: true });
 }
 
 /** A reply's JSON; throws ReplyPayloadError when it is not JSON. */
@@ -187,17 +217,14 @@ export function createSourceClient(opts: SourceClientOptions): SourceClient {
       const timeout = Math.min(opts.timeoutMs, reg.management?.timeout ?? opts.timeoutMs);
       const limit = deadline(req.signal, timeout);
       try {
-        const body = bodyText(reg, req);
-        const reply = await opts.transport(urlOf(reg, req), {
-          method: req.method, headers: headersOf(reg, req, via), signal: limit.signal, maxBytes: opts.maxReplyBytes,
-          ...(body !== undefined ? { body } : {}),
-        });
+        const reply = await exchange(opts, reg, { ...req, via }, limit, tenantFor(reg, tenant, opts.forwardTenant));
         if (reply.bytes === undefined) {
           return fail(key, reg, { ok: false, warning: { code: 111, agent, text: `reply larger than ${opts.maxReplyBytes} bytes` } });
         }
-        const outcome = parseReply(agent, reply.status, reply.bytes, reply.link, reply.etag);
+        const outcome = relay(parseReply(agent, reply.status, reply.bytes, reply.link, reply.etag), reply.warning);
         return !outcome.ok && reply.status >= 500 ? fail(key, reg, outcome) : outcome;
       } catch (err) {
+        if (err instanceof TokenEndpointError && !limit.timedOut) return fail(key, reg, { ok: false, warning: { code: 299, agent, text: `no token for the registration endpoint: ${err.message}` } });
         const text = limit.timedOut ? `no answer within ${timeout} ms` : `unreachable: ${err instanceof Error ? err.message : String(err)}`;
         return fail(key, reg, { ok: false, warning: { code: 199, agent, text } });
       } finally {
@@ -205,4 +232,27 @@ export function createSourceClient(opts: SourceClientOptions): SourceClient {
       }
     },
   };
+}
+
+/**
+ * One request to the source (its `via` the full chain), with the registration's bearer token when it
+ * asks for one; once more with a fresh token after a 401 (the cached one was revoked or expired early).
+ */
+async function exchange(
+  opts: SourceClientOptions, reg: Registration, req: SourceRequest & { via: string }, limit: Deadline, tenant: string | undefined,
+): Promise<TransportReply> {
+  const body = bodyText(reg, req);
+  const headers = headersOf(reg, req, req.via, tenant);
+  const auth = opts.auth !== undefined && opts.auth.asks(reg) ? opts.auth : undefined;
+  const send = async (): Promise<TransportReply> => {
+    const authorization = auth === undefined ? undefined : await auth.authorization(reg, limit.signal);
+    return opts.transport(urlOf(reg, req), {
+      method: req.method, signal: limit.signal, maxBytes: opts.maxReplyBytes,
+      headers: authorization === undefined ? headers : { ...headers, Authorization: authorization }, ...(body !== undefined ? { body } : {}),
+    });
+  };
+  const reply = await send();
+  if (reply.status !== 401 || auth === undefined) return reply;
+  auth.refused(reg);
+  return send();
 }

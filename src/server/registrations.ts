@@ -6,9 +6,12 @@ import { hostname } from 'node:os';
 import type { Config } from '../config/index.js';
 import type { ChangeEvent } from '../events.js';
 import type { ContextService } from '../jsonld/index.js';
-import { createHttpTransport, type Clock, type IdGenerator } from '../lib/index.js';
 import {
-  createDistributedOps, createRegistrationService, createSourceClient, createSourceIndex, type DistributedOps, type RegistrationService,
+  allowEntriesOf, createClientCredentials, createHostAllowList, createHttpTransport, createOutboundFetch, type Clock, type IdGenerator,
+} from '../lib/index.js';
+import {
+  createDistributedOps, createRegistrationService, createSourceAuth, createSourceClient, createSourceIndex, type DistributedOps,
+  type RegistrationService, type SourceAuth,
 } from '../registrations/index.js';
 import type { Store } from '../store/index.js';
 import type { Runtime } from './runtime.js';
@@ -41,6 +44,19 @@ function viaIdOf(config: Config, runtime: Runtime): () => string {
   return () => `edgeld@${hostname()}:${runtime.httpPort ?? config.server.port}`;
 }
 
+/**
+ * Tokens of registrations that ask for OAuth 2.0 client credentials. Their token endpoint is reached
+ * as their endpoint is: at the host and port the registration names, and there only (the outbound
+ * client resolves it once and connects to that address; no redirect followed).
+ */
+function sourceAuthOf(config: Config, clock: Clock): SourceAuth {
+  return createSourceAuth({
+    tokenSource: (creds) => createClientCredentials({
+      ...creds, timeoutMs: config.distributed.timeout, clock, fetch: createOutboundFetch(createHostAllowList(allowEntriesOf([creds.tokenUrl]), false)),
+    }),
+  });
+}
+
 export function buildRegistrations(deps: {
   config: Config; runtime: Runtime; store: Store; clock: Clock; newId: IdGenerator; contexts: ContextService; announce: (change: ChangeEvent) => void;
 }): { registrations: RegistrationService; distributed: DistributedOps } {
@@ -51,7 +67,8 @@ export function buildRegistrations(deps: {
   });
   const client = createSourceClient({
     transport: createHttpTransport(SOURCE_SOCKETS), clock, viaId: viaIdOf(config, deps.runtime),
-    timeoutMs: config.distributed.timeout, maxReplyBytes: config.distributed.maxReplyBytes,
+    timeoutMs: config.distributed.timeout, maxReplyBytes: config.distributed.maxReplyBytes, auth: sourceAuthOf(config, clock),
+    forwardTenant: config.distributed.forwardTenant,
   });
   const distributed = createDistributedOps({
     index, client, contexts: deps.contexts, clock, enabled: config.distributed.enabled, maxEntities: config.distributed.maxEntities,

@@ -60,7 +60,7 @@ describe('defaultConfig', () => {
       },
       journal: { maxAge: 'P7D', pruneSchedule: '*/5 * * * *' },
       batch: { maxSize: 1_000 },
-      distributed: { enabled: true, timeout: 5_000, maxReplyBytes: 4_194_304, maxEntities: 1_000 },
+      distributed: { enabled: true, timeout: 5_000, maxReplyBytes: 4_194_304, maxEntities: 1_000, forwardTenant: false },
       federation: {
         upstream: { url: '', tenant: '', context: '', types: '', tokenUrl: '', clientId: '', clientSecret: '' },
         tenant: '', batchSize: 100, linger: 100, timeout: 10_000, retryBase: 1_000, retryMax: 300_000, outbox: { maxRows: 1_000_000, maxAge: 'P7D' },
@@ -154,6 +154,7 @@ describe('CONFIG_OPTIONS', () => {
       'distributed.timeout',
       'distributed.max-reply-bytes',
       'distributed.max-entities',
+      'distributed.forward-tenant',
       'federation.upstream.url',
       'federation.upstream.tenant',
       'federation.upstream.context',

@@ -102,6 +102,42 @@ describe('the IoT Agent flow [§4.3.6.3, §5.6.4]', () => {
   });
 });
 
+describe('the IoT Agent in a non-default tenant [§4.14]', () => {
+  // What iotagent-node-lib 4.x sends: its service as NGSILD-Tenant, no tenant member.
+  const agentRegistration = (endpoint: string) => ({
+    information: [{ entities: [{ type: 'Thermometer', id: 'urn:ngsi-ld:Thermometer:thermo001' }], propertyNames: ['open'] }],
+    mode: 'exclusive', operations: ['updateOps'], endpoint, contextSourceInfo: [{ key: 'jsonldContext', value: CORE }],
+  });
+  const tenant = { 'NGSILD-Tenant': 'smartgondor' };
+  const command = (b: TestBroker) => b.request('PATCH', `${V1}/entities/urn:ngsi-ld:Thermometer:thermo001/attrs/open`, {
+    body: { type: 'Property', value: true }, headers: tenant,
+  });
+
+  it('forwards the command without NGSILD-Tenant by default: no tenant member, no tenant information', async () => {
+    const agent = await source((_req, res) => res.writeHead(204).end());
+    const b = await broker();
+    await register(b, agentRegistration(agent.url), tenant);
+    expect((await command(b)).status).toBe(204);
+    expect(agent.seen).toHaveLength(1);
+    expect(agent.seen[0]!.headers['ngsild-tenant']).toBeUndefined();
+  });
+
+  it('forwards the tenant the registration was made in with distributed.forward-tenant, and none from the default tenant', async () => {
+    const agent = await source((_req, res) => res.writeHead(204).end());
+    const b = await broker({ config: { distributed: { forwardTenant: true } } });
+    await register(b, agentRegistration(agent.url), tenant);
+    expect((await command(b)).status).toBe(204);
+    expect(agent.seen[0]!.headers['ngsild-tenant']).toBe('smartgondor');
+    // A tenant member still wins; the default tenant forwards none.
+    await register(b, { ...agentRegistration(agent.url), information: [{ entities: [{ type: 'Valve', id: 'urn:ngsi-ld:Valve:v1' }], propertyNames: ['open'] }], tenant: 'other' }, tenant);
+    expect((await b.request('PATCH', `${V1}/entities/urn:ngsi-ld:Valve:v1/attrs/open`, { body: { type: 'Property', value: true }, headers: tenant })).status).toBe(204);
+    expect(agent.seen[1]!.headers['ngsild-tenant']).toBe('other');
+    await register(b, agentRegistration(agent.url));
+    expect((await b.request('PATCH', `${V1}/entities/urn:ngsi-ld:Thermometer:thermo001/attrs/open`, { body: { type: 'Property', value: false } })).status).toBe(204);
+    expect(agent.seen[2]!.headers['ngsild-tenant']).toBeUndefined();
+  });
+});
+
 describe('reads with matching registrations [§5.7.1.4, §5.7.2.4]', () => {
   it('merges per attribute instance: the newest observedAt wins, datasetIds are kept', async () => {
     const src = await source((_req, res) => json(res, 200, {
@@ -247,6 +283,28 @@ describe('writes by mode [§4.3.6.2, §5.6]', () => {
     const partial = await b.request('PATCH', `${V1}/entities/urn:ngsi-ld:Car:1/attrs`, { body: { speed: { type: 'Property', value: 30 } } });
     expect(partial.status).toBe(207);
     expect(partial.json.notUpdated[0]).toMatchObject({ attributeName: 'speed', registrationId: expect.stringMatching(/^urn:/) });
+  });
+
+  it('inclusive: an attribute the source updated and this copy lacks is no "not found" here (§5.6.3); one updated nowhere is', async () => {
+    const inc = await source((_q, res) => res.writeHead(204).end());
+    const b = await broker();
+    await b.request('POST', `${V1}/entities`, { body: entity });
+    await register(b, { information: [{ entities: [{ type: 'Car' }] }], mode: 'inclusive', operations: ['updateOps'], endpoint: inc.url });
+    // colour exists only at the source: updated there; speed here and there.
+    const upd = await b.request('PATCH', `${V1}/entities/urn:ngsi-ld:Car:1/attrs`, { body: { speed: { type: 'Property', value: 40 }, colour: { type: 'Property', value: 'red' } } });
+    expect(upd.status).toBe(204);
+    expect(inc.seen[0]!.body).toEqual({ speed: { type: 'Property', value: 40 }, colour: { type: 'Property', value: 'red' } });
+    const here = (await b.request('GET', `${V1}/entities/urn:ngsi-ld:Car:1?local=true`)).json;
+    expect(here.speed.value).toBe(40);
+    expect(here.colour).toBeUndefined();
+    const one = await b.request('PATCH', `${V1}/entities/urn:ngsi-ld:Car:1/attrs/colour`, { body: { type: 'Property', value: 'blue' } });
+    expect(one.status).toBe(204);
+    expect(inc.seen).toHaveLength(2);
+    // The source refusing it: not updated anywhere, so 207 naming the source's registration.
+    inc.set((_q, res) => json(res, 400, { type: 'https://uri.etsi.org/ngsi-ld/errors/BadRequestData' }));
+    const refused = await b.request('PATCH', `${V1}/entities/urn:ngsi-ld:Car:1/attrs`, { body: { colour: { type: 'Property', value: 'green' } } });
+    expect(refused.status).toBe(207);
+    expect(refused.json.notUpdated.map((n: { attributeName: string }) => n.attributeName)).toContain('colour');
   });
 
   it('batch: a redirect source takes its entities (one request), the others are stored here; a refusal at the source is the entity\'s error', async () => {
