@@ -178,8 +178,9 @@ async function forwardedWrite(
   const here = leftHere(c, deps, fw, req);
   if (here?.nothingLeft === true) return writeAnswer(fw, req, remoteOk);
   let answer: Response;
+  const rest = here === undefined ? fw.rest : here.rest;
   try {
-    answer = await local(here === undefined ? fw.rest : here.rest);
+    answer = await local(rest);
   } catch (err) {
     if (!(err instanceof NgsiError)) throw err;
     // An attribute written to an entity held only at the sources is no error when they took it (an IoT Agent's command).
@@ -191,7 +192,10 @@ async function forwardedWrite(
     fw.failures.push({ registrationId: '', status: err.status, detail: err.detail ?? err.message, attrs: req.selector.attrs ? [...req.selector.attrs] : undefined, problem: err });
     return writeAnswer(fw, req, remoteOk);
   }
-  return answer.status >= 300 ? answer : writeAnswer(fw, req, () => answer);
+  if (answer.status >= 300) return answer;
+  // What was written here is updated too, beside what the sources took (§5.2.18 UpdateResult).
+  if (fw.failures.length > 0) fw.done.push(...(rest !== undefined ? attrsOfBody(rest, req.ctx) : req.selector.attrs ?? []));
+  return writeAnswer(fw, req, () => answer);
 }
 
 /** Writes of a whole entity: a partial answer is a BatchOperationResult (NGSI-LD §5.6.1.4, §5.6.6.4). */

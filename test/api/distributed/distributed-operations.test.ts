@@ -283,6 +283,9 @@ describe('writes by mode [§4.3.6.2, §5.6]', () => {
     const partial = await b.request('PATCH', `${V1}/entities/urn:ngsi-ld:Car:1/attrs`, { body: { speed: { type: 'Property', value: 30 } } });
     expect(partial.status).toBe(207);
     expect(partial.json.notUpdated[0]).toMatchObject({ attributeName: 'speed', registrationId: expect.stringMatching(/^urn:/) });
+    // Written here all the same: the local copy took it.
+    expect(partial.json.updated).toEqual(['speed']);
+    expect((await b.request('GET', `${V1}/entities/urn:ngsi-ld:Car:1?local=true`)).json.speed.value).toBe(30);
   });
 
   it('inclusive: an attribute the source updated and this copy lacks is no "not found" here (§5.6.3); one updated nowhere is', async () => {
