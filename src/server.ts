@@ -147,11 +147,8 @@ export function createBroker(deps: BrokerDeps): Broker {
     },
   });
   const { registrations, distributed } = buildRegistrations({ config, runtime, store, clock, newId, contexts, announce: (change) => events.emit(change) });
-  // Commands to devices: a journal consumer; a device's record written changes what it dispatches.
   const commands = buildCommands({ store, feed, core, contexts, clock, log, newId: deps.newId, runtime });
-  const devices = createDeviceService({
-    store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType, checkSecret, onWritten: (tenant, deviceId) => commands.deviceWritten(tenant, deviceId),
-  });
+  const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType, checkSecret, onWritten: commands.deviceWritten });
   const jobs = createJobScheduler({ log: log.child('jobs') });
   const journalMaxAge = parseDuration(config.journal.maxAge);
   if (!journalMaxAge) throw new Error(`journal.max-age: '${config.journal.maxAge}' is too large a duration`);

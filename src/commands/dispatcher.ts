@@ -16,9 +16,9 @@ import { commandValue, stateOf, writeStates, type StateWrite } from './state-wri
 import { createAnswerDrops, type AnswerDrop, type AnswerDrops } from './answer-drops.js';
 
 /** The journal reader of the dispatcher (its cursor's key). */
-export const COMMANDS_READER = 'commands';
+const COMMANDS_READER = 'commands';
 /** The subject the states of commands are written as. */
-export const COMMANDS_SUBJECT = 'urn:ngsi-ld:edgeld:commands';
+const COMMANDS_SUBJECT = 'urn:ngsi-ld:edgeld:commands';
 
 /** A device's answer on `cmdexe`, validated at the edge. */
 export interface CommandAnswer {
@@ -60,10 +60,10 @@ export interface CommandDispatcher {
   start(): Promise<void>;
   stop(): Promise<void>;
   /** A device's record was written: its commands are read again. */
-  deviceWritten(tenant: string, deviceId: string): void;
+  deviceWritten: (tenant: string, deviceId: string) => void;
   /** The embedded broker started: pending commands are published (persistent sessions queue them). */
   brokerStarted(): void;
-  /** Whether a message on a device's `cmd` topic may still go to it (open, not expired). */
+  /** Whether a message on a device's `cmd` topic may still go to it: a command only while open and not expired. */
   mayForward(tenant: string, deviceId: string, payload: Buffer): boolean;
   /** The device acknowledged (PUBACK) a message of its `cmd` topic. */
   delivered(tenant: string, deviceId: string, payload: Buffer): void;
@@ -297,7 +297,9 @@ export function createCommandDispatcher(deps: CommandDispatcherDeps): CommandDis
     },
     mayForward(tenant, deviceId, payload) {
       const id = idOfPayload(payload);
-      const o = id === undefined ? undefined : d.open.get(id);
+      // NOTE: a message that is no command of the dispatcher's (no id) is the publisher's business.
+      if (id === undefined) return true;
+      const o = d.open.get(id);
       return o !== undefined && o.tenant === tenant && o.deviceId === deviceId && o.expiresAt > deps.clock.now();
     },
     delivered: (tenant, deviceId, payload) => markDelivered(d, tenant, deviceId, payload),

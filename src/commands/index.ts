@@ -2,7 +2,7 @@
 // journal that sends commands to devices on `ngsi/<tenant>/<deviceId>/cmd` and records their states.
 
 export {
-  COMMANDS_READER, COMMANDS_SUBJECT, createCommandDispatcher, type CommandAnswer, type CommandDispatcher, type CommandDispatcherDeps,
+  createCommandDispatcher, type CommandAnswer, type CommandDispatcher, type CommandDispatcherDeps,
   type CommandStats,
 } from './dispatcher.js';
 export { ANSWER_DROPS, type AnswerDrop } from './answer-drops.js';
