@@ -134,7 +134,8 @@ async function issue(d: Dispatch, tenant: string, issues: readonly Issue[], upTo
     ended = [];
     const states: StateWrite[] = [];
     for (const { device, spec, value } of issues) {
-      const earlier = [...d.open.ofDevice(tenant, device.deviceId), ...made].filter((o) => o.name === spec.name && !ended.includes(o));
+      const ofDevice = made.filter((o) => o.deviceId === device.deviceId);
+      const earlier = [...d.open.ofDevice(tenant, device.deviceId), ...ofDevice].filter((o) => o.name === spec.name && !ended.includes(o));
       for (const o of earlier) {
         if (!store.commands.transition(o.id, OPEN_STATES, 'EXPIRED', tx.now)) continue;
         states.push(stateOf(o.entityId, o.statusAttr, 'EXPIRED'));

@@ -116,6 +116,25 @@ describe('a command to a connected device', () => {
   });
 });
 
+describe('several devices', () => {
+  it('sends the commands of one write to several devices each to its own, none superseding another\'s', async () => {
+    const other = 'urn:ngsi-ld:Valve:v2';
+    expect((await b.request('POST', '/edgeld/v1/devices', { body: { deviceId: 'v2', entityId: other, commands: [{ name: 'open' }] } })).status).toBe(201);
+    const dev1 = await device();
+    const dev2 = await device();
+    const next1 = await subscribe(dev1, CMD, 1);
+    const next2 = await subscribe(dev2, 'ngsi/default/v2/cmd', 1);
+    // One batch: one transaction, so the dispatcher finds both commands in one batch of changes.
+    const res = await b.request('POST', '/ngsi-ld/v1/entityOperations/upsert', {
+      body: [{ id: ENTITY, type: 'Valve', open: { type: 'Property', value: 'a' } }, { id: other, type: 'Valve', open: { type: 'Property', value: 'b' } }],
+    });
+    expect([201, 204]).toContain(res.status);
+    expect(command(await next1()).value).toBe('a');
+    expect(command(await next2()).value).toBe('b');
+    expect(b.broker.commands.stats()).toMatchObject({ issued: 2, expired: 0 });
+  });
+});
+
 describe('offline, expired, superseded', () => {
   it('a device offline gets its pending command when it subscribes', async () => {
     await issue('now');
