@@ -4,10 +4,8 @@
 // (sent after the commit of `<name>_status` OK). Then the throughput of ordinary updates while commands
 // flow, against the same updates on the same broker with none flowing, in rounds of each in turn.
 
-import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { connectAsync, type MqttClient } from 'mqtt';
 import type { Cleanup } from './cleanup.js';
+import { startCommandDevices } from './command-devices.js';
 import { formatCount } from './format-count.js';
 import { percentile, runLoad, type LoadResult } from './load.js';
 import { withFreshTarget, type MeasureOptions, type Target } from './measure.js';
@@ -55,68 +53,6 @@ async function setUp(port: number): Promise<void> {
   }
 }
 
-/** What the devices saw: the round trip of each command value issued, once its answer is acknowledged. */
-interface Devices {
-  clients: MqttClient[];
-  /** Command value → when its PATCH was sent (performance.now()). */
-  sent: Map<number, number>;
-  /** Round trips in ms of the commands answered. */
-  roundTrips: number[];
-  answered: Set<number>;
-  /** Commands received again after their answer. */
-  duplicates: number;
-}
-
-async function connectDevices(mqttPort: number): Promise<Devices> {
-  const d: Devices = { clients: [], sent: new Map(), roundTrips: [], answered: new Set(), duplicates: 0 };
-  for (let n = 0; n < DEVICES; n++) {
-    const client = await connectAsync(`mqtt://127.0.0.1:${mqttPort}`, { clientId: `default/cmd${n}`, reconnectPeriod: 0 });
-    const topic = `ngsi/default/cmd${n}/cmd`;
-    client.on('message', (_t, payload) => {
-      const cmd = JSON.parse(payload.toString()) as { id: string; value: number };
-      if (d.answered.has(cmd.value)) d.duplicates += 1;
-      void client.publishAsync(`ngsi/default/cmd${n}/cmdexe`, JSON.stringify({ id: cmd.id, status: 'OK', info: { done: cmd.value } }), { qos: 1 }).then(() => {
-        const at = d.sent.get(cmd.value);
-        if (at === undefined || d.answered.has(cmd.value)) return;
-        d.answered.add(cmd.value);
-        d.roundTrips.push(performance.now() - at);
-      });
-    });
-    await client.subscribeAsync(topic, { qos: 1 });
-    d.clients.push(client);
-  }
-  return d;
-}
-
-/** Issues commands at RATE a second for `durationMs`, to the devices in turn; values go on from `counter`. */
-async function issueCommands(port: number, d: Devices, durationMs: number, counter: { next: number }): Promise<{ issued: number; failed: number }> {
-  const start = performance.now();
-  const inFlight: Array<Promise<void>> = [];
-  let issued = 0;
-  let failed = 0;
-  for (let k = 0; performance.now() - start < durationMs; k++) {
-    const due = start + (k * 1000) / RATE;
-    const wait = due - performance.now();
-    if (wait > 0) await sleep(wait);
-    const value = counter.next++;
-    d.sent.set(value, performance.now());
-    issued += 1;
-    inFlight.push(call(port, 'PATCH', `/ngsi-ld/v1/entities/${encodeURIComponent(valveId(value % DEVICES))}/attrs/open`, { type: 'Property', value })
-      .then((status) => void (status !== 204 && (failed += 1)), () => void (failed += 1)));
-  }
-  await Promise.all(inFlight);
-  return { issued, failed };
-}
-
-async function settled(d: Devices, counter: { next: number }, first: number): Promise<void> {
-  const deadline = performance.now() + SETTLE_TIMEOUT_MS;
-  const isDone = (): boolean => {
-    for (let v = first; v < counter.next; v++) if (!d.answered.has(v)) return false;
-    return true;
-  };
-  while (!isDone() && performance.now() < deadline) await sleep(20);
-}
-
 function updates(port: number, options: MeasureOptions, durationMs: number, counter: { next: number }): Promise<LoadResult> {
   return runLoad({
     port, concurrency: options.concurrency, maxRequests: Number.MAX_SAFE_INTEGER, durationMs, expectStatus: 204,
@@ -151,36 +87,31 @@ async function commandCounters(port: number): Promise<string> {
 /** The round trips alone, then ROUNDS rounds of updates without and with commands flowing. */
 async function measure(port: number, mqttPort: number, options: MeasureOptions): Promise<Figures> {
   await setUp(port);
-  const d = await connectDevices(mqttPort);
-  const commands = { next: 0 };
+  const devices = await startCommandDevices({ port, mqttPort, devices: DEVICES, rate: RATE });
   const writes = { next: 0 };
   try {
-    // Warm-up: the commands of the entities' creation are answered, then a second of commands.
-    await issueCommands(port, d, WARMUP_MS, commands);
-    await settled(d, commands, 0);
-    d.roundTrips.length = 0;
-    const first = commands.next;
-    const alone = await issueCommands(port, d, options.durationMs, commands);
-    await settled(d, commands, first);
-    const roundTrips = [...d.roundTrips];
+    // Warm-up: the commands of the entities' creation are answered, then a second and a half of commands.
+    await devices.issue(WARMUP_MS);
+    await devices.report(SETTLE_TIMEOUT_MS);
+    const alone = await devices.issue(options.durationMs);
+    const { roundTrips } = await devices.report(SETTLE_TIMEOUT_MS);
     const without: LoadResult[] = [];
     const during: LoadResult[] = [];
-    let { issued, failed } = alone;
+    let failed = alone.failed;
     await updates(port, options, WARMUP_MS, writes);
     for (let r = 0; r < ROUNDS; r++) {
       without.push(await updates(port, options, options.durationMs, writes));
-      const [load, flow] = await Promise.all([updates(port, options, options.durationMs, writes), issueCommands(port, d, options.durationMs, commands)]);
+      const [load, flow] = await Promise.all([updates(port, options, options.durationMs, writes), devices.issue(options.durationMs)]);
       during.push(load);
-      issued += flow.issued;
       failed += flow.failed;
     }
-    await settled(d, commands, first);
-    const underLoad = d.roundTrips.slice(roundTrips.length);
-    let lost = 0;
-    for (let v = first; v < commands.next; v++) if (!d.answered.has(v)) lost += 1;
-    return { roundTrips, underLoad, issued, failed, lost, duplicates: d.duplicates, without, during, counters: await commandCounters(port) };
+    const end = await devices.report(SETTLE_TIMEOUT_MS);
+    return {
+      roundTrips, underLoad: end.roundTrips, issued: end.issued, failed, lost: end.lost, duplicates: end.duplicates, without, during,
+      counters: await commandCounters(port),
+    };
   } finally {
-    await Promise.all(d.clients.map((c) => c.endAsync(true)));
+    await devices.end();
   }
 }
 
@@ -213,7 +144,7 @@ export async function benchCommands(broker: Target, options: MeasureOptions, cle
     ...errors.map((l) => `command.write-during-commands: updates failed: ${l.firstError ?? ''}`),
   ];
   const notes = [
-    `command.roundtrip: ${DEVICES} devices (mqtt clients on the embedded broker, each answering OK on cmdexe QoS 1 as soon as a command arrives), commands by HTTP PATCH …/attrs/open at ${RATE}/s to the devices in turn for ${options.durationMs / 1000} s after a ${WARMUP_MS / 1000} s warm-up; from the PATCH sent to the PUBACK of the answer, which the broker sends after committing <name>_status OK; ${formatCount(f.roundTrips.length)} round trips`,
+    `command.roundtrip: ${DEVICES} devices (mqtt clients on the embedded broker, each answering OK on cmdexe QoS 1 as soon as a command arrives), commands by HTTP PATCH …/attrs/open at ${RATE}/s (open loop; the devices and the PATCHes on a worker thread of their own, so that they do not delay the load generator) to the devices in turn for ${options.durationMs / 1000} s after a ${WARMUP_MS / 1000} s warm-up; from the PATCH sent to the PUBACK of the answer, which the broker sends after committing <name>_status OK; ${formatCount(f.roundTrips.length)} round trips`,
     `command.write-during-commands: PATCH …/attrs of ${SENSORS} Sensors' temperatures (concurrency ${options.concurrency}) while commands flow at ${RATE}/s, against the same updates on the same broker with none flowing (ceiling column), ${ROUNDS} rounds of each in turn, ${options.durationMs / 1000} s each; ${formatCount(f.issued)} commands issued in all, ${f.lost} lost`,
     `command counters of the broker at the end: ${f.counters}`,
     `target command.roundtrip.p99 < ${COMMAND_P99_TARGET_MS} ms: ${round(p99, 2)}, ${p99 < COMMAND_P99_TARGET_MS ? 'met' : 'MISSED'}`,
