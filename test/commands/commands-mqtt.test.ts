@@ -147,6 +147,21 @@ describe('offline, expired, superseded', () => {
     await waitUntil(async () => (await statusNow()) === 'DELIVERED', 5_000, 'DELIVERED');
   });
 
+  it('a device with a persistent session gets a command issued while it was away when it reconnects, without subscribing again', async () => {
+    const first = await device({ clientId: 'v1-persistent', clean: false });
+    await first.subscribeAsync(CMD, { qos: 1 });
+    await first.endAsync();
+    await issue('queued');
+    await b.broker.commands.idle();
+    const back = await connectClient(url(), { clientId: 'v1-persistent', clean: false }, 5_000);
+    clients.push(back);
+    const got: Received[] = [];
+    back.on('message', (topic, payload, packet) => got.push({ topic, payload, qos: packet.qos }));
+    await waitUntil(() => got.length > 0, 5_000, 'the command from the session');
+    expect(command(got[0]!).value).toBe('queued');
+    await waitUntil(async () => (await statusNow()) === 'DELIVERED', 5_000, 'DELIVERED');
+  });
+
   it('an expired command becomes EXPIRED and is never delivered', async () => {
     await issue('late');
     await b.broker.commands.idle();
@@ -162,6 +177,24 @@ describe('offline, expired, superseded', () => {
     await probe();
     expect(seen.filter((m) => m.topic === CMD)).toEqual([]);
     expect(statusHistory()).toEqual(['PENDING', 'EXPIRED']);
+  });
+
+  it('an expired command queued in a persistent session is not delivered from it either', async () => {
+    const first = await device({ clientId: 'v1-away', clean: false });
+    await first.subscribeAsync(CMD, { qos: 1 });
+    await first.endAsync();
+    await issue('stale');
+    await b.broker.commands.idle();
+    b.clock.advance(300_001);
+    await waitUntil(async () => (await statusNow()) === 'EXPIRED', 5_000, 'EXPIRED');
+    const back = await connectClient(url(), { clientId: 'v1-away', clean: false }, 5_000);
+    clients.push(back);
+    const seen: string[] = [];
+    back.on('message', (topic) => seen.push(topic));
+    const probe = await subscribe(back, 'ngsi/default/v1/attrs', 0);
+    await back.publishAsync('ngsi/default/v1/attrs', JSON.stringify({ temperature: 2 }), { qos: 1 });
+    await probe();
+    expect(seen.filter((t) => t === CMD)).toEqual([]);
   });
 
   it('a later command of the same name supersedes a pending one: the earlier is EXPIRED and never sent', async () => {
