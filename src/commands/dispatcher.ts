@@ -257,6 +257,12 @@ function republish(d: Dispatch, tenant: string, deviceId: string): void {
   for (const o of d.open.ofDevice(tenant, deviceId)) if (o.state === 'PENDING' && o.expiresAt > now) publish(d, o);
 }
 
+/** Publishes every pending command not expired (a persistent session queues it; a publish before the broker runs fails quietly). */
+function publishPending(d: Dispatch): void {
+  const now = d.deps.clock.now();
+  for (const o of d.open.values()) if (o.state === 'PENDING' && o.expiresAt > now) publish(d, o);
+}
+
 export function createCommandDispatcher(deps: CommandDispatcherDeps): CommandDispatcher {
   const index = createCommandIndex({ store: deps.store, contexts: deps.contexts, log: deps.log, deviceSubject: deps.deviceSubject });
   const d: Dispatch = {
@@ -278,6 +284,8 @@ export function createCommandDispatcher(deps: CommandDispatcherDeps): CommandDis
       await index.load();
       d.open.load(deps.store, index);
       follower.start();
+      // The broker may have started while the open commands were read (it asks for none before).
+      publishPending(d);
       sweep = setInterval(() => {
         if (sweeping) return;
         sweeping = true;
@@ -292,10 +300,7 @@ export function createCommandDispatcher(deps: CommandDispatcherDeps): CommandDis
     deviceWritten(tenant, deviceId) {
       index.refresh(tenant, deviceId).catch((err: unknown) => deps.log.warn('commands of a device not read', { tenant, deviceId, err }));
     },
-    brokerStarted() {
-      const now = deps.clock.now();
-      for (const o of d.open.values()) if (o.state === 'PENDING' && o.expiresAt > now) publish(d, o);
-    },
+    brokerStarted: () => publishPending(d),
     mayForward(tenant, deviceId, payload) {
       const id = idOfPayload(payload);
       // NOTE: a message that is no command of the dispatcher's (no id) is the publisher's business.
