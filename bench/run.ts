@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { benchAbuse } from './abuse.js';
 import { benchAuth } from './auth.js';
 import { Cleanup } from './cleanup.js';
+import { benchCommands } from './commands.js';
 import { benchFederation } from './federation.js';
 import { benchDistributed } from './distributed.js';
 import { benchTargets, withFreshTarget, type MeasureOptions, type Target } from './measure.js';
@@ -23,12 +24,12 @@ import { benchTls } from './tls.js';
 interface RunOptions extends MeasureOptions {
   readonly ceilingOnly: boolean;
   /** Only the notification scenarios (no ceiling), MQTT ingestion (with its own ceiling), or federation (brokers of their own). */
-  readonly only: 'notifications' | 'auth' | 'tls' | 'mqtt' | 'federation' | 'distributed' | 'coldstart' | 'abuse' | undefined;
+  readonly only: 'notifications' | 'auth' | 'tls' | 'mqtt' | 'federation' | 'distributed' | 'coldstart' | 'abuse' | 'commands' | undefined;
   /** The broker's entry script; undefined means dist/main.js. */
   readonly broker: string | undefined;
 }
 
-const USAGE = `usage: node dist-bench/run.js [--ceiling-only | --only notifications|auth|tls|mqtt|federation|distributed|coldstart|abuse] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
+const USAGE = `usage: node dist-bench/run.js [--ceiling-only | --only notifications|auth|tls|mqtt|federation|distributed|coldstart|abuse|commands] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
   --ceiling-only   benchmark only the bare Hono + SQLite ceiling
   --only notifications
                    run only the notification scenarios (on a broker of their own; no ceiling)
@@ -38,6 +39,7 @@ const USAGE = `usage: node dist-bench/run.js [--ceiling-only | --only notificati
   --only mqtt      run only the MQTT ingestion scenario (on a broker of its own and its own ceiling)
   --only federation
                    run only the federation scenarios (an edge, a cloud and a baseline broker)
+  --only commands  run only the command round trip (100 devices on a broker of its own)
   --only distributed
                    run only the distributed query scenarios (a broker, its registered source, a baseline broker)
   --only coldstart run only the cold start (a database of 100,000 entities and 10 million history
@@ -82,8 +84,8 @@ function parseOptions(argv: readonly string[]): RunOptions {
     process.exit(0);
   }
   const only = values.only;
-  if (only !== undefined && only !== 'notifications' && only !== 'auth' && only !== 'tls' && only !== 'mqtt' && only !== 'federation' && only !== 'distributed' && only !== 'coldstart' && only !== 'abuse') {
-    throw new Error(`--only: expected notifications, auth, tls, mqtt, federation, distributed, coldstart or abuse\n${USAGE}`);
+  if (only !== undefined && only !== 'notifications' && only !== 'auth' && only !== 'tls' && only !== 'mqtt' && only !== 'federation' && only !== 'distributed' && only !== 'coldstart' && only !== 'abuse' && only !== 'commands') {
+    throw new Error(`--only: expected notifications, auth, tls, mqtt, federation, distributed, coldstart, abuse or commands\n${USAGE}`);
   }
   if (only !== undefined && values['ceiling-only']) throw new Error(`--only and --ceiling-only exclude each other\n${USAGE}`);
   const concurrency = Number(values.concurrency);
@@ -243,6 +245,14 @@ async function main(): Promise<void> {
       if (d.hasErrors) process.exitCode = 1;
       return;
     }
+    if (options.only === 'commands') {
+      log('[broker] command round trip, on a broker of its own');
+      const c = await benchCommands(brokerTarget, options, cleanup);
+      const noteLines = c.notes.map((note) => `note: ${note}`).join('\n');
+      process.stdout.write(`${formatTable(c.rows)}\n\n${noteLines}\n${formatJson(c.rows)}\n`);
+      if (c.hasErrors) process.exitCode = 1;
+      return;
+    }
     if (options.only === 'federation') {
       const f = await runFederation(brokerTarget, options, cleanup);
       const noteLines = f.notes.map((note) => `note: ${note}`).join('\n');
@@ -286,6 +296,11 @@ async function main(): Promise<void> {
       rows.push(...d.rows);
       extraNotes.push(...d.notes);
       hasOwnBrokerErrors ||= d.hasErrors;
+      log('[broker] command round trip, on a broker of its own');
+      const cmd = await benchCommands(brokerTarget, options, cleanup);
+      rows.push(...cmd.rows);
+      extraNotes.push(...cmd.notes);
+      hasOwnBrokerErrors ||= cmd.hasErrors;
       const c = await benchColdStart({ script, nodeFlags, tmp: options.tmp, log }, cleanup);
       rows.push(...c.rows);
       extraNotes.push(...c.notes);

@@ -21,6 +21,8 @@ import {
 } from './subscriptions/index.js';
 import { addDuration, createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
 import { buildAuth } from './server/auth.js';
+import { buildCommands } from './server/commands.js';
+import type { CommandDispatcher } from './commands/index.js';
 import { buildFederation } from './server/federation.js';
 import { buildFoundation } from './server/foundation.js';
 import { buildRegistrations } from './server/registrations.js';
@@ -63,6 +65,8 @@ export interface Broker {
   subscriptionRegistry: SubscriptionRegistry;
   /** Matches committed changes against subscriptions and delivers their notifications. */
   notifier: Notifier;
+  /** Sends commands to devices and records their states (edge.md §6). */
+  commands: CommandDispatcher;
   events: ChangeEmitter;
   /** The bound TCP port of the embedded MQTT broker; undefined until `listen()` has started it. */
   readonly mqttPort: number | undefined;
@@ -143,7 +147,8 @@ export function createBroker(deps: BrokerDeps): Broker {
     },
   });
   const { registrations, distributed } = buildRegistrations({ config, runtime, store, clock, newId, contexts, announce: (change) => events.emit(change) });
-  const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType, checkSecret });
+  const commands = buildCommands({ store, feed, core, contexts, clock, log, newId: deps.newId, runtime });
+  const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType, checkSecret, onWritten: commands.deviceWritten });
   const jobs = createJobScheduler({ log: log.child('jobs') });
   const journalMaxAge = parseDuration(config.journal.maxAge);
   if (!journalMaxAge) throw new Error(`journal.max-age: '${config.journal.maxAge}' is too large a duration`);
@@ -157,20 +162,20 @@ export function createBroker(deps: BrokerDeps): Broker {
   const federation = buildFederation({ config, store, feed, contexts, clock, log, events, publicUrl, core, newId });
   const loginLimiter = buildLoginLimiter(deps);
   const { ingest, hooks } = buildMqttAccess({
-    ...deps, core, contexts, devices, registry: topicsOf, auth, mqtt, sessions: store.mqttSessions, loginLimiter,
+    ...deps, core, contexts, devices, registry: topicsOf, auth, mqtt, sessions: store.mqttSessions, loginLimiter, commands,
   });
   // A deleted subject's MQTT connections end (its subscriptions are suspended through `owners`).
   onSubjectGone((subject) => runtime.mqtt?.closeClientsOf(subject));
   const http = buildHttp({
-    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, loginLimiter, secretChecks,
+    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, commands, loginLimiter, secretChecks,
     services: { contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, distributed, permissions, subjects, devices, auth, identity },
   });
   const lifecycle: LifecycleDeps = {
     config, log, clock, store, runtime, http, jobs, temporal, registrations, hasRetention: retention !== undefined,
-    horizon: (now) => addDuration(now, journalMaxAge, -1), notifier, mqttSender, mqttHooks: hooks, federation, verifier, identity,
+    horizon: (now) => addDuration(now, journalMaxAge, -1), notifier, commands, mqttSender, mqttHooks: hooks, federation, verifier, identity,
   };
   return {
-    app: http.app, store, contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, devices, subscriptionRegistry, notifier, events, publishLocal, mqttSender, identity,
+    app: http.app, store, contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, devices, subscriptionRegistry, notifier, commands, events, publishLocal, mqttSender, identity,
     federation,
     mqttIngest: ingest,
     get mqttPort() {

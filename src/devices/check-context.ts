@@ -7,7 +7,7 @@ import { BadRequestDataError, isAbsoluteUri, parseAttributes } from '../ngsi/ind
 import type { DeviceRecord } from '../store/index.js';
 import { invalid } from './validate.js';
 
-export type ContextChecked = Pick<DeviceRecord, 'entityType' | 'renames' | 'unitCodes' | 'staticAttributes' | 'context'>;
+export type ContextChecked = Pick<DeviceRecord, 'entityType' | 'renames' | 'unitCodes' | 'staticAttributes' | 'context' | 'commands'>;
 
 const detailOf = (err: BadRequestDataError): string => (err.detail === undefined ? err.message : `${err.message}: ${err.detail}`);
 
@@ -26,6 +26,7 @@ export async function checkWithContext(contexts: Pick<ContextService, 'resolve'>
   expands('entityType', d.entityType);
   for (const [key, attr] of Object.entries(d.renames)) expands(`renames.${key}`, attr);
   for (const attr of Object.keys(d.unitCodes)) expands(`unitCodes.${attr}`, attr);
+  for (const { name } of d.commands) expands(`commands.${name}`, name);
   try {
     parseAttributes(d.staticAttributes, ctx, { now: 0, allowNull: false });
   } catch (err) {

@@ -2,7 +2,7 @@
 // entity each one writes, how its measurements map to attributes, its secret).
 
 export {
-  createDeviceService, type Device, type DeviceInput, type DeviceMapping, type DevicePatch, type DeviceService, type DeviceServiceDeps,
+  createDeviceService, type CommandInput, type Device, type DeviceInput, type DeviceMapping, type DevicePatch, type DeviceService, type DeviceServiceDeps,
 } from './service.js';
 export type { DeviceContext } from '../store/index.js';
 /** Whether a string can be a device id (one topic segment that also fits an entity id). */

@@ -7,10 +7,10 @@ import { hashSecret, hashSecretAsync, verifySecret } from '../auth/index.js';
 import { AccessDeniedError, ResourceNotFoundError, type JsonObject, type Principal } from '../ngsi/index.js';
 import { createLru, type Clock, type Lru } from '../lib/index.js';
 import type { ContextService } from '../jsonld/index.js';
-import type { DeviceContext, DeviceRecord, Store } from '../store/index.js';
+import type { DeviceCommand, DeviceContext, DeviceRecord, Store } from '../store/index.js';
 import { checkWithContext } from './check-context.js';
 import {
-  checkContext, checkDeviceId, checkEntityId, checkEntityType, checkRenames, checkStaticAttributes, checkUnitCodes, invalid, isDeviceId,
+  DEFAULT_COMMAND_EXPIRES, checkCommands, checkContext, checkDeviceId, checkEntityId, checkEntityType, checkRenames, checkStaticAttributes, checkUnitCodes, invalid, isDeviceId,
 } from './validate.js';
 
 /** A registered device as the registry shows it: never its secret nor the secret's hash. */
@@ -27,6 +27,14 @@ export interface DeviceInput {
   unitCodes?: Record<string, string>;
   staticAttributes?: JsonObject;
   context?: DeviceContext;
+  /** The commands it accepts (edge.md §6); `expires` defaults to PT1M. */
+  commands?: CommandInput[];
+}
+
+/** A command as declared: `expires` absent is PT1M. */
+export interface CommandInput {
+  name: string;
+  expires?: string;
 }
 
 /** What an update changes: each member given replaces the stored one; `context: null` is the core context again. */
@@ -37,6 +45,7 @@ export interface DevicePatch {
   unitCodes?: Record<string, string>;
   staticAttributes?: JsonObject;
   context?: DeviceContext | null;
+  commands?: CommandInput[];
 }
 
 /** What ingestion needs of a registered device. Frozen: it is shared by every message of the device. */
@@ -85,6 +94,8 @@ export interface DeviceServiceDeps {
   checkSecret?: (secret: string, hash: string) => Promise<boolean>;
   /** A new device secret; default 24 random bytes, base64url. */
   randomSecret?: () => string;
+  /** A device was registered, updated or deleted (after commit): what depends on its record follows. */
+  onWritten?: (tenant: string, deviceId: string) => void;
 }
 
 /** Devices whose resolution is kept in memory (the hot path of ingestion). */
@@ -120,8 +131,12 @@ function checkRecord(d: Omit<DeviceRecord, 'createdAt' | 'modifiedAt'>): void {
   checkRenames(d.renames);
   checkUnitCodes(d.unitCodes);
   checkStaticAttributes(d.staticAttributes);
+  checkCommands(d.commands);
   if (d.context !== undefined) checkContext(d.context);
 }
+
+/** The declarations with their defaults filled in. */
+const commandsOf = (given: readonly CommandInput[]): DeviceCommand[] => given.map((c) => ({ name: c.name, expires: c.expires ?? DEFAULT_COMMAND_EXPIRES }));
 
 /** What the registry's functions share. */
 interface Registry {
@@ -132,6 +147,7 @@ interface Registry {
   readonly checkSecret: (secret: string, hash: string) => Promise<boolean>;
   /** null: known to be unregistered (a device publishing without a record is looked up once). */
   readonly cache: Lru<string, DeviceMapping | null>;
+  readonly onWritten: ((tenant: string, deviceId: string) => void) | undefined;
 }
 
 const keyOf = (tenant: string, deviceId: string): string => `${tenant}\u0000${deviceId}`;
@@ -144,7 +160,10 @@ function writing<T>(r: Registry, tenant: string, deviceId: string, fn: () => T):
     const key = keyOf(tenant, deviceId);
     const result = fn();
     r.cache.delete(key);
-    tx.onCommit(() => r.cache.delete(key));
+    tx.onCommit(() => {
+      r.cache.delete(key);
+      r.onWritten?.(tenant, deviceId);
+    });
     return result;
   });
 }
@@ -167,15 +186,17 @@ function recordOf(input: DeviceInput, defaultEntityType: string, now: number): D
   return {
     deviceId: input.deviceId, entityId: input.entityId ?? `urn:ngsi-ld:${entityType}:${input.deviceId}`, entityType,
     renames: input.renames ?? {}, unitCodes: input.unitCodes ?? {}, staticAttributes: input.staticAttributes ?? {},
-    ...(input.context === undefined ? {} : { context: input.context }), createdAt: now, modifiedAt: now,
+    ...(input.context === undefined ? {} : { context: input.context }), commands: commandsOf(input.commands ?? []), createdAt: now, modifiedAt: now,
   };
 }
 
 async function updateDevice(r: Registry, actor: Principal, deviceId: string, patch: DevicePatch): Promise<Device> {
-  const { context, ...members } = patch;
+  const { context, commands, ...members } = patch;
   const { context: oldContext, ...old } = existing(r, actor.tenant, deviceId);
   const kept = context === undefined ? oldContext : context ?? undefined;
-  const next: DeviceRecord = { ...old, ...members, ...(kept === undefined ? {} : { context: kept }), modifiedAt: r.clock.now() };
+  const next: DeviceRecord = {
+    ...old, ...members, ...(kept === undefined ? {} : { context: kept }), ...(commands === undefined ? {} : { commands: commandsOf(commands) }), modifiedAt: r.clock.now(),
+  };
   await checked(r, next);
   writing(r, actor.tenant, deviceId, () => {
     if (!r.store.devices.replace(actor.tenant, next)) throw notFound(deviceId);
@@ -223,7 +244,9 @@ function createDeviceLookup(r: Registry): Pick<DeviceService, 'resolve' | 'check
  */
 export function createDeviceService(deps: DeviceServiceDeps): DeviceService {
   const { store, clock, contexts, defaultEntityType } = deps;
-  const r: Registry = { store, clock, contexts, randomSecret: deps.randomSecret ?? drawSecret, checkSecret: deps.checkSecret ?? verifySecret, cache: createLru(CACHE_SIZE) };
+  const r: Registry = {
+    store, clock, contexts, randomSecret: deps.randomSecret ?? drawSecret, checkSecret: deps.checkSecret ?? verifySecret, cache: createLru(CACHE_SIZE), onWritten: deps.onWritten,
+  };
   const { devices } = store;
   /** Updates one after the other: each reads, checks (awaiting the context) and writes undisturbed. */
   let updates: Promise<unknown> = Promise.resolve();
@@ -256,7 +279,7 @@ export function createDeviceService(deps: DeviceServiceDeps): DeviceService {
       try {
         requireAdmin(actor);
         if (Object.keys(patch).length === 0) {
-          throw invalid('Nothing to change: give entityId, entityType, renames, unitCodes, staticAttributes or context');
+          throw invalid('Nothing to change: give entityId, entityType, renames, unitCodes, staticAttributes, context or commands');
         }
       } catch (err) {
         return Promise.reject(err);

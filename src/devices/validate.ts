@@ -2,8 +2,8 @@
 // entity id and type, the names of renames, unit codes and static attributes, the shape of the context.
 // Each failure is BadRequestData naming the member at fault.
 
-import { BadRequestDataError, ENTITY_CORE_MEMBERS, isAbsoluteUri, isPlainObject, nameProblem, type JsonObject } from '../ngsi/index.js';
-import type { DeviceContext } from '../store/index.js';
+import { BadRequestDataError, ENTITY_CORE_MEMBERS, isAbsoluteUri, isPlainObject, nameProblem, parseFixedDuration, type JsonObject } from '../ngsi/index.js';
+import type { DeviceCommand, DeviceContext } from '../store/index.js';
 
 /** A topic segment of `ngsi/<tenant>/<deviceId>/attrs`: never `/`, `+` or `#` ([MQTT-4.7.1-1]). */
 const DEVICE_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -87,5 +87,30 @@ export function checkContext(context: DeviceContext): void {
   const entries = Array.isArray(context) ? context : [context];
   for (const entry of entries) {
     if (typeof entry === 'string' && !isAbsoluteUri(entry)) throw invalid(`context: '${entry}' is not an absolute URL`);
+  }
+}
+
+/** How long a command stays valid when its declaration gives no `expires` (edge.md §6). */
+export const DEFAULT_COMMAND_EXPIRES = 'PT1M';
+/** The longest a command may stay valid: P7D. */
+const MAX_COMMAND_EXPIRES_MS = 7 * 86_400_000;
+/** The attributes that carry a command's state and the device's answer: `<name>_status`, `<name>_info`. */
+const STATE_SUFFIXES = ['_status', '_info'];
+
+/**
+ * The command declarations: valid attribute names, unique, none the state attribute of another
+ * (`<name>_status`, `<name>_info`), each `expires` a fixed ISO 8601 duration above zero, at most P7D.
+ */
+export function checkCommands(commands: readonly DeviceCommand[]): void {
+  const seen = new Set<string>();
+  for (const { name, expires } of commands) {
+    const issue = attributeIssue(name);
+    if (issue !== undefined) throw invalid(`commands: ${issue}`);
+    if (seen.has(name)) throw invalid(`commands: '${name}' is declared twice`);
+    seen.add(name);
+    if (STATE_SUFFIXES.some((s) => name.endsWith(s))) throw invalid(`commands.${name}: names ending in _status or _info carry the state of a command`);
+    const ms = parseFixedDuration(expires);
+    if (ms === undefined || ms <= 0) throw invalid(`commands.${name}.expires: '${expires}' is not an ISO 8601 duration of weeks, days, hours, minutes or seconds above zero`);
+    if (ms > MAX_COMMAND_EXPIRES_MS) throw invalid(`commands.${name}.expires: '${expires}' is longer than P7D`);
   }
 }

@@ -18,7 +18,8 @@ import type { MqttAccessHooks } from './hooks.js';
 import { DEFAULT_TENANT_SEGMENT, MEASUREMENT_PREFIX, parseMeasurementTopic, type Ingest } from './ingest.js';
 import { authorizeForwardWith, authorizePublishWith, authorizeSubscribeWith, willRefusal } from './authorize.js';
 import { MqttWillRefusedError } from './errors.js';
-import type { AccessContext, Identity, MqttAccessStats, MqttAuthentication, MqttSessionOwners } from './identity.js';
+import type { AccessContext, CommandAnswers, Identity, MqttAccessStats, MqttAuthentication, MqttSessionOwners } from './identity.js';
+import { deviceSubject } from './identity.js';
 
 export { deviceSubject, type MqttAccessStats, type MqttAuthentication, type MqttSessionOwners } from './identity.js';
 import { limitConnects } from './connect-limit.js';
@@ -42,6 +43,8 @@ export interface MqttAccessDeps {
   sessions?: MqttSessionOwners;
   /** Makes CONNECTs wait after repeated failed logins (with authentication on). */
   loginLimiter?: LoginLimiter;
+  /** Answers on `cmdexe` go to the command dispatcher; absent: they are dropped as no measurement. */
+  commands?: CommandAnswers;
 }
 
 export interface MqttAccess extends MqttAccessHooks {
@@ -54,7 +57,7 @@ interface DeviceName {
 }
 
 /** Tenants whose anonymous principal is kept (a client naming more starts the memo over). */
-const MAX_ANONYMOUS_TENANTS = 1000;
+const MAX_ANONYMOUS_DEVICES = 10_000;
 
 /**
  * The device a user name or client id names: `<tenant>/<deviceId>`, or a bare `<deviceId>` of the
@@ -91,13 +94,28 @@ function memorySessionOwners(): MqttSessionOwners {
   };
 }
 
+/**
+ * With authentication off, a device's measurements are written as its subject (admin rights, no
+ * assignees), so that its own writes are told from others' (a command is never its own measurement).
+ */
+function anonymousWriters(): AccessContext['anonymousOf'] {
+  const of = boundedMemo(MAX_ANONYMOUS_DEVICES, (key: string): Principal => {
+    const slash = key.indexOf('/');
+    const tenant = key.slice(0, slash);
+    return { ...anonymousIn(tenant), subject: deviceSubject(tenant, key.slice(slash + 1)) };
+  });
+  // NOTE: a tenant name holds no '/' (isTenantName): the key tells every (tenant, device) apart.
+  return (tenant, deviceId) => of(`${tenant}/${deviceId}`);
+}
+
 export function createMqttAccess(deps: MqttAccessDeps): MqttAccess {
   const stats: MqttAccessStats = { takeoversRefused: 0, willsRefused: 0, busyRefused: 0 };
   const ctx: AccessContext = {
     log: deps.log, ingest: deps.ingest, auth: deps.auth, identities: new WeakMap(), sessions: deps.sessions ?? memorySessionOwners(), stats,
+    commands: deps.commands,
     // NOTE: a principal is read-only, so the one of a device and those of anonymous writers are made
     // once, not per message; the write path also keys its grouping on the principal object.
-    anonymousOf: boundedMemo(MAX_ANONYMOUS_TENANTS, anonymousIn),
+    anonymousOf: anonymousWriters(),
   };
   const authenticate = authenticateWith(ctx);
   return {
@@ -108,6 +126,11 @@ export function createMqttAccess(deps: MqttAccessDeps): MqttAccess {
     subjectOf(client) {
       const identity = ctx.identities.get(client);
       return identity?.kind === 'token' ? identity.party.subject : undefined;
+    },
+    isDeviceClient(client, tenant, deviceId) {
+      if (deps.auth === undefined) return true;
+      const identity = ctx.identities.get(client);
+      return identity?.kind === 'device' && identity.tenant === tenant && identity.deviceId === deviceId;
     },
     stats: () => ({ ...stats }),
   };

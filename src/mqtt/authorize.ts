@@ -8,7 +8,8 @@
 
 import type { PublishPacket } from 'aedes';
 import type { MqttAccessHooks } from './hooks.js';
-import { actorOf, identityOf, identityOfOwner, type AccessContext, type Identity } from './identity.js';
+import { parseAnswer } from './commands.js';
+import { actorOf, identityOf, identityOfOwner, type AccessContext, type CommandAnswers, type Identity } from './identity.js';
 import { MEASUREMENT_PREFIX, parseMeasurementTopic, type IngestOutcome } from './ingest.js';
 import { REFUSED_TOPIC, classifyTopic, mayRead, notifyPrefixOf, publishRule, type Party, type TopicClass } from './topic-classes.js';
 
@@ -88,6 +89,7 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
   const { topic } = packet;
   // Authentication off: everything is relayed, measurements or not.
   let relayAnyway = true;
+  let isRefused = false;
   if (auth !== undefined) {
     if (identity.kind === 'anonymous') {
       neutralize(packet);
@@ -106,6 +108,7 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
     if (rule === 'no') {
       log.info('mqtt publish refused: a topic of another device', { clientId: identity.clientId, user: identity.user, topic });
       neutralize(packet);
+      isRefused = true;
     }
     // A measurement is relayed when stored, or when its device or an administrator sent it (the
     // device's subscribers see what it sends); never when a subject without write permission did.
@@ -118,6 +121,12 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
   const measurement = parseMeasurementTopic(topic);
   // NOTE: Aedes acknowledges a QoS 1 publish (PUBACK) once this calls back: only after the commit.
   if (measurement === undefined) {
+    const c = ctx.commands === undefined || isRefused ? undefined : classifyTopic(topic);
+    if (c?.kind === 'command-answer' && ctx.commands !== undefined) {
+      // NOTE: an answer not recorded is not acknowledged: the connection ends and the device sends it again.
+      answerCommand(ctx.commands, c, packet, log).then(() => done(null), (err: unknown) => done(err instanceof Error ? err : new Error(String(err))));
+      return;
+    }
     ingest.dropTopic(topic, identity);
     done(null);
     return;
@@ -132,6 +141,25 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
     done(null);
   };
   void handled.then(answer, answer);
+}
+
+/**
+ * A device's answer on `cmdexe` (edge.md §6): checked, then applied by the dispatcher; resolves
+ * after its commit (the QoS 1 PUBACK follows, so an answer acknowledged is never lost).
+ */
+async function answerCommand(commands: CommandAnswers, c: { tenant: string; deviceId: string }, packet: PublishPacket, log: AccessContext['log']): Promise<void> {
+  const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
+  const answer = parseAnswer(payload, commands.maxPayload);
+  if (typeof answer === 'string') {
+    commands.port.refuseAnswer(c.tenant, c.deviceId, answer);
+    return;
+  }
+  try {
+    await commands.port.answer(c.tenant, c.deviceId, answer);
+  } catch (err) {
+    log.error('command answer not recorded', { tenant: c.tenant, deviceId: c.deviceId, id: answer.id, err });
+    throw err;
+  }
 }
 
 export function authorizeSubscribeWith(ctx: AccessContext): MqttAccessHooks['authorizeSubscribe'] {

@@ -15,6 +15,7 @@ import {
   acceptWebSocketUpgrades, listenTcp, listenTls, listenWebSocket, type Listener, type SecureListener, type UpgradeAcceptor,
 } from './listeners.js';
 import { SqlitePersistence } from './persistence.js';
+import { createCommandDelivery, type CommandPort } from './commands.js';
 import { publishStaleWills } from './wills.js';
 
 
@@ -41,6 +42,8 @@ export interface MqttBrokerOptions {
   limits?: Partial<ConnectionLimits>;
   /** Times the refusal log lines; the system clock when absent. */
   clock?: Clock;
+  /** The command dispatcher: command messages are followed to the device's PUBACK (edge.md §6). */
+  commands?: CommandPort;
 }
 
 export interface MqttBroker {
@@ -110,6 +113,7 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
   const persistence = opts.persistence && new SqlitePersistence(opts.persistence);
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...opts.limits };
   const gate = createConnectionGate({ limits, log, clock: opts.clock ?? systemClock });
+  const delivery = opts.commands && createCommandDelivery(opts.commands, (client, tenant, deviceId) => hooks.isDeviceClient?.(client, tenant, deviceId) ?? true, log);
   const aedes = await Aedes.createBroker({
     // NOTE: the gate's deadline (from the TCP accept) ends such a connection first; Aedes' own (30 s
     // by default, from the stream it gets) is kept in line so that it never ends one sooner.
@@ -117,10 +121,15 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
     authenticate: hooks.authenticate,
     authorizePublish: hooks.authorizePublish,
     authorizeSubscribe: hooks.authorizeSubscribe,
-    authorizeForward: hooks.authorizeForward,
+    authorizeForward: delivery ? delivery.forward(hooks.authorizeForward) : hooks.authorizeForward,
     ...(persistence ? { persistence } : {}),
   });
   watchClients(aedes, log);
+  if (delivery) {
+    aedes.on('client', (client) => delivery.connected(client));
+    // NOTE: a refused filter is granted 128 (its qos here), outside Aedes' QoS type.
+    aedes.on('subscribe', (subscriptions) => delivery.subscribed(subscriptions.filter((s) => (s.qos as number) !== 128).map((s) => s.topic)));
+  }
   // Before any client connects: a client of the earlier run must not find its old will pending.
   if (persistence) {
     await publishStaleWills(aedes, persistence, hooks, log)
@@ -152,6 +161,8 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
   }
   const [tcp] = listeners;
   let closed: Promise<void> | undefined;
+  // NOTE: after the return below, when publish works: persistent sessions queue what is pending.
+  if (opts.commands) setImmediate(() => opts.commands?.brokerStarted());
   return {
     port: tcp!.port, // NOTE: pushed first above, or startMqttBroker threw
     wsPort: wsListener?.port,

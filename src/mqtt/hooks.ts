@@ -16,6 +16,8 @@ export interface MqttAccessHooks {
   authorizeForward(client: Client, packet: AedesPublishPacket): AedesPublishPacket | null;
   /** The subject a client authenticated as with a token; undefined for devices and anonymous clients. */
   subjectOf?(client: Client): string | undefined;
+  /** Whether a client is the device itself (absent: any client may be, authentication being off). */
+  isDeviceClient?(client: Client, tenant: string, deviceId: string): boolean;
 }
 
 const SYS_PREFIX = '$SYS/';

@@ -6,6 +6,7 @@ import type { Principal } from '../ngsi/index.js';
 import type { Logger, MqttSessionStore } from '../lib/index.js';
 import { DEFAULT_TENANT_SEGMENT, type Ingest, type Publisher } from './ingest.js';
 import type { Party } from './topic-classes.js';
+import type { CommandPort } from './commands.js';
 
 export interface MqttAuthentication {
   /** The principal of a token in a tenant; rejects when the token is not valid. */
@@ -40,6 +41,12 @@ export type Identity = Publisher & (
   | { readonly kind: 'device'; readonly tenant: string; readonly deviceId: string; readonly party: Party; principal?: Principal }
 );
 
+/** Where answers on `cmdexe` go, with the payload limit they are checked against. */
+export interface CommandAnswers {
+  port: Pick<CommandPort, 'answer' | 'refuseAnswer'>;
+  maxPayload: number;
+}
+
 /** What the hooks share. */
 export interface AccessContext {
   log: Logger;
@@ -48,7 +55,9 @@ export interface AccessContext {
   identities: WeakMap<Client, Identity>;
   sessions: MqttSessionOwners;
   stats: MqttAccessStats;
-  anonymousOf(tenant: string): Principal;
+  /** The principal an anonymous client writes a device's measurements as (authentication off): the device's subject. */
+  anonymousOf(tenant: string, deviceId: string): Principal;
+  commands: CommandAnswers | undefined;
 }
 
 /** The subject a device writes as (audit, ownership of what it creates). */
@@ -82,7 +91,7 @@ export function identityOfOwner(clientId: string, owner: string | undefined): Id
 export function actorOf(ctx: AccessContext, identity: Identity, tenant: string, deviceId: string): Principal | undefined | Promise<Principal | undefined> {
   switch (identity.kind) {
     case 'anonymous':
-      return ctx.anonymousOf(tenant);
+      return ctx.anonymousOf(tenant, deviceId);
     case 'device': {
       if (identity.tenant !== tenant || identity.deviceId !== deviceId) return undefined;
       const subject = deviceSubject(tenant, deviceId);

@@ -34,7 +34,9 @@ export { isLanguagePreference, type LanguagePreference } from './lang.js';
 export { checkGeometry, type Geometry, type GeometryCheck } from './geometry.js';
 export { formatDateTime, isOutputForm, parseDateTime } from './time.js';
 export { isAbsoluteUri, nameProblem } from './names.js';
-export { isNestedDeeper, isPlainObject, type JsonObject } from './json.js';
+/** Milliseconds of a fixed ISO 8601 duration (weeks to seconds), or undefined. */
+export { parseFixedDuration } from './fixed-duration.js';
+export { compactValueKeys, isNestedDeeper, isPlainObject, type JsonObject } from './json.js';
 export { INSTANCE_PREFIX, instanceIdAt, instantOfInstanceId } from './instance-id.js';
 export type { HistoryInstance } from './history-instance.js';
 export { changesOfEntity, deletionsOfEntity, historyOfChanges } from './history-of-changes.js';

@@ -17,6 +17,8 @@ import type { Notifier } from '../subscriptions/index.js';
 import { federationMetrics, type FederationLink } from './federation.js';
 import { loginMetrics, secretCheckMetrics } from './login-limiter.js';
 import { mqttConnectionMetrics } from './mqtt-metrics.js';
+import { commandMetrics } from './commands.js';
+import type { CommandDispatcher } from '../commands/index.js';
 import type { Runtime } from './runtime.js';
 
 /** Where the HTTP port accepts MQTT over WebSocket while the dashboard is on: its live updates arrive there. */
@@ -42,6 +44,8 @@ export interface HttpWiring {
   /** The MQTT access hooks (their refusals are counted). */
   mqttAccess: Pick<MqttAccess, 'stats'>;
   federation: FederationLink | undefined;
+  /** The command dispatcher (its counts are metrics). */
+  commands: CommandDispatcher;
   loginLimiter: LoginLimiter | undefined;
   /** The bound on password checks (its counts are metrics). */
   secretChecks: SecretChecks;
@@ -82,7 +86,7 @@ function buildMetrics(deps: HttpWiring, budget: RequestBudget | undefined): Metr
     mqtt: () => ({ ...deps.ingest.stats(), connectedClients: runtime.mqtt?.connectedClients ?? 0 }),
     storage: () => ({ ...store.diskStats(), liveEntities: liveEntities(), historyRows: store.estimateHistoryRows() }),
     // Metrics of other modules (queue depths and the like) are added here as MetricsSources.
-    sources: [...federationMetrics(deps.federation), ...mqttConnectionMetrics(runtime), ...loginMetrics(deps.loginLimiter), ...secretCheckMetrics(deps.secretChecks), ...budgetMetrics(budget), {
+    sources: [...federationMetrics(deps.federation), ...commandMetrics(deps.commands), ...mqttConnectionMetrics(runtime), ...loginMetrics(deps.loginLimiter), ...secretCheckMetrics(deps.secretChecks), ...budgetMetrics(budget), {
       name: 'edgeld_mqtt_session_takeovers_refused_total', type: 'counter',
       help: 'MQTT CONNECTs refused because their client id belongs to another principal (a device, or another subject\'s session)',
       collect: () => deps.mqttAccess.stats().takeoversRefused,

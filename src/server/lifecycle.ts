@@ -12,6 +12,7 @@ import { loadTlsPair, watchTlsFiles, type Clock, type Logger, type TlsFiles, typ
 import { startMqttBroker, type MqttAccess } from '../mqtt/index.js';
 import type { Store } from '../store/index.js';
 import type { MqttSender, Notifier } from '../subscriptions/index.js';
+import type { CommandDispatcher } from '../commands/index.js';
 import type { RegistrationService } from '../registrations/index.js';
 import type { TemporalService } from '../temporal/index.js';
 import type { FederationLink } from './federation.js';
@@ -33,6 +34,8 @@ export interface LifecycleDeps {
   /** The instant before which a journal row is pruned whether read or not. */
   horizon(now: number): number;
   notifier: Notifier;
+  /** The command dispatcher: the broker follows command messages to their device. */
+  commands: CommandDispatcher;
   mqttSender: MqttSender;
   mqttHooks: MqttAccess;
   federation: FederationLink | undefined;
@@ -116,6 +119,7 @@ export async function listenAll(deps: LifecycleDeps): Promise<number> {
         maxConnections: config.mqtt.maxConnections,
       },
       clock: deps.clock,
+      commands: deps.commands,
     });
     watchTls(deps, tls);
   } catch (err) {
@@ -142,6 +146,8 @@ export async function closeAll(deps: LifecycleDeps): Promise<void> {
   await deps.jobs.stop();
   // What is not delivered stays queued for the next start.
   await deps.notifier.stop();
+  // Open commands stay recorded: the next start sends the pending ones again.
+  await deps.commands.stop();
   // The cursor stays where the upstream acknowledged: a batch cut short is sent again.
   await deps.federation?.stop(config.server.shutdownTimeout);
   await deps.mqttSender.close();

@@ -11,7 +11,7 @@ import type { WriteCore } from '../events.js';
 import type { ContextInput, ContextService } from '../jsonld/index.js';
 import { uuid, type Clock, type IdGenerator, type Logger, type LoginLimiter } from '../lib/index.js';
 import {
-  createIngest, createMqttAccess, isEmbeddedBrokerUrl, mayNotifyOn, notifyPrefixOf, topicMatches, type Ingest, type MqttAccess, type MqttBroker, type MqttSessionOwners,
+  createIngest, createMqttAccess, type CommandPort, isEmbeddedBrokerUrl, mayNotifyOn, notifyPrefixOf, topicMatches, type Ingest, type MqttAccess, type MqttBroker, type MqttSessionOwners,
 } from '../mqtt/index.js';
 import type { Principal } from '../ngsi/index.js';
 import type { SubscriptionRegistry } from '../subscriptions/index.js';
@@ -33,6 +33,8 @@ export interface MqttWiringDeps {
   sessions: MqttSessionOwners;
   /** Makes CONNECTs wait after repeated failed logins; undefined when off. */
   loginLimiter?: LoginLimiter | undefined;
+  /** Where answers on cmdexe go. */
+  commands: CommandPort;
 }
 
 /** The topics notifications go to on the embedded broker, each with the subjects owning its subscriptions ('' for an ownerless one). */
@@ -117,6 +119,7 @@ export function buildMqttAccess(deps: MqttWiringDeps): { ingest: Ingest; hooks: 
     topics().list.every(({ topic, owner }) => !topicMatches(filter, topic) || (subject !== undefined && owner === subject));
   const hooks = createMqttAccess({
     log: log.child('mqtt'), ingest, sessions: deps.sessions, ...(deps.loginLimiter ? { loginLimiter: deps.loginLimiter } : {}),
+    commands: { port: deps.commands, maxPayload: config.mqtt.maxPayload },
     ...(auth ? {
       auth: {
         principal: (token, tenant) => auth.authenticate(token, tenant),

@@ -19,7 +19,8 @@ export type {
   TxContext,
 } from './types.js';
 export type { AttributeInfo, DiscoveryRepository, TypeAttributes, TypeInfo } from './entities/discovery.js';
-export type { DeviceContext, DeviceRecord, DeviceRepository } from './devices/devices.js';
+export type { CommandRecord, CommandRepository, CommandState } from './commands/commands.js';
+export type { DeviceCommand, DeviceContext, DeviceRecord, DeviceRepository } from './devices/devices.js';
 export type { DownlinkRecord, FederationCounters, FederationProgress, FederationRepository, ParkedChanges } from './federation/federation.js';
 export type { IdentityRepository } from './identity/identity.js';
 

@@ -5,6 +5,7 @@ import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createBucketCatalogue } from './history/buckets.js';
 import { createContextPersistence } from './contexts/contexts.js';
+import { createCommandRepository } from './commands/commands.js';
 import { createDeviceRepository } from './devices/devices.js';
 import { createDiscoveryRepository } from './entities/discovery.js';
 import { createFederationRepository } from './federation/federation.js';
@@ -166,6 +167,7 @@ export function openStore(opts: StoreOptions): Store {
     subjects: createSubjectRepository(db),
     identity: createIdentityRepository(db),
     devices: createDeviceRepository(db),
+    commands: createCommandRepository(db),
     mqttSessions: createMqttSessionRepository(db, runner.atomic),
     federation: createFederationRepository(db, runner.atomic),
     flush() {

@@ -7,6 +7,7 @@ import type { Entity, EntityFilter, EntityId, HistoryInstance, Iri } from '../ng
 
 export type { HistoryInstance };
 import type { DiscoveryRepository } from './entities/discovery.js';
+import type { CommandRepository } from './commands/commands.js';
 import type { DeviceRepository } from './devices/devices.js';
 import type { FederationRepository } from './federation/federation.js';
 import type { IdentityRepository } from './identity/identity.js';
@@ -81,6 +82,8 @@ export interface Store {
   readonly identity: IdentityRepository;
   /** MQTT devices: the entity each writes, its measurement mapping and its secret hash. */
   readonly devices: DeviceRepository;
+  /** Commands issued to devices, from the write that issued each to its answer or expiry. */
+  readonly commands: CommandRepository;
   /** The embedded MQTT broker's retained messages, persistent sessions and wills. */
   readonly mqttSessions: MqttSessionStore;
   /** The federation drain's parked changes and counters. */

@@ -20,8 +20,11 @@ const DEVICES = '/edgeld/v1/devices';
 const NAME_MAP = z.record(z.string(), z.string());
 const JSON_OBJECT = z.record(z.string(), z.json());
 const CONTEXT = z.union([z.string(), JSON_OBJECT, z.array(z.union([z.string(), JSON_OBJECT]))], { error: 'expected a URL, an object, or an array of them' });
+/** edge.md §6: `[{ name, expires? }]`; what a name and a duration may be is the registry's check. */
+const COMMANDS = z.array(z.strictObject({ name: z.string(), expires: z.string().optional() })).max(100);
 const MEMBERS = {
   entityId: z.string(), entityType: z.string(), renames: NAME_MAP, unitCodes: NAME_MAP, staticAttributes: JSON_OBJECT, context: CONTEXT,
+  commands: COMMANDS,
 };
 const OPTIONAL = z.strictObject(MEMBERS).partial();
 const CREATE = OPTIONAL.extend({ deviceId: z.string({ error: (issue) => (issue.input === undefined ? 'is required' : 'expected a string') }) });
@@ -64,6 +67,7 @@ function render(d: Device): JsonObject {
   };
   // NOTE: a DeviceContext is JSON (strings and JSON objects).
   if (d.context !== undefined) out.context = d.context as Json;
+  out.commands = d.commands.map((c) => ({ name: c.name, expires: c.expires }));
   out.createdAt = formatDateTime(d.createdAt);
   out.modifiedAt = formatDateTime(d.modifiedAt);
   return out;
@@ -77,7 +81,9 @@ const location = (deviceId: string): string => `${DEVICES}/${pathSegment(deviceI
  * DeviceContext, and the members are otherwise those of DeviceInput / DevicePatch.
  */
 function given<T>(raw: Record<string, unknown>): T {
-  return Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)) as T;
+  const members = Object.entries(raw).filter(([, v]) => v !== undefined);
+  // NOTE: exactOptionalPropertyTypes: a command's `expires` left out by zod as undefined is dropped too.
+  return Object.fromEntries(members.map(([k, v]) => [k, k === 'commands' && Array.isArray(v) ? v.map((c) => given(c as Record<string, unknown>)) : v])) as T;
 }
 
 export function registerDeviceRoutes(app: App, deps: AppDeps): void {

@@ -7,6 +7,13 @@ import { AlreadyExistsError, type JsonObject } from '../../ngsi/index.js';
 /** The @context a device's names expand with: a URL, an object, or an array of them. */
 export type DeviceContext = string | JsonObject | Array<string | JsonObject>;
 
+/** A command a device accepts (edge.md §6): its attribute name and how long an issued one stays valid. */
+export interface DeviceCommand {
+  name: string;
+  /** An ISO 8601 duration (PT1M when the registration gave none). */
+  expires: string;
+}
+
 /** One registered device, as stored (its secret hash is not part of it). */
 export interface DeviceRecord {
   deviceId: string;
@@ -20,6 +27,8 @@ export interface DeviceRecord {
   staticAttributes: JsonObject;
   /** Absent: the core context. */
   context?: DeviceContext;
+  /** The commands it accepts (none: an empty list). */
+  commands: DeviceCommand[];
   createdAt: number;
   modifiedAt: number;
 }
@@ -37,6 +46,8 @@ export interface DeviceRepository {
   /** The stored secret hash, for verification only. */
   secretHash(tenant: string, deviceId: string): string | undefined;
   delete(tenant: string, deviceId: string): boolean;
+  /** Devices of every tenant that declare commands, in registration order after `afterSeq`, at most `limit`. */
+  withCommands(afterSeq: number, limit: number): Array<{ seq: number; tenant: string; device: DeviceRecord }>;
 }
 
 interface DeviceRow {
@@ -47,11 +58,12 @@ interface DeviceRow {
   unit_codes: string;
   static_attributes: string;
   context: string | null;
+  commands: string;
   created_at: number;
   modified_at: number;
 }
 
-const COLUMNS = 'device_id, entity_id, entity_type, renames, unit_codes, static_attributes, context, created_at, modified_at';
+const COLUMNS = 'device_id, entity_id, entity_type, renames, unit_codes, static_attributes, context, commands, created_at, modified_at';
 
 function toRecord(r: DeviceRow): DeviceRecord {
   const out: DeviceRecord = {
@@ -60,6 +72,7 @@ function toRecord(r: DeviceRow): DeviceRecord {
     renames: JSON.parse(r.renames) as Record<string, string>,
     unitCodes: JSON.parse(r.unit_codes) as Record<string, string>,
     staticAttributes: JSON.parse(r.static_attributes) as JsonObject,
+    commands: JSON.parse(r.commands) as DeviceCommand[],
     createdAt: r.created_at, modifiedAt: r.modified_at,
   };
   // NOTE: as above, a DeviceContext serialized by this file.
@@ -68,26 +81,29 @@ function toRecord(r: DeviceRow): DeviceRecord {
 }
 
 /** The mutable columns of a record, in the order of the INSERT and UPDATE statements below. */
-const mutableValues = (d: DeviceRecord): [string, string, string, string, string, string | null] => [
+const mutableValues = (d: DeviceRecord): [string, string, string, string, string, string | null, string] => [
   d.entityId, d.entityType, JSON.stringify(d.renames), JSON.stringify(d.unitCodes), JSON.stringify(d.staticAttributes),
-  d.context === undefined ? null : JSON.stringify(d.context),
+  d.context === undefined ? null : JSON.stringify(d.context), JSON.stringify(d.commands),
 ];
 
 export function createDeviceRepository(db: BetterSqlite3.Database): DeviceRepository {
-  const insert = db.prepare<[string, string, string, string, string, string, string, string | null, string, number, number]>(
-    `INSERT INTO devices (tenant, device_id, entity_id, entity_type, renames, unit_codes, static_attributes, context, secret_hash, created_at, modified_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, device_id) DO NOTHING`,
+  const insert = db.prepare<[string, string, string, string, string, string, string, string | null, string, string, number, number]>(
+    `INSERT INTO devices (tenant, device_id, entity_id, entity_type, renames, unit_codes, static_attributes, context, commands, secret_hash, created_at, modified_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, device_id) DO NOTHING`,
   );
   const byId = db.prepare<[string, string], DeviceRow>(`SELECT ${COLUMNS} FROM devices WHERE tenant = ? AND device_id = ?`);
   const page = db.prepare<[string, number, number], DeviceRow>(`SELECT ${COLUMNS} FROM devices WHERE tenant = ? ORDER BY seq LIMIT CAST(? AS INTEGER) OFFSET CAST(? AS INTEGER)`);
   const count = db.prepare<[string], number>('SELECT count(*) FROM devices WHERE tenant = ?').pluck();
-  const update = db.prepare<[string, string, string, string, string, string | null, number, string, string]>(
-    `UPDATE devices SET entity_id = ?, entity_type = ?, renames = ?, unit_codes = ?, static_attributes = ?, context = ?, modified_at = ?
+  const update = db.prepare<[string, string, string, string, string, string | null, string, number, string, string]>(
+    `UPDATE devices SET entity_id = ?, entity_type = ?, renames = ?, unit_codes = ?, static_attributes = ?, context = ?, commands = ?, modified_at = ?
      WHERE tenant = ? AND device_id = ?`,
   );
   const setSecret = db.prepare<[string, number, string, string]>('UPDATE devices SET secret_hash = ?, modified_at = ? WHERE tenant = ? AND device_id = ?');
   const secret = db.prepare<[string, string], string>('SELECT secret_hash FROM devices WHERE tenant = ? AND device_id = ?').pluck();
   const remove = db.prepare<[string, string]>('DELETE FROM devices WHERE tenant = ? AND device_id = ?');
+  const commanded = db.prepare<[number, number], DeviceRow & { seq: number; tenant: string }>(
+    `SELECT seq, tenant, ${COLUMNS} FROM devices WHERE seq > ? AND commands <> '[]' ORDER BY seq LIMIT CAST(? AS INTEGER)`,
+  );
 
   return {
     insert(tenant, device, secretHash) {
@@ -106,5 +122,6 @@ export function createDeviceRepository(db: BetterSqlite3.Database): DeviceReposi
     setSecretHash: (tenant, deviceId, secretHash, modifiedAt) => setSecret.run(secretHash, modifiedAt, tenant, deviceId).changes > 0,
     secretHash: (tenant, deviceId) => secret.get(tenant, deviceId),
     delete: (tenant, deviceId) => remove.run(tenant, deviceId).changes > 0,
+    withCommands: (afterSeq, limit) => commanded.all(afterSeq, limit).map((r) => ({ seq: r.seq, tenant: r.tenant, device: toRecord(r) })),
   };
 }

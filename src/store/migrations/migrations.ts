@@ -22,6 +22,7 @@ import { up as mqttSessionOwners } from './migration-018-mqtt-session-owners.js'
 import { up as scopeOwners } from './migration-019-scope-owners.js';
 import { up as registrations } from './migration-020-registrations.js';
 import { up as csourceSubscriptions } from './migration-021-csource-subscriptions.js';
+import { up as commands } from './migration-022-commands.js';
 import { up as federationDownlink } from './migration-023-federation-downlink.js';
 
 /** Where applied migrations are reported (the store's logger fits). */
@@ -115,7 +116,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 19, up: scopeOwners },
   { version: 20, up: registrations },
   { version: 21, up: csourceSubscriptions },
-  // NOTE: 22 is reserved for the device commands' migration.
+  { version: 22, up: commands },
   { version: 23, up: federationDownlink },
 ];
 

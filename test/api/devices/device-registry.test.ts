@@ -38,7 +38,7 @@ describe('device registry round trip', () => {
     const got = await b.request('GET', `${D}/th-01`);
     expect(got.status).toBe(200);
     const created = new Date(T0).toISOString();
-    expect(got.json).toEqual({ ...full, createdAt: created, modifiedAt: created });
+    expect(got.json).toEqual({ ...full, commands: [], createdAt: created, modifiedAt: created });
 
     const list = await b.request('GET', D);
     expect(list.status).toBe(200);

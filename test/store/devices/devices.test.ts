@@ -6,7 +6,7 @@ import type { DeviceRecord, Store } from '../../../src/store/index.js';
 import { memoryStore, T0 } from '../helpers.js';
 
 const device = (deviceId: string, extra: Partial<DeviceRecord> = {}): DeviceRecord => ({
-  deviceId, entityId: `urn:ngsi-ld:Device:${deviceId}`, entityType: 'Device', renames: {}, unitCodes: {}, staticAttributes: {},
+  deviceId, entityId: `urn:ngsi-ld:Device:${deviceId}`, entityType: 'Device', renames: {}, unitCodes: {}, staticAttributes: {}, commands: [],
   createdAt: T0, modifiedAt: T0, ...extra,
 });
 
