@@ -84,6 +84,8 @@ export interface DistributedQuery {
   /** GET: the URL's filters; POST: the Query body. */
   params: Params;
   body?: Record<string, unknown>;
+  /** NGSI-LD v1.9 §4.23 orderBy, as the caller wrote it: each source gives its first entities in that order. */
+  orderBy?: string;
 }
 
 /** The sources' entities for a query (at most `want` each), by type or id. */
@@ -91,6 +93,7 @@ export async function queryRemote(c: AppContext, deps: AppDeps, q: DistributedQu
   const tenant = actorOf(c).tenant;
   const query = q.body === undefined ? forwardedQuery(q.params) : new URLSearchParams();
   query.set('limit', String(want));
+  if (q.orderBy !== undefined) query.set('orderBy', q.orderBy);
   const selector = {
     ...(q.types ? { types: q.types } : {}), ...(q.ids?.length === 1 ? { id: q.ids[0]! } : {}), ...(q.attrs ? { attrs: q.attrs } : {}),
   };

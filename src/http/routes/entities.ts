@@ -82,6 +82,32 @@ function listingResponse(c: AppContext, bytes: Uint8Array, ctx: ResolvedContext,
 
 interface DistributedPage {
   selection: Selection; query: EntityQuery; retrieval: Retrieval; p: Page; mediaType: ResponseMediaType; ctx: ResolvedContext; remote: DistributedQuery;
+  orderBy: readonly OrderKey[] | undefined;
+}
+
+/**
+ * The local matches and the sources' merged, up to `want` of them: in `orderBy` order when asked
+ * (each source is asked with the same orderBy and gives its first ones; the local ones are read in
+ * order, see orderedPage), else the local ones first. The count, when asked, is the local one.
+ */
+async function mergedMatches(c: AppContext, deps: AppDeps, d: DistributedPage, want: number): Promise<{ merged: Entity[]; warnings: string[]; count: number | undefined }> {
+  const actor = actorOf(c);
+  const remote = queryRemote(c, deps, d.remote, d.ctx, want);
+  // The count: the local matches, and the sources' entities that are not among the local ones read.
+  const countOf = (localCount: number | undefined, local: readonly Entity[], merged: readonly Entity[]): number | undefined =>
+    localCount === undefined ? undefined : localCount + merged.length - local.length;
+  if (d.orderBy === undefined || d.orderBy.length === 0) {
+    const local = deps.entities.list(actor, { ...d.selection, limit: want, offset: 0, count: d.p.count });
+    const answered = await remote;
+    const merged = mergeListing(local.entities, answered);
+    return { merged, warnings: answered.warnings, count: countOf(local.count, local.entities, merged) };
+  }
+  const keys = d.orderBy;
+  const local = orderedPage(deps, actor, d.selection, keys, { offset: 0, limit: want, count: false });
+  const answered = await remote;
+  const merged = mergeListing(local.entities, answered);
+  const sorted = merged.map((e) => ({ e, values: keys.map((k) => orderValue(e, k)) })).sort((a, b) => compareOrderValues(keys, a.values, b.values));
+  return { merged: sorted.map((m) => m.e), warnings: answered.warnings, count: countOf(d.p.count ? local.count : undefined, local.entities, merged) };
 }
 
 /**
@@ -92,12 +118,9 @@ interface DistributedPage {
 async function answerDistributed(c: AppContext, deps: AppDeps, d: DistributedPage): Promise<Response> {
   const actor = actorOf(c);
   const want = Math.min(d.p.offset + d.p.limit + 1, deps.config.limitMax + 1);
-  const [remote, local] = [queryRemote(c, deps, d.remote, d.ctx, want), deps.entities.list(actor, { ...d.selection, limit: want, offset: 0, count: d.p.count })];
-  const answered = await remote;
-  const merged = mergeListing(local.entities, answered);
+  const { merged, warnings, count } = await mergedMatches(c, deps, d, want);
   const pageOf = merged.slice(d.p.offset, d.p.offset + d.p.limit);
-  const count = local.count === undefined ? undefined : local.count + merged.length - local.entities.length;
-  const headers = { ...pageHeaders(c.req.url, d.p, merged.length > d.p.offset + d.p.limit, count, d.mediaType), ...warningHeaders(answered.warnings) };
+  const headers = { ...pageHeaders(c.req.url, d.p, merged.length > d.p.offset + d.p.limit, count, d.mediaType), ...warningHeaders(warnings) };
   // The local entities keep their rendered text (the sources' are rendered anew).
   const bytes = listingBytes(pageOf, d.retrieval, d.ctx, d.mediaType);
   if (bytes !== undefined) return listingResponse(c, bytes, d.ctx, headers);
@@ -119,12 +142,12 @@ export function answerQuery(
   let pageOf: Entity[];
   let hasMore: boolean;
   let count: number | undefined;
-  if (orderBy !== undefined && orderBy.length > 0) {
+  if (remote !== undefined) {
+    return answerDistributed(c, deps, { selection, query, retrieval, p, mediaType, ctx, remote, orderBy });
+  } else if (orderBy !== undefined && orderBy.length > 0) {
     const ordered = orderedPage(deps, actor, selection, orderBy, p);
     ({ entities: pageOf, hasMore } = ordered);
     count = p.count ? ordered.count : undefined;
-  } else if (remote !== undefined) {
-    return answerDistributed(c, deps, { selection, query, retrieval, p, mediaType, ctx, remote });
   } else {
     const found = deps.entities.list(actor, { ...selection, limit: p.limit + 1, offset: p.offset, count: p.count });
     pageOf = found.entities.slice(0, p.limit);
@@ -167,8 +190,8 @@ export function registerEntityRoutes(app: App, deps: AppDeps): void {
       const query = entityQueryFromParams(params, ctx);
       const orderBy = params.get('orderBy');
       const keys = orderBy === undefined ? undefined : parseOrderBy(orderBy, (n) => ctx.expandTerm(n));
-      const forward = keys === undefined && isDistributed(c, deps, params.get('local') === 'true')
-        ? { types: query.types, ids: query.ids, attrs: query.attrs ?? retrieval.attrs, params } : undefined;
+      const forward = isDistributed(c, deps, params.get('local') === 'true')
+        ? { types: query.types, ids: query.ids, attrs: query.attrs ?? retrieval.attrs, params, ...(orderBy !== undefined ? { orderBy } : {}) } : undefined;
       return answerQuery(c, deps, query, retrieval, page(params, config), mediaType, ctx, keys, forward);
     },
     // NGSI-LD §5.6.21 Delete Entities (by type, id, idPattern)

@@ -74,8 +74,8 @@ export function registerEntityQueryRoutes(app: App, deps: AppDeps): void {
       }, ctx);
       const orderBy = urlParams.get('orderBy');
       const keys = orderBy === undefined ? undefined : parseOrderBy(orderBy, (n) => ctx.expandTerm(n));
-      const forward = keys === undefined && isDistributed(c, deps, local === true || urlParams.get('local') === 'true')
-        ? { types: query.types, ids: query.ids, attrs: query.attrs ?? retrieval.attrs, params, body } : undefined;
+      const forward = isDistributed(c, deps, local === true || urlParams.get('local') === 'true')
+        ? { types: query.types, ids: query.ids, attrs: query.attrs ?? retrieval.attrs, params, body, ...(orderBy !== undefined ? { orderBy } : {}) } : undefined;
       return answerQuery(c, deps, query, retrieval, page(urlParams, deps.config), mediaType, ctx, keys, forward);
     },
   });

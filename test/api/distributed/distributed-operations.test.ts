@@ -181,6 +181,24 @@ describe('reads with matching registrations [§5.7.1.4, §5.7.2.4]', () => {
     expect(src.seen).toHaveLength(before);
   });
 
+  it('orders the local and the remote entities together with orderBy, asking each source in that order', async () => {
+    const room = (n: number, t: number) => ({ id: `urn:ngsi-ld:Room:${n}`, type: 'Room', temperature: { type: 'Property', value: t } });
+    const src = await source((_req, res) => json(res, 200, [room(3, 30), room(2, 20)]));
+    const b = await broker();
+    for (const r of [room(4, 40), room(1, 10)]) expect((await b.request('POST', `${V1}/entities`, { body: r })).status).toBe(201);
+    await register(b, { information: [{ entities: [{ type: 'Room' }] }], endpoint: src.url });
+    const ids = (res: { json: Array<{ id: string }> }): string[] => res.json.map((e) => e.id.split(':').pop()!);
+    const all = await b.request('GET', `${V1}/entities?type=Room&orderBy=temperature&count=true`);
+    expect(all.status).toBe(200);
+    expect(ids(all)).toEqual(['1', '2', '3', '4']);
+    expect(all.headers.get('ngsild-results-count')).toBe('4');
+    expect(new URL(src.seen.at(-1)!.url, 'http://x').searchParams.get('orderBy')).toBe('temperature');
+    expect(ids(await b.request('GET', `${V1}/entities?type=Room&orderBy=temperature&limit=2&offset=1`))).toEqual(['2', '3']);
+    expect(ids(await b.request('GET', `${V1}/entities?type=Room&orderBy=temperature;desc`))).toEqual(['4', '3', '2', '1']);
+    const post = await b.request('POST', `${V1}/entityOperations/query?orderBy=temperature`, { body: { type: 'Query', entities: [{ type: 'Room' }] } });
+    expect(ids(post)).toEqual(['1', '2', '3', '4']);
+  });
+
   it('follows registration changes at once: an updated, a deleted and an expired registration no longer draw the query', async () => {
     const one = await source((_req, res) => json(res, 200, [{ id: 'urn:ngsi-ld:Room:one', type: 'Room' }]));
     const two = await source((_req, res) => json(res, 200, [{ id: 'urn:ngsi-ld:Room:two', type: 'Room' }]));
