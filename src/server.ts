@@ -152,6 +152,8 @@ export function createBroker(deps: BrokerDeps): Broker {
   const jobs = createJobScheduler({ log: log.child('jobs') });
   const journalMaxAge = parseDuration(config.journal.maxAge);
   if (!journalMaxAge) throw new Error(`journal.max-age: '${config.journal.maxAge}' is too large a duration`);
+  const commandsRetention = parseDuration(config.commands.retention);
+  if (!commandsRetention) throw new Error(`commands.retention: '${config.commands.retention}' is too large a duration`);
   // Journal consumers: each registers on the feed when built.
   const { notifier, mqttSender, publishLocal } = buildNotifications({
     ...deps, store, feed, registry: subscriptionRegistry, contexts, mqtt, publicUrl, owners,
@@ -172,7 +174,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
   const lifecycle: LifecycleDeps = {
     config, log, clock, store, runtime, http, jobs, temporal, registrations, hasRetention: retention !== undefined,
-    horizon: (now) => addDuration(now, journalMaxAge, -1), notifier, commands, mqttSender, mqttHooks: hooks, federation, verifier, identity,
+    horizon: (now) => addDuration(now, journalMaxAge, -1), notifier, commands, commandsHorizon: (now) => addDuration(now, commandsRetention, -1), mqttSender, mqttHooks: hooks, federation, verifier, identity,
   };
   return {
     app: http.app, store, contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, devices, subscriptionRegistry, notifier, commands, events, publishLocal, mqttSender, identity,

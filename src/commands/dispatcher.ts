@@ -14,6 +14,7 @@ import { createCommandIndex, type CommandIndex, type CommandSpec, type Commanded
 import { commandPayload, createOpenCommands, idOfPayload, OPEN_STATES, type OpenCommand, type OpenCommands } from './open-commands.js';
 import { commandValue, stateOf, writeStates, type StateWrite } from './state-writes.js';
 import { createAnswerDrops, type AnswerDrop, type AnswerDrops } from './answer-drops.js';
+import { pruneFinishedCommands } from './prune.js';
 
 /** The journal reader of the dispatcher (its cursor's key). */
 const COMMANDS_READER = 'commands';
@@ -35,12 +36,14 @@ export interface CommandStats {
   expired: number;
   /** Commands pending or delivered now. */
   open: number;
+  /** Finished commands removed from the store by the housekeeping (past commands.retention). */
+  pruned: number;
   /** Answers dropped, by reason. */
   dropped: Record<AnswerDrop, number>;
 }
 
 export interface CommandDispatcherDeps {
-  store: Pick<Store, 'commands' | 'devices' | 'journal'>;
+  store: Pick<Store, 'commands' | 'devices' | 'journal' | 'isOpen' | 'write'>;
   feed: JournalFeed;
   core: WriteCore;
   contexts: Pick<ContextService, 'resolve' | 'core'>;
@@ -76,6 +79,8 @@ export interface CommandDispatcher {
   stats(): CommandStats;
   /** Resolves once every change committed so far is dispatched. */
   idle(): Promise<void>;
+  /** Removes the finished commands (OK, ERROR, EXPIRED) that finished before `before`, in chunks; resolves with how many. */
+  prune(before: number, signal?: AbortSignal): Promise<number>;
 }
 
 /** A command found in a change. */
@@ -91,7 +96,7 @@ interface Dispatch {
   readonly index: CommandIndex;
   readonly open: OpenCommands;
   readonly drops: AnswerDrops;
-  readonly counts: { issued: number; delivered: number; answered: number; expired: number };
+  readonly counts: { issued: number; delivered: number; answered: number; expired: number; pruned: number };
   readonly actors: Map<string, Principal>;
 }
 
@@ -267,7 +272,7 @@ export function createCommandDispatcher(deps: CommandDispatcherDeps): CommandDis
   const index = createCommandIndex({ store: deps.store, contexts: deps.contexts, log: deps.log, deviceSubject: deps.deviceSubject });
   const d: Dispatch = {
     deps, index, open: createOpenCommands(), drops: createAnswerDrops(deps.log, deps.clock),
-    counts: { issued: 0, delivered: 0, answered: 0, expired: 0 }, actors: new Map(),
+    counts: { issued: 0, delivered: 0, answered: 0, expired: 0, pruned: 0 }, actors: new Map(),
   };
   // Registered now, so that a reader seen for the first time starts at the journal's end as it is now.
   const follower: JournalFollower = deps.feed.register({
@@ -314,5 +319,10 @@ export function createCommandDispatcher(deps: CommandDispatcherDeps): CommandDis
     refuseAnswer: (tenant, deviceId, detail) => d.drops.drop('invalid', { tenant, deviceId, detail }),
     stats: () => ({ ...d.counts, open: d.open.size, dropped: d.drops.counts() }),
     idle: () => follower.idle(),
+    async prune(before, signal) {
+      const { removed } = await pruneFinishedCommands({ store: deps.store, log: deps.log, ...(signal ? { signal } : {}) }, before);
+      d.counts.pruned += removed;
+      return removed;
+    },
   };
 }

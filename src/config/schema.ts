@@ -224,6 +224,17 @@ export const configSchema = z
           .default('*/5 * * * *').describe('When changes every reader has passed, and changes older than journal.max-age, are removed (cron, UTC)'),
       })
       .prefault({}),
+    // Housekeeping of the commands issued to devices (edge.md §6).
+    commands: z
+      .strictObject({
+        retention: z.string().regex(ISO_DURATION, 'expected an ISO 8601 duration such as P7D')
+          .refine((v) => /[1-9]/.test(v), 'finished commands must be kept for longer than zero')
+          .default('P7D')
+          .describe('How long a finished command (OK, ERROR or EXPIRED) stays in the commands table after it finished (ISO 8601 duration); its _status and _info stay in the history'),
+        pruneSchedule: z.string().regex(CRON, 'expected a cron expression of 5 or 6 fields')
+          .default('17 * * * *').describe('When finished commands older than commands.retention are removed (cron, UTC)'),
+      })
+      .prefault({}),
     batch: z
       .strictObject({
         maxSize: positiveInt(1_000, 'Most entities in one batch operation (above: 400 BadRequestData)'),

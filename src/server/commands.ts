@@ -46,6 +46,7 @@ export function commandMetrics(commands: CommandDispatcher): MetricsSource[] {
     counter('edgeld_commands_delivered_total', 'Commands acknowledged (PUBACK) by their device', (s) => s.delivered),
     counter('edgeld_commands_answered_total', 'Commands answered by their device on cmdexe (OK or ERROR)', (s) => s.answered),
     counter('edgeld_commands_expired_total', 'Commands that expired unanswered or were superseded by a later one of the same name', (s) => s.expired),
+    counter('edgeld_commands_pruned_total', 'Finished commands removed from the commands table past commands.retention', (s) => s.pruned),
     { name: 'edgeld_commands_open', help: 'Commands pending or delivered, not yet answered or expired', collect: () => commands.stats().open },
     {
       name: 'edgeld_command_answers_dropped_total', type: 'counter', labelNames: ['reason'],

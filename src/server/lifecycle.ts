@@ -36,6 +36,8 @@ export interface LifecycleDeps {
   notifier: Notifier;
   /** The command dispatcher: the broker follows command messages to their device. */
   commands: CommandDispatcher;
+  /** The instant before which a finished command is removed (now minus commands.retention). */
+  commandsHorizon(now: number): number;
   mqttSender: MqttSender;
   mqttHooks: MqttAccess;
   federation: FederationLink | undefined;
@@ -78,6 +80,7 @@ function scheduleJobs(deps: LifecycleDeps): void {
   jobs.schedule('subscriptions-periodic', config.notifications.periodicSchedule, () => deps.notifier.runPeriodic(clock.now()));
   // NGSI-LD §5.11.7: a registration that expires by time (no request) still notifies its subscribers, once.
   jobs.schedule('registrations-expiry', config.notifications.periodicSchedule, () => deps.registrations.expire(clock.now()));
+  jobs.schedule('commands-prune', config.commands.pruneSchedule, (signal) => deps.commands.prune(deps.commandsHorizon(clock.now()), signal));
   jobs.schedule('wal-checkpoint', config.storage.checkpointSchedule, () => store.checkpoint('PASSIVE'));
   // Users and clients removed (scripts/idp.mjs writes while the broker runs): their tokens stop working.
   const { identity } = deps;

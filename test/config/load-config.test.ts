@@ -59,6 +59,7 @@ describe('defaultConfig', () => {
         periodicSchedule: '* * * * * *',
       },
       journal: { maxAge: 'P7D', pruneSchedule: '*/5 * * * *' },
+      commands: { retention: 'P7D', pruneSchedule: '17 * * * *' },
       batch: { maxSize: 1_000 },
       distributed: { enabled: true, timeout: 5_000, maxReplyBytes: 4_194_304, maxEntities: 1_000, forwardTenant: false },
       federation: {
@@ -149,6 +150,8 @@ describe('CONFIG_OPTIONS', () => {
       'notifications.periodic-schedule',
       'journal.max-age',
       'journal.prune-schedule',
+      'commands.retention',
+      'commands.prune-schedule',
       'batch.max-size',
       'distributed.enabled',
       'distributed.timeout',

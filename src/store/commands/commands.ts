@@ -33,6 +33,8 @@ export interface CommandRepository {
   /** The open commands (PENDING or DELIVERED) in the order of their expiry (then id) after `after`, at most `limit`. */
   open(after: { expiresAt: number; id: string }, limit: number): CommandRecord[];
   get(id: string): CommandRecord | undefined;
+  /** Removes at most `limit` finished commands (OK, ERROR, EXPIRED) that finished before `before`; returns how many. */
+  pruneFinished(before: number, limit: number): number;
 }
 
 interface CommandRow {
@@ -70,6 +72,11 @@ export function createCommandRepository(db: BetterSqlite3.Database): CommandRepo
      ORDER BY expires_at, id LIMIT CAST(? AS INTEGER)`,
   );
   const byId = db.prepare<[string], CommandRow>(`SELECT ${COLUMNS} FROM commands WHERE id = ?`);
+  // NOTE: the state list is that of the index commands_finished (migration 25): a range scan of it.
+  const prune = db.prepare<[number, number]>(
+    `DELETE FROM commands WHERE id IN (SELECT id FROM commands WHERE state IN ('OK', 'ERROR', 'EXPIRED') AND answered_at < ?
+     ORDER BY answered_at LIMIT CAST(? AS INTEGER))`,
+  );
   return {
     insert: (c) => void insert.run(c.id, c.tenant, c.deviceId, c.entityId, c.name, c.attr, JSON.stringify(c.value), c.issuedAt, c.expiresAt, c.state),
     transition: (id, from, to, at) => move.run(to, at, id, JSON.stringify(from)).changes > 0,
@@ -78,5 +85,6 @@ export function createCommandRepository(db: BetterSqlite3.Database): CommandRepo
       const row = byId.get(id);
       return row && toRecord(row);
     },
+    pruneFinished: (before, limit) => prune.run(before, limit).changes,
   };
 }
