@@ -253,7 +253,11 @@ function markDelivered(d: Dispatch, tenant: string, deviceId: string, payload: B
   o.state = 'DELIVERED';
   settle(d, [o], 'DELIVERED').then(
     (moved) => void (d.counts.delivered += moved.length),
-    (err: unknown) => d.deps.log.warn('command delivery not recorded', { id: o.id, deviceId, err }),
+    (err: unknown) => {
+      // Not recorded: it stays PENDING, as stored, and goes again at the device's next subscription (it de-duplicates by id).
+      if (o.state === 'DELIVERED') o.state = 'PENDING';
+      d.deps.log.warn('command delivery not recorded', { id: o.id, deviceId, err });
+    },
   );
 }
 
