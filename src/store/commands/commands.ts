@@ -33,6 +33,8 @@ export interface CommandRepository {
   /** The open commands (PENDING or DELIVERED) in the order of their expiry (then id) after `after`, at most `limit`. */
   open(after: { expiresAt: number; id: string }, limit: number): CommandRecord[];
   get(id: string): CommandRecord | undefined;
+  /** The latest commands issued through an entity, newest first, at most `limit`. */
+  recent(tenant: string, entityId: string, limit: number): CommandRecord[];
 }
 
 interface CommandRow {
@@ -70,6 +72,9 @@ export function createCommandRepository(db: BetterSqlite3.Database): CommandRepo
      ORDER BY expires_at, id LIMIT CAST(? AS INTEGER)`,
   );
   const byId = db.prepare<[string], CommandRow>(`SELECT ${COLUMNS} FROM commands WHERE id = ?`);
+  const recent = db.prepare<[string, string, number], CommandRow>(
+    `SELECT ${COLUMNS} FROM commands WHERE tenant = ? AND entity_id = ? ORDER BY issued_at DESC, id DESC LIMIT CAST(? AS INTEGER)`,
+  );
   return {
     insert: (c) => void insert.run(c.id, c.tenant, c.deviceId, c.entityId, c.name, c.attr, JSON.stringify(c.value), c.issuedAt, c.expiresAt, c.state),
     transition: (id, from, to, at) => move.run(to, at, id, JSON.stringify(from)).changes > 0,
@@ -78,5 +83,6 @@ export function createCommandRepository(db: BetterSqlite3.Database): CommandRepo
       const row = byId.get(id);
       return row && toRecord(row);
     },
+    recent: (tenant, entityId, limit) => recent.all(tenant, entityId, limit).map(toRecord),
   };
 }

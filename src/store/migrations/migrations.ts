@@ -24,6 +24,7 @@ import { up as registrations } from './migration-020-registrations.js';
 import { up as csourceSubscriptions } from './migration-021-csource-subscriptions.js';
 import { up as commands } from './migration-022-commands.js';
 import { up as federationDownlink } from './migration-023-federation-downlink.js';
+import { up as commandLog } from './migration-024-command-log.js';
 
 /** Where applied migrations are reported (the store's logger fits). */
 export interface MigrationLog {
@@ -118,6 +119,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 21, up: csourceSubscriptions },
   { version: 22, up: commands },
   { version: 23, up: federationDownlink },
+  { version: 24, up: commandLog },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {
