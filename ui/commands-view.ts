@@ -117,17 +117,20 @@ export function commandsPanel(ctx: ViewContext, id: string, current: () => Entit
     }
   };
 
+  /** The latest read: an answer that comes after a later one's is dropped. */
+  let seq = 0;
   const load = async (): Promise<void> => {
+    const mine = ++seq;
     try {
       const answer = readEntityCommands((await ctx.api.edgeld('/commands', { entity: id })).body);
-      if (!alive) return;
+      if (!alive || mine !== seq) return;
       data = answer !== undefined && answer.commands.length > 0 ? answer : undefined;
       if (data === undefined) {
         shape = '';
         show(el);
       } else render(data);
     } catch (err) {
-      if (!alive) return;
+      if (!alive || mine !== seq) return;
       data = undefined;
       shape = '';
       // No device's entity (404), or commands out of reach (401 without a token): no card, silently.
