@@ -22,6 +22,7 @@ import {
 import { addDuration, createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
 import { buildAuth } from './server/auth.js';
 import { buildCommands } from './server/commands.js';
+import { createCommandLog } from './commands/index.js';
 import type { CommandDispatcher } from './commands/index.js';
 import { buildFederation } from './server/federation.js';
 import { buildFoundation } from './server/foundation.js';
@@ -170,7 +171,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   onSubjectGone((subject) => runtime.mqtt?.closeClientsOf(subject));
   const http = buildHttp({
     ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, commands, loginLimiter, secretChecks,
-    services: { contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, distributed, permissions, subjects, devices, auth, identity },
+    services: { contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, distributed, permissions, subjects, devices, commandLog: createCommandLog({ store }), auth, identity },
   });
   const lifecycle: LifecycleDeps = {
     config, log, clock, store, runtime, http, jobs, temporal, registrations, hasRetention: retention !== undefined,

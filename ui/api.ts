@@ -1,10 +1,12 @@
-// The page's only way to the broker's data: the public NGSI-LD API under /ngsi-ld/v1, plus /metrics
-// and /ready. Sends the bearer token and tenant, and turns every error answer into an ApiError that
-// says what the broker said (ProblemDetails), so a 401 or 403 is shown as such.
+// The page's only way to the broker's data: the public NGSI-LD API under /ngsi-ld/v1, edgeld's own
+// reads under /edgeld/v1 (the commands of a device's entity), plus /metrics and /ready. Sends the
+// bearer token and tenant, and turns every error answer into an ApiError that says what the broker
+// said (ProblemDetails), so a 401 or 403 is shown as such.
 
 import type { Session } from './session.js';
 
 export const BASE = '/ngsi-ld/v1';
+const EDGELD = '/edgeld/v1';
 
 export class ApiError extends Error {
   override name = 'ApiError';
@@ -19,6 +21,11 @@ export interface Api {
   /** GET of an API path (`/entities`), with query parameters; undefined values are left out. */
   get(path: string, params?: Readonly<Record<string, string | undefined>>): Promise<Answer>;
   send(method: 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, opts?: { keepalive?: boolean }): Promise<Answer>;
+  /**
+   * GET of one of edgeld's own paths (`/commands`). For an optional part of a page: a 401 there is
+   * that part's own error, not a reason to sign in again.
+   */
+  edgeld(path: string, params?: Readonly<Record<string, string | undefined>>): Promise<Answer>;
   /** GET of a path outside the API (/metrics, /ready) as text, any status. */
   text(path: string): Promise<{ status: number; text: string }>;
   /** Called on every 401: the token is missing, expired or refused. */
@@ -46,7 +53,7 @@ export function createApi(session: Session): Api {
     if (json) out['Content-Type'] = 'application/json';
     return out;
   };
-  const call = async (url: string, init: RequestInit): Promise<Answer> => {
+  const call = async (url: string, init: RequestInit, optional = false): Promise<Answer> => {
     let res: Response;
     try {
       res = await fetch(url, init);
@@ -55,7 +62,7 @@ export function createApi(session: Session): Api {
     }
     if (!res.ok) {
       const err = await errorOf(res);
-      if (res.status === 401) for (const l of listeners) l(err);
+      if (res.status === 401 && !optional) for (const l of listeners) l(err);
       throw err;
     }
     const text = await res.text();
@@ -67,13 +74,15 @@ export function createApi(session: Session): Api {
     }
     return { status: res.status, headers: res.headers, body };
   };
+  const url = (base: string, path: string, params: Readonly<Record<string, string | undefined>>): string => {
+    const query = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) if (v !== undefined) query.set(k, v);
+    const qs = query.toString();
+    return `${base}${path}${qs ? `?${qs}` : ''}`;
+  };
   return {
-    get: (path, params = {}) => {
-      const query = new URLSearchParams();
-      for (const [k, v] of Object.entries(params)) if (v !== undefined) query.set(k, v);
-      const qs = query.toString();
-      return call(`${BASE}${path}${qs ? `?${qs}` : ''}`, { headers: headers(false) });
-    },
+    get: (path, params = {}) => call(url(BASE, path, params), { headers: headers(false) }),
+    edgeld: (path, params = {}) => call(url(EDGELD, path, params), { headers: headers(false) }, true),
     send: (method, path, body, opts = {}) => call(`${BASE}${path}`, {
       method, headers: headers(body !== undefined), ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       ...(opts.keepalive ? { keepalive: true } : {}),

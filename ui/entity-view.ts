@@ -1,9 +1,11 @@
 // One entity: every attribute with its value, unit, observedAt and age; a chart of a numeric
 // attribute from the temporal API (raw for an hour, averages per minute for a day and per hour for a
-// month); a map of its GeoProperties; all kept current by live notifications.
+// month); a map of its GeoProperties; the commands of a device's entity; all kept current by live
+// notifications.
 
 import { segment } from './api.js';
 import { createChart } from './chart.js';
+import { commandsPanel, type CommandsPanel } from './commands-view.js';
 import { h, show } from './dom.js';
 import {
   attributeOf, attributesOf, formatAge, formatValue, instantOf, newestObservedAt, numericValue, subAttributesOf, typeNames, unitSymbol, type Attribute, type Entity,
@@ -103,6 +105,8 @@ export function entityView(id: string, initialAttr: string | undefined): View {
     const liveNote = h('div', { class: 'live-note' });
     const chart = chartPanel(ctx, id, (a) => (entity ? unitSymbol(attributeOf(entity, a)?.unitCode) : undefined));
     const chartBox = h('div', {});
+    const commandsBox = h('div', {});
+    let commands: CommandsPanel | undefined;
     const render = (): void => {
       if (!entity) return;
       const e = entity;
@@ -120,7 +124,7 @@ export function entityView(id: string, initialAttr: string | undefined): View {
       const map = renderMap(geoFeatures(e));
       show(mapBox, map ? card('Location', map) : null);
     };
-    show(main, heading, card('Attributes', attrs, liveNote), chartBox, mapBox);
+    show(main, heading, card('Attributes', attrs, liveNote), commandsBox, chartBox, mapBox);
     const ages = setInterval(render, 5000);
 
     void (async () => {
@@ -135,12 +139,15 @@ export function entityView(id: string, initialAttr: string | undefined): View {
         }
         render();
         renderMapOf(entity);
+        commands = commandsPanel(ctx, id, () => entity);
+        show(commandsBox, commands.el);
         const type = typeNames(entity)[0] ?? '';
         stop = await ctx.live.watch({ type, id }, (changed) => {
           if (!entity || changed.id !== id) return;
           entity = { ...entity, ...changed };
           chart.live(changed);
           render();
+          commands?.changed(entity);
           if (geoFeatures(changed).length > 0) renderMapOf(entity);
           for (const { name } of attributesOf(changed)) attrs.querySelector(`tr[data-attr="${CSS.escape(name)}"]`)?.classList.add('flash');
         }).catch((err: unknown) => {
@@ -157,6 +164,7 @@ export function entityView(id: string, initialAttr: string | undefined): View {
       clearInterval(ages);
       stop?.();
       chart.destroy();
+      commands?.destroy();
     };
   };
 }

@@ -6,3 +6,5 @@ export {
   type CommandStats,
 } from './dispatcher.js';
 export { ANSWER_DROPS, type AnswerDrop } from './answer-drops.js';
+/** The commands of one entity, for readers (GET /edgeld/v1/commands). */
+export { createCommandLog, type CommandLog, type EntityCommands, type IssuedCommand } from './command-log.js';

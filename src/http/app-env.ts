@@ -13,6 +13,7 @@ import type { BatchService, DiscoveryService, EntityService } from '../entities/
 import type { SubscriptionService } from '../subscriptions/index.js';
 import type { DistributedOps, RegistrationService } from '../registrations/index.js';
 import type { DeviceService } from '../devices/index.js';
+import type { CommandLog } from '../commands/index.js';
 import type { IdentityProvider } from '../auth/index.js';
 import type { FederationStatus } from '../federation/index.js';
 import type { Metrics } from './metrics.js';
@@ -55,6 +56,8 @@ export interface AppDeps {
   subjects: SubjectService;
   /** The device registry (/edgeld/v1/devices). */
   devices: DeviceService;
+  /** The commands of an entity that is a device's (/edgeld/v1/commands). */
+  commandLog: CommandLog;
   /** The federation drain's status (a disabled one when no upstream is configured). */
   federation: { status(): FederationStatus };
   /** The downlink's HTTP transport (federation.downlink.endpoint); absent when notifications arrive otherwise. */

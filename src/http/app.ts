@@ -24,6 +24,7 @@ import { registerCsourceSubscriptionRoutes } from './routes/csource-subscription
 import { registerIdentityRoutes } from './routes/identity.js';
 import { registerPermissionRoutes } from './routes/permissions.js';
 import { registerDeviceRoutes } from './routes/devices.js';
+import { registerCommandRoutes } from './routes/commands.js';
 import { registerFederationRoutes } from './routes/federation.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerDashboardRoutes } from './routes/dashboard.js';
@@ -122,6 +123,7 @@ export function createApp(deps: AppDeps): App {
   if (deps.identity) registerIdentityRoutes(app, deps.identity, deps.loginLimiter);
   registerPermissionRoutes(app, deps);
   registerDeviceRoutes(app, deps);
+  registerCommandRoutes(app, deps);
   registerFederationRoutes(app, deps);
   if (deps.dashboard) registerDashboardRoutes(app, deps.dashboard);
 

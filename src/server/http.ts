@@ -34,7 +34,7 @@ export interface HttpWiring {
   events: ChangeEmitter;
   runtime: Runtime;
   /** The services the routes call. */
-  services: Pick<AppDeps, 'contexts' | 'entities' | 'temporal' | 'subscriptions' | 'csourceSubscriptions' | 'registrations' | 'distributed' | 'permissions' | 'subjects' | 'devices'> & {
+  services: Pick<AppDeps, 'contexts' | 'entities' | 'temporal' | 'subscriptions' | 'csourceSubscriptions' | 'registrations' | 'distributed' | 'permissions' | 'subjects' | 'devices' | 'commandLog'> & {
     auth: AppDeps['auth'] | undefined;
     identity: AppDeps['identity'] | undefined;
   };

@@ -64,6 +64,8 @@ export interface World {
   cachedContext(): Promise<string>;
   coreContext(): Promise<string>;
   device(): Promise<string>;
+  /** The entity, written by a device that declares a command (`open`). */
+  commanded(): Promise<string>;
   user(): Promise<string>;
   /** Whether the entity is gone (as an administrator sees it). */
   gone(): Promise<boolean>;
@@ -77,6 +79,7 @@ export const ABSENT: World = {
   registration: async () => 'urn:ngsi-ld:ContextSourceRegistration:absent',
   csourceSubscription: async () => 'urn:ngsi-ld:Subscription:absent-csource',
   context: async () => 'absent', cachedContext: async () => 'absent', coreContext: async () => 'absent', device: async () => 'absent',
+  commanded: async () => `urn:ngsi-ld:${TYPE}:absent`,
   user: async () => 'urn:ngsi-ld:User:absent', gone: async () => true,
 };
 
@@ -210,6 +213,11 @@ export async function startMatrixBroker(opts: { allowPublic?: boolean } = {}): P
       device: once(async () => {
         await must('admin', send('POST', '/edgeld/v1/devices', { deviceId: `dev${n}` }));
         return `dev${n}`;
+      }),
+      commanded: once(async () => {
+        const id = await entity();
+        await must('admin', send('POST', '/edgeld/v1/devices', { deviceId: `cmd${n}`, entityId: id, entityType: type, commands: [{ name: 'open' }] }));
+        return id;
       }),
       user: once(async () => {
         // A user the subject registry knows: it has shown a valid token.

@@ -207,6 +207,9 @@ const MATRIX: Record<string, Row | Row[]> = {
   'PATCH /edgeld/v1/devices/:deviceId': { need: 'admin', req: async (w) => send('PATCH', `/edgeld/v1/devices/${enc(await w.device())}`, { entityType: 'Thermostat' }) },
   'DELETE /edgeld/v1/devices/:deviceId': { need: 'admin', req: async (w) => del(`/edgeld/v1/devices/${enc(await w.device())}`) },
   'POST /edgeld/v1/devices/:deviceId/secret': { need: 'admin', req: async (w) => send('POST', `/edgeld/v1/devices/${enc(await w.device())}/secret`, {}) },
+  // The commands of a device's entity: whoever may read the entity (the same answers as retrieving it);
+  // outside behaviour §8's public reads, so a token is needed even where public permissions are on.
+  'GET /edgeld/v1/commands': { need: 'read', withPublic: 401, req: async (w) => (await w.entity(), get(`/edgeld/v1/commands?entity=${enc(await w.commanded())}`)) },
   [`GET ${V1}/federation/status`]: { need: 'admin', req: () => get(`${V1}/federation/status`) },
 };
 

@@ -1,7 +1,9 @@
 // The page's pure parts, run in Node: Prometheus text parsing, the temporal questions and series,
-// the fitted map projection, and how entities, values and notifications are read.
+// the fitted map projection, how entities, values and notifications are read, and the commands card's
+// answer, typed value and bounded refresh.
 
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { boundedRefresh, parseCommandValue, readEntityCommands } from '../../ui/commands.js';
 import {
   attributesOf, entitiesOfMessage, formatAge, formatValue, idContainsPattern, newestObservedAt, numericValue, type Entity,
 } from '../../ui/format.js';
@@ -162,5 +164,53 @@ describe('entities and values', () => {
     const re = new RegExp(`^${idContainsPattern('a.b(1)')}$`);
     expect(re.test('urn:x:a.b(1):y')).toBe(true);
     expect(re.test('urn:x:axb(1)')).toBe(false);
+  });
+});
+
+describe('the commands card', () => {
+  it('takes JSON as JSON and a bare word as a string, and refuses the rest', () => {
+    expect(parseCommandValue(' 42 ')).toEqual({ value: 42 });
+    expect(parseCommandValue('{"to": 50}')).toEqual({ value: { to: 50 } });
+    expect(parseCommandValue('"two words"')).toEqual({ value: 'two words' });
+    expect(parseCommandValue('true')).toEqual({ value: true });
+    expect(parseCommandValue('open')).toEqual({ value: 'open' });
+    expect(parseCommandValue('half open')).toHaveProperty('error');
+    expect(parseCommandValue('{oops')).toHaveProperty('error');
+    expect(parseCommandValue('   ')).toHaveProperty('error');
+  });
+
+  it('reads the answer of GET /edgeld/v1/commands, and nothing of another shape', () => {
+    const answer = {
+      entityId: 'urn:x:1', deviceId: 'd1', writable: false, commands: [{ name: 'open', expires: 'PT1M' }, { name: 3 }],
+      recent: [{ id: 'c1', name: 'open', value: 1, state: 'OK', issuedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T00:01:00.000Z' }, { id: 'c2' }],
+    };
+    const read = readEntityCommands(answer);
+    expect(read?.commands).toEqual([{ name: 'open', expires: 'PT1M' }]);
+    expect(read?.recent.map((r) => r.id)).toEqual(['c1']);
+    expect(read?.writable).toBe(false);
+    expect(readEntityCommands({ ...answer, writable: 'yes' })).toBeUndefined();
+    expect(readEntityCommands([answer])).toBeUndefined();
+  });
+
+  it('refreshes at once, then at most once a second however often asked', () => {
+    vi.useFakeTimers();
+    try {
+      let runs = 0;
+      const refresh = boundedRefresh(() => runs++, 1000, () => Date.now());
+      refresh.request();
+      expect(runs).toBe(1);
+      for (let i = 0; i < 10; i++) refresh.request();
+      expect(runs).toBe(1);
+      vi.advanceTimersByTime(999);
+      expect(runs).toBe(1);
+      vi.advanceTimersByTime(1);
+      expect(runs).toBe(2);
+      refresh.request();
+      refresh.cancel();
+      vi.advanceTimersByTime(5000);
+      expect(runs).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -1,6 +1,6 @@
 // The gateway the dashboard tests look at: three devices (one with an hour of temperature history
 // and a location, one stale), a room with a floor polygon and a weather station, written through the
-// public API as any client would.
+// public API as any client would; and a valve, an MQTT device that takes a command.
 
 import type { UiBroker } from './support.js';
 
@@ -61,4 +61,16 @@ export async function seedGateway(b: UiBroker, headers: Record<string, string> =
     type: 'Subscription', subscriptionName: ALARMS, entities: [{ type: 'Device' }], q: 'temperature>70',
     notification: { endpoint: { uri: 'http://127.0.0.1:9/alarms', accept: 'application/json' } },
   }, headers), 'alarm subscription');
+}
+
+export const VALVE = 'urn:ngsi-ld:Valve:valve-1';
+/** The valve's device id: it receives its commands on ngsi/<tenant>/valve-1/cmd. */
+export const VALVE_DEVICE = 'valve-1';
+
+/** Registers the valve (one command, `open`) and writes its entity; `headers`: an administrator's token when authentication is on. */
+export async function seedValve(b: UiBroker, headers: Record<string, string> = {}): Promise<void> {
+  await expectOk(b.call('POST', '/edgeld/v1/devices', {
+    deviceId: VALVE_DEVICE, entityId: VALVE, entityType: 'Valve', commands: [{ name: 'open', expires: 'PT5M' }],
+  }, headers), 'valve device');
+  await expectOk(b.call('POST', E, { id: VALVE, type: 'Valve', position: { type: 'Property', value: 0, unitCode: 'P1' } }, headers), 'valve');
 }

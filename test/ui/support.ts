@@ -79,7 +79,8 @@ export async function launchBrowser(errors: string[] = []): Promise<Browser> {
   const page = context.pages()[0] ?? await context.newPage();
   page.on('pageerror', (err) => errors.push(err.message));
   page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(m.text());
+    // The resource a failed load names (the text does not), so a test can tell which answer failed.
+    if (m.type() === 'error') errors.push(m.location().url ? `${m.text()} (${m.location().url})` : m.text());
   });
   return {
     context, page,
@@ -89,6 +90,13 @@ export async function launchBrowser(errors: string[] = []): Promise<Browser> {
     },
   };
 }
+
+/**
+ * The page's console errors but the 404 of the commands of an entity that is no device's: the page
+ * asks, and shows no card when the answer is 404 (the browser logs the failed load anyway).
+ */
+export const withoutCommandMisses = (errors: readonly string[]): string[] =>
+  errors.filter((e) => !/status of 404\b.*\/edgeld\/v1\/commands\?/.test(e));
 
 /** A screenshot of the page under test-artifacts/ (gitignored). */
 export async function screenshot(page: Page, name: string): Promise<string> {

@@ -35,6 +35,8 @@ export interface CommandRepository {
   get(id: string): CommandRecord | undefined;
   /** Removes at most `limit` finished commands (OK, ERROR, EXPIRED) that finished before `before`; returns how many. */
   pruneFinished(before: number, limit: number): number;
+  /** The latest commands issued through an entity, newest first, at most `limit`. */
+  recent(tenant: string, entityId: string, limit: number): CommandRecord[];
 }
 
 interface CommandRow {
@@ -77,6 +79,9 @@ export function createCommandRepository(db: BetterSqlite3.Database): CommandRepo
     `DELETE FROM commands WHERE id IN (SELECT id FROM commands WHERE state IN ('OK', 'ERROR', 'EXPIRED') AND answered_at < ?
      ORDER BY answered_at LIMIT CAST(? AS INTEGER))`,
   );
+  const recent = db.prepare<[string, string, number], CommandRow>(
+    `SELECT ${COLUMNS} FROM commands WHERE tenant = ? AND entity_id = ? ORDER BY issued_at DESC, id DESC LIMIT CAST(? AS INTEGER)`,
+  );
   return {
     insert: (c) => void insert.run(c.id, c.tenant, c.deviceId, c.entityId, c.name, c.attr, JSON.stringify(c.value), c.issuedAt, c.expiresAt, c.state),
     transition: (id, from, to, at) => move.run(to, at, id, JSON.stringify(from)).changes > 0,
@@ -86,5 +91,6 @@ export function createCommandRepository(db: BetterSqlite3.Database): CommandRepo
       return row && toRecord(row);
     },
     pruneFinished: (before, limit) => prune.run(before, limit).changes,
+    recent: (tenant, entityId, limit) => recent.all(tenant, entityId, limit).map(toRecord),
   };
 }

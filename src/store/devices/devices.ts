@@ -46,6 +46,8 @@ export interface DeviceRepository {
   /** The stored secret hash, for verification only. */
   secretHash(tenant: string, deviceId: string): string | undefined;
   delete(tenant: string, deviceId: string): boolean;
+  /** The device whose entity `entityId` is (the first registered that declares commands, else the first registered). */
+  byEntity(tenant: string, entityId: string): DeviceRecord | undefined;
   /** Devices of every tenant that declare commands, in registration order after `afterSeq`, at most `limit`. */
   withCommands(afterSeq: number, limit: number): Array<{ seq: number; tenant: string; device: DeviceRecord }>;
 }
@@ -101,6 +103,9 @@ export function createDeviceRepository(db: BetterSqlite3.Database): DeviceReposi
   const setSecret = db.prepare<[string, number, string, string]>('UPDATE devices SET secret_hash = ?, modified_at = ? WHERE tenant = ? AND device_id = ?');
   const secret = db.prepare<[string, string], string>('SELECT secret_hash FROM devices WHERE tenant = ? AND device_id = ?').pluck();
   const remove = db.prepare<[string, string]>('DELETE FROM devices WHERE tenant = ? AND device_id = ?');
+  const ofEntity = db.prepare<[string, string], DeviceRow>(
+    `SELECT ${COLUMNS} FROM devices WHERE tenant = ? AND entity_id = ? ORDER BY commands = '[]', seq LIMIT 1`,
+  );
   const commanded = db.prepare<[number, number], DeviceRow & { seq: number; tenant: string }>(
     `SELECT seq, tenant, ${COLUMNS} FROM devices WHERE seq > ? AND commands <> '[]' ORDER BY seq LIMIT CAST(? AS INTEGER)`,
   );
@@ -122,6 +127,10 @@ export function createDeviceRepository(db: BetterSqlite3.Database): DeviceReposi
     setSecretHash: (tenant, deviceId, secretHash, modifiedAt) => setSecret.run(secretHash, modifiedAt, tenant, deviceId).changes > 0,
     secretHash: (tenant, deviceId) => secret.get(tenant, deviceId),
     delete: (tenant, deviceId) => remove.run(tenant, deviceId).changes > 0,
+    byEntity(tenant, entityId) {
+      const row = ofEntity.get(tenant, entityId);
+      return row && toRecord(row);
+    },
     withCommands: (afterSeq, limit) => commanded.all(afterSeq, limit).map((r) => ({ seq: r.seq, tenant: r.tenant, device: toRecord(r) })),
   };
 }

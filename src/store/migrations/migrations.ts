@@ -24,6 +24,7 @@ import { up as registrations } from './migration-020-registrations.js';
 import { up as csourceSubscriptions } from './migration-021-csource-subscriptions.js';
 import { up as commands } from './migration-022-commands.js';
 import { up as federationDownlink } from './migration-023-federation-downlink.js';
+import { up as commandLog } from './migration-024-command-log.js';
 import { up as commandsFinished } from './migration-025-commands-finished.js';
 
 /** Where applied migrations are reported (the store's logger fits). */
@@ -119,6 +120,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 21, up: csourceSubscriptions },
   { version: 22, up: commands },
   { version: 23, up: federationDownlink },
+  { version: 24, up: commandLog },
   { version: 25, up: commandsFinished },
 ];
 
