@@ -189,7 +189,7 @@ export const configSchema = z
     dashboard: z
       .strictObject({
         enabled: z.boolean().default(true)
-          .describe('Serve the read-only LAN dashboard at /ui/ (GET / redirects there) and MQTT over WebSocket at /mqtt on the HTTP port, for its live updates'),
+          .describe('Serve the LAN dashboard at /ui/ (it reads, and issues device commands for subjects that may write them) (GET / redirects there) and MQTT over WebSocket at /mqtt on the HTTP port, for its live updates'),
       })
       .prefault({}),
     history: z
