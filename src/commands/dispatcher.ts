@@ -98,6 +98,8 @@ interface Dispatch {
   readonly drops: AnswerDrops;
   readonly counts: { issued: number; delivered: number; answered: number; expired: number; pruned: number };
   readonly actors: Map<string, Principal>;
+  /** Moves asked for in this turn, not yet written (see settle()). */
+  readonly settling: Settlement[];
 }
 
 /** The principal the states of a tenant's commands are written as: the gateway itself. */
@@ -185,23 +187,60 @@ async function handleChanges(d: Dispatch, changes: ChangeEvent[], after: number)
   return upTo;
 }
 
-/** Moves open commands to a state with their `_status` (and `_info`) in one write of their tenant; returns those moved. */
-async function settle(d: Dispatch, list: readonly OpenCommand[], to: 'DELIVERED' | 'OK' | 'ERROR' | 'EXPIRED', info?: Json): Promise<OpenCommand[]> {
-  const first = list[0];
-  if (first === undefined) return [];
-  const from = to === 'DELIVERED' ? ['PENDING' as const] : OPEN_STATES;
-  return d.deps.core.write(actorOf(d, first.tenant), (tx) => {
-    const moved: OpenCommand[] = [];
-    const states: StateWrite[] = [];
-    for (const o of list) {
-      if (!d.deps.store.commands.transition(o.id, from, to, tx.now)) continue;
-      moved.push(o);
-      states.push(stateOf(o.entityId, o.statusAttr, to));
-      if (info !== undefined) states.push({ entityId: o.entityId, attr: o.infoAttr, value: info });
-    }
-    writeStates(tx, states, d.deps.newId, COMMANDS_SUBJECT);
-    return moved;
+type Target = 'DELIVERED' | 'OK' | 'ERROR' | 'EXPIRED';
+
+/** Moves asked for in one turn of the event loop, written together at its end. */
+interface Settlement {
+  list: readonly OpenCommand[];
+  to: Target;
+  info: Json | undefined;
+  done(moved: OpenCommand[]): void;
+  failed(err: unknown): void;
+}
+
+/**
+ * Moves open commands to a state with their `_status` (and `_info`); resolves with those moved.
+ * NOTE: the moves asked for in one turn of the event loop go in one write per tenant, in the order
+ * asked: a device that acknowledges a command and answers it at once (both packets in one read) gets
+ * its DELIVERED and its OK as two instances of `_status` in one update of its entity, not two writes.
+ */
+function settle(d: Dispatch, list: readonly OpenCommand[], to: Target, info?: Json): Promise<OpenCommand[]> {
+  if (list.length === 0) return Promise.resolve([]);
+  return new Promise((done, failed) => {
+    d.settling.push({ list, to, info, done, failed });
+    if (d.settling.length === 1) setImmediate(() => flushSettlements(d));
   });
+}
+
+function flushSettlements(d: Dispatch): void {
+  const byTenant = new Map<string, Settlement[]>();
+  for (const s of d.settling.splice(0)) {
+    const tenant = s.list[0]!.tenant; // NOTE: settle() queues no empty list
+    const group = byTenant.get(tenant);
+    if (group === undefined) byTenant.set(tenant, [s]);
+    else group.push(s);
+  }
+  for (const [tenant, group] of byTenant) {
+    d.deps.core.write(actorOf(d, tenant), (tx) => {
+      const states: StateWrite[] = [];
+      const results = group.map((s) => {
+        const from = s.to === 'DELIVERED' ? ['PENDING' as const] : OPEN_STATES;
+        const moved: OpenCommand[] = [];
+        for (const o of s.list) {
+          if (!d.deps.store.commands.transition(o.id, from, s.to, tx.now)) continue;
+          moved.push(o);
+          states.push(stateOf(o.entityId, o.statusAttr, s.to));
+          if (s.info !== undefined) states.push({ entityId: o.entityId, attr: o.infoAttr, value: s.info });
+        }
+        return moved;
+      });
+      writeStates(tx, states, d.deps.newId, COMMANDS_SUBJECT);
+      return results;
+    }).then(
+      (results) => group.forEach((s, i) => s.done(results[i] ?? [])),
+      (err: unknown) => group.forEach((s) => s.failed(err)),
+    );
+  }
 }
 
 /** Ends the commands past their expiry, a write per tenant. */
@@ -237,6 +276,9 @@ async function applyAnswer(d: Dispatch, tenant: string, deviceId: string, a: Com
   if (o.busy) return drop('duplicate', 'an answer or the expiry of this command is being recorded');
   o.busy = true;
   try {
+    // An answer says the command was delivered: a device may answer before its PUBACK arrives (mqtt.js
+    // acknowledges after its message handler ran). DELIVERED is recorded first, in the same write.
+    if (o.state === 'PENDING') markDelivered(d, tenant, deviceId, o);
     const moved = await settle(d, [o], a.status, a.info);
     d.open.remove(o);
     if (moved.length === 0) return drop('unknown', 'the command was answered or expired already');
@@ -246,8 +288,8 @@ async function applyAnswer(d: Dispatch, tenant: string, deviceId: string, a: Com
   }
 }
 
-function markDelivered(d: Dispatch, tenant: string, deviceId: string, payload: Buffer): void {
-  const id = idOfPayload(payload);
+function markDelivered(d: Dispatch, tenant: string, deviceId: string, command: Buffer | OpenCommand): void {
+  const id = Buffer.isBuffer(command) ? idOfPayload(command) : command.id;
   const o = id === undefined ? undefined : d.open.get(id);
   if (o === undefined || o.state !== 'PENDING' || o.tenant !== tenant || o.deviceId !== deviceId) return;
   o.state = 'DELIVERED';
@@ -276,7 +318,7 @@ export function createCommandDispatcher(deps: CommandDispatcherDeps): CommandDis
   const index = createCommandIndex({ store: deps.store, contexts: deps.contexts, log: deps.log, deviceSubject: deps.deviceSubject });
   const d: Dispatch = {
     deps, index, open: createOpenCommands(), drops: createAnswerDrops(deps.log, deps.clock),
-    counts: { issued: 0, delivered: 0, answered: 0, expired: 0, pruned: 0 }, actors: new Map(),
+    counts: { issued: 0, delivered: 0, answered: 0, expired: 0, pruned: 0 }, actors: new Map(), settling: [],
   };
   // Registered now, so that a reader seen for the first time starts at the journal's end as it is now.
   const follower: JournalFollower = deps.feed.register({

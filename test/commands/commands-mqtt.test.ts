@@ -70,6 +70,20 @@ describe('device records declare commands', () => {
 });
 
 describe('a command to a connected device', () => {
+  it('records DELIVERED before OK when the answer overtakes the PUBACK (mqtt.js acknowledges after its handler)', async () => {
+    const dev = await device();
+    dev.on('message', (topic, payload) => {
+      if (topic !== CMD) return;
+      const { id } = JSON.parse(payload.toString()) as { id: string };
+      dev.publish(CMDEXE, JSON.stringify({ id, status: 'OK', info: 'done' }), { qos: 1 });
+    });
+    await dev.subscribeAsync(CMD, { qos: 1 });
+    expect((await issue(true)).status).toBe(204);
+    await waitUntil(async () => (await statusNow()) === 'OK', 5_000, 'OK');
+    expect(statusHistory()).toEqual(['PENDING', 'DELIVERED', 'OK']);
+    expect(b.broker.commands.stats()).toMatchObject({ issued: 1, delivered: 1, answered: 1, open: 0 });
+  });
+
   it('reaches the device; its PUBACK and answer take _status from PENDING through DELIVERED to OK, with _info', async () => {
     const dev = await device();
     const next = await subscribe(dev, CMD, 1);
