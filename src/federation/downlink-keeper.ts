@@ -5,9 +5,9 @@
 // A tick on the clock drives every step; failures back off.
 
 import type { Clock, Logger } from '../lib/index.js';
-import { formatDateTime, JSONLD_CONTEXT_REL, type JsonObject } from '../ngsi/index.js';
+import { formatDateTime, contextLinkValue, type JsonObject } from '../ngsi/index.js';
 import type { DownlinkRecord, Store } from '../store/index.js';
-import { backoffDelay } from './backoff.js';
+import { recordFailure, type RetryState } from './backoff.js';
 import type { UpstreamClient, UpstreamReply } from './client.js';
 import { UpstreamError } from './errors.js';
 import { describeReply } from './replies.js';
@@ -99,15 +99,11 @@ function recordOf(deps: DownlinkKeeperDeps): { record: DownlinkRecord; previous:
 
 type Send = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: JsonObject) => Promise<UpstreamReply>;
 
-interface KeeperState {
+interface KeeperState extends RetryState {
   /** undefined: not known yet (after a start, the check finds out). */
   subscribed: boolean | undefined;
   expiresAt: number | undefined;
   lastCheckAt: number;
-  nextAttemptAt: number;
-  failures: number;
-  failuresTotal: number;
-  lastError: { at: number; message: string } | undefined;
 }
 
 export function createDownlinkKeeper(deps: DownlinkKeeperDeps): DownlinkKeeper {
@@ -125,7 +121,7 @@ export function createDownlinkKeeper(deps: DownlinkKeeperDeps): DownlinkKeeper {
   let stopped = false;
 
   const send: Send = async (method, path, body) => {
-    const link = `<${await deps.linkUrl()}>; rel="${JSONLD_CONTEXT_REL}"; type="application/ld+json"`;
+    const link = contextLinkValue(await deps.linkUrl());
     return client.send({ method, path, link, signal: abort.signal, ...(body !== undefined ? { body } : {}) });
   };
 
@@ -152,12 +148,7 @@ export function createDownlinkKeeper(deps: DownlinkKeeperDeps): DownlinkKeeper {
 
   const failed = (err: unknown): void => {
     const now = clock.now();
-    state.failures += 1;
-    state.failuresTotal += 1;
-    const delay = backoffDelay(state.failures, options.retryBaseMs, options.retryMaxMs, random);
-    state.nextAttemptAt = now + delay;
-    const message = (err instanceof Error ? err.message : String(err)).slice(0, 1_000);
-    state.lastError = { at: now, message };
+    const { message, delay } = recordFailure(state, err, now, options, random);
     if (state.expiresAt !== undefined && now >= state.expiresAt) state.subscribed = false;
     log.warn('downlink subscription upstream failed; retrying', { error: message, failures: state.failures, retryInMs: delay });
   };

@@ -5,7 +5,7 @@
 
 import type { ChangeEvent } from '../events.js';
 import type { Clock, Logger } from '../lib/index.js';
-import { JSONLD_CONTEXT_REL, type TermMapper } from '../ngsi/index.js';
+import { contextLinkValue, type TermMapper } from '../ngsi/index.js';
 import type { ConsumerBatch, ConsumerRetry, JournalFeed, ParkedChanges, Store } from '../store/index.js';
 import { backoffDelay } from './backoff.js';
 import { createFederationClient, type UpstreamClient } from './client.js';
@@ -188,7 +188,7 @@ export function createFederation(deps: FederationDeps): Federation {
       latest: (tenant, id) => store.archive.latest({ tenant }, id), skipSubject: DOWNLINK_SUBJECT,
     });
     if (plan.lastSeq === after) return after;
-    const ctx = { client, mapper, link: `<${linkUrl}>; rel="${JSONLD_CONTEXT_REL}"; type="application/ld+json"`, signal: abort.signal };
+    const ctx = { client, mapper, link: contextLinkValue(linkUrl), signal: abort.signal };
     if (uncertain) await reconcile(plan.entities, ctx);
     const outcome = plan.entities.length === 0 ? { parked: [], sentEntities: 0, sentInstances: 0 } : await sendPlans(plan.entities, ctx);
     if (!store.isOpen()) return after;

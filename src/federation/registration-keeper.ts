@@ -7,9 +7,9 @@
 
 import type { ChangeEmitter, ChangeEvent } from '../events.js';
 import { type Clock, type Logger } from '../lib/index.js';
-import { formatDateTime, JSONLD_CONTEXT_REL, type Iri, type JsonObject, type TermMapper } from '../ngsi/index.js';
+import { formatDateTime, contextLinkValue, type Iri, type JsonObject, type TermMapper } from '../ngsi/index.js';
 import type { Store } from '../store/index.js';
-import { backoffDelay } from './backoff.js';
+import { recordFailure, type RetryState } from './backoff.js';
 import type { UpstreamClient, UpstreamReply } from './client.js';
 import { UpstreamError } from './errors.js';
 import {
@@ -77,7 +77,7 @@ export interface RegistrationKeeper {
   stop(): Promise<void>;
 }
 
-interface KeeperState {
+interface KeeperState extends RetryState {
   facts: RegistrationFacts | undefined;
   registered: boolean;
   /** Whether a request that may have created it was sent (a removal is then due on stop). */
@@ -88,11 +88,7 @@ interface KeeperState {
   dirtyAt: number | undefined;
   /** Whether the last look found nothing to register (then a change is waited for). */
   isIdle: boolean;
-  nextAttemptAt: number;
-  failures: number;
-  failuresTotal: number;
   lastSuccess: number | undefined;
-  lastError: { at: number; message: string } | undefined;
 }
 
 const isOk = (status: number): boolean => status >= 200 && status < 300;
@@ -160,15 +156,10 @@ async function removeRegistration(send: Send, facts: RegistrationFacts, expiresA
 }
 
 /** A failed attempt: the next one waits for the backoff. */
-function recordFailure(state: KeeperState, err: unknown, deps: Pick<RegistrationKeeperDeps, 'options' | 'clock' | 'log'>, random: () => number): void {
+function failed(state: KeeperState, err: unknown, deps: Pick<RegistrationKeeperDeps, 'options' | 'clock' | 'log'>, random: () => number): void {
   const { options, clock, log } = deps;
   const now = clock.now();
-  state.failures += 1;
-  state.failuresTotal += 1;
-  const delay = backoffDelay(state.failures, options.retryBaseMs, options.retryMaxMs, random);
-  state.nextAttemptAt = now + delay;
-  const message = (err instanceof Error ? err.message : String(err)).slice(0, 1_000);
-  state.lastError = { at: now, message };
+  const { message, delay } = recordFailure(state, err, now, options, random);
   // A registration past its expiresAt is gone upstream: the next attempt creates it.
   if (state.expiresAt !== undefined && now >= state.expiresAt) state.registered = false;
   log.warn('registration upstream failed; retrying', { error: message, failures: state.failures, retryInMs: delay });
@@ -193,7 +184,7 @@ function heldNow(store: Pick<Store, 'discovery'>, tenant: string, filter: HeldFi
 /** Requests upstream with the upstream context's Link, under `signal`. */
 function senderOf(client: UpstreamClient, linkUrl: string, signal: AbortSignal): Send {
   return async (method, path, body) => client.send({
-    method, path, link: `<${linkUrl}>; rel="${JSONLD_CONTEXT_REL}"; type="application/ld+json"`, signal, ...(body !== undefined ? { body } : {}),
+    method, path, link: contextLinkValue(linkUrl), signal, ...(body !== undefined ? { body } : {}),
   });
 }
 
@@ -258,7 +249,7 @@ export function createRegistrationKeeper(deps: RegistrationKeeperDeps): Registra
       state.failures = 0;
       state.nextAttemptAt = 0;
     }, (err: unknown) => {
-      if (!stopped) recordFailure(state, err, deps, random);
+      if (!stopped) failed(state, err, deps, random);
     }).finally(() => {
       busy = undefined;
     });

@@ -94,6 +94,3 @@ function splitLinks(header: string): string[] {
   return out.filter((s) => s.trim() !== '');
 }
 
-export function linkHeaderValue(url: string): string {
-  return `<${url}>; rel="${JSONLD_CONTEXT_REL}"; type="${APP_LD_JSON}"`;
-}

@@ -4,8 +4,8 @@
 import type { Context } from 'hono';
 import type { ResolvedContext } from '../jsonld/index.js';
 import { createGenerations } from '../lib/index.js';
-import type { Json } from '../ngsi/index.js';
-import { APP_GEO_JSON, APP_JSON, APP_LD_JSON, linkHeaderValue, type ResponseMediaType } from './media.js';
+import { contextLinkValue, type Json } from '../ngsi/index.js';
+import { APP_GEO_JSON, APP_JSON, APP_LD_JSON, type ResponseMediaType } from './media.js';
 import { iriToUri, pathSegment } from './uri.js';
 
 export const BASE = '/ngsi-ld/v1';
@@ -50,10 +50,10 @@ const contextLinks = new WeakMap<ResolvedContext, string>();
 
 function contextLink(c: Context, ctx: ResolvedContext): string {
   // A hosted context's URL is on the origin the request came to: not kept.
-  if (ctx.linkUrl === undefined) return linkHeaderValue(contextLinkUrl(c, ctx));
+  if (ctx.linkUrl === undefined) return contextLinkValue(contextLinkUrl(c, ctx));
   let link = contextLinks.get(ctx);
   if (link === undefined) {
-    link = linkHeaderValue(contextLinkUrl(c, ctx));
+    link = contextLinkValue(contextLinkUrl(c, ctx));
     contextLinks.set(ctx, link);
   }
   return link;

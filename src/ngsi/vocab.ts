@@ -15,6 +15,9 @@ export const AUTHORIZATION_ONTOLOGY = 'https://ontology.eglobalmark.com/authoriz
 
 export const JSONLD_CONTEXT_REL = 'http://www.w3.org/ns/json-ld#context';
 
+/** The value of a `Link` header naming a JSON-LD context (NGSI-LD §6.3.5). */
+export const contextLinkValue = (url: string): string => `<${url}>; rel="${JSONLD_CONTEXT_REL}"; type="application/ld+json"`;
+
 /** Attribute kinds (the `type` member of an attribute), by compact name. */
 export const ATTRIBUTE_KINDS = [
   'Property', 'Relationship', 'GeoProperty', 'LanguageProperty', 'VocabProperty',

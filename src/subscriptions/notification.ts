@@ -3,7 +3,7 @@
 // headers to deliver it with. Pure: the instant, the id source and the term maps come in.
 
 import {
-  JSONLD_CONTEXT_REL, LOCATION, NGSI_LD_NULL, followLinks, formatDateTime, isProjected, nullPayloadOf, renderEntity, renderFeatureCollection,
+  contextLinkValue, LOCATION, NGSI_LD_NULL, followLinks, formatDateTime, isProjected, nullPayloadOf, renderEntity, renderFeatureCollection,
   isPlainObject, type Attribute, type Entity, type Iri, type Json, type JsonObject, type LinkedLoader, type Member, type ProjectionTree, type Reached,
   type RenderOptions, type TermMapper,
 } from '../ngsi/index.js';
@@ -167,7 +167,7 @@ export function headersOf(sub: Subscription, context: NotificationContext, tenan
   const headers: Record<string, string> = { 'Content-Type': accept };
   // NGSI-LD §6.3.5: a JSON notification names its context in a Link header.
   if (accept === 'application/json') {
-    headers['Link'] = `<${context.linkUrl}>; rel="${JSONLD_CONTEXT_REL}"; type="application/ld+json"`;
+    headers['Link'] = contextLinkValue(context.linkUrl);
   }
   if (tenant !== undefined && tenant !== '') headers['NGSILD-Tenant'] = tenant;
   for (const { key, value } of sub.notification.endpoint.receiverInfo ?? []) headers[key] = value;
