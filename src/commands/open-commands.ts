@@ -30,8 +30,18 @@ export function commandPayload(r: Pick<CommandRecord, 'id' | 'name' | 'issuedAt'
   return JSON.stringify({ id: r.id, name: r.name, value, issuedAt: formatDateTime(r.issuedAt), expiresAt: formatDateTime(r.expiresAt) });
 }
 
+/** The ids of the command messages seen, by the message: forwarded, then acknowledged, it is read once. */
+const idsOfPayloads = new WeakMap<Buffer, string | undefined>();
+
 /** The id of a command message (undefined when it is none). */
 export function idOfPayload(payload: Buffer): string | undefined {
+  if (idsOfPayloads.has(payload)) return idsOfPayloads.get(payload);
+  const id = readId(payload);
+  idsOfPayloads.set(payload, id);
+  return id;
+}
+
+function readId(payload: Buffer): string | undefined {
   try {
     const parsed: unknown = JSON.parse(payload.toString('utf8'));
     const id: unknown = typeof parsed === 'object' && parsed !== null ? Reflect.get(parsed, 'id') : undefined;

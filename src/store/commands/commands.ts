@@ -65,10 +65,17 @@ export function createCommandRepository(db: BetterSqlite3.Database): CommandRepo
   const insert = db.prepare<[string, string, string, string, string, string, string, number, number, CommandState]>(
     `INSERT INTO commands (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
   );
-  const move = db.prepare<[CommandState, number, string, string]>(
-    // NOTE: the states a command may leave come as one JSON array (a bound parameter, not a list built per call).
-    'UPDATE commands SET state = ?, answered_at = ? WHERE id = ? AND state IN (SELECT value FROM json_each(?))',
-  );
+  /** One statement per set of states a command may leave (two sets are in use), prepared on first use. */
+  const moves = new Map<string, BetterSqlite3.Statement<unknown[]>>();
+  const moveFrom = (from: readonly CommandState[]): BetterSqlite3.Statement<unknown[]> => {
+    const key = from.join(',');
+    let st = moves.get(key);
+    if (st === undefined) {
+      st = db.prepare(`UPDATE commands SET state = ?, answered_at = ? WHERE id = ? AND state IN (${from.map(() => '?').join(', ')})`);
+      moves.set(key, st);
+    }
+    return st;
+  };
   const open = db.prepare<[number, number, string, number], CommandRow>(
     `SELECT ${COLUMNS} FROM commands WHERE state IN ('PENDING', 'DELIVERED') AND (expires_at > ? OR (expires_at = ? AND id > ?))
      ORDER BY expires_at, id LIMIT CAST(? AS INTEGER)`,
@@ -84,7 +91,7 @@ export function createCommandRepository(db: BetterSqlite3.Database): CommandRepo
   );
   return {
     insert: (c) => void insert.run(c.id, c.tenant, c.deviceId, c.entityId, c.name, c.attr, JSON.stringify(c.value), c.issuedAt, c.expiresAt, c.state),
-    transition: (id, from, to, at) => move.run(to, at, id, JSON.stringify(from)).changes > 0,
+    transition: (id, from, to, at) => from.length > 0 && moveFrom(from).run(to, at, id, ...from).changes > 0,
     open: (after, limit) => open.all(after.expiresAt, after.expiresAt, after.id, limit).map(toRecord),
     get: (id) => {
       const row = byId.get(id);

@@ -122,13 +122,15 @@ export function createMqttSessionRepository(db: BetterSqlite3.Database, atomic: 
     replaceQueued: (clientId, messageId, exceptBrokerId, p) => st.replaceQueued.run(
       p.brokerId ?? null, p.brokerCounter ?? null, messageId, p.meta, p.payload, clientId, messageId, exceptBrokerId ?? null, exceptBrokerId ?? null,
     ).changes > 0,
-    takeQueued: (clientId, messageId) => atomic(() => {
+    takeQueued(clientId, messageId) {
+      // NOTE: every PUBACK asks, and a clean session has nothing queued: a read alone answers it, no
+      // write transaction. The delete of one row by its key is atomic by itself.
       const row = st.firstByMessageId.get(clientId, messageId ?? null);
       if (!row) return undefined;
       st.deleteQueued.run(row.seq);
       const { seq: _seq, ...packet } = toQueued(row);
       return packet;
-    }),
+    },
 
     putIncoming: (clientId, messageId, p) => void st.putIncoming.run(clientId, messageId, p.meta, p.payload),
     incoming: (clientId, messageId) => st.getIncoming.get(clientId, messageId),
