@@ -50,7 +50,9 @@ export const STORE_READ_CONTRACTS = [
   'HistoryAggregateOptions', 'TimedInstance', 'TimeOrder', 'TimeProperty', 'PeriodGrid', 'PeriodStats', 'HistoryInstance',
   'EntityListQuery',
   // Retention drops whole buckets of old history: housekeeping, not a change of any entity.
-  'HistoryRetention',
+  'HistoryRetention', 'SeriesFilter',
+  // Rollups summarize history already written (derived data, read back by aggregations): no change of any entity.
+  'RollupRepository', 'RollupTier', 'ROLLUP_TIERS', 'TIER_MS',
 ];
 
 const FEATURES = new Set(LAYERS[3]);

@@ -2,7 +2,7 @@
 // src/server/, one file per concern), starts the HTTP listener and the embedded MQTT broker, and
 // disposes everything in reverse order on shutdown.
 
-import type { Config } from './config/index.js';
+import { parseRetentionRules, type Config } from './config/index.js';
 import type { ChangeEmitter } from './events.js';
 import { createDeviceService, type DeviceService } from './devices/index.js';
 import { createEntityService, type EntityService } from './entities/index.js';
@@ -19,7 +19,7 @@ import {
   createSubscriptionOwners, createSubscriptionRegistry, createSubscriptionService, loadSubscriptions, type MqttSender, type Notifier,
   type SubscriptionRegistry, type SubscriptionService,
 } from './subscriptions/index.js';
-import { addDuration, createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
+import { addDuration, createTemporalService, historyPolicyOf, parseDuration, removesHistory, type TemporalService } from './temporal/index.js';
 import { buildAuth } from './server/auth.js';
 import { buildCommands } from './server/commands.js';
 import { createCommandLog } from './commands/index.js';
@@ -114,11 +114,9 @@ export function createBroker(deps: BrokerDeps): Broker {
   const checkSecret = (secret: string, hash: string): Promise<boolean> => secretChecks.verify(secret, hash);
   const { permissions, subjects, verifier, auth, identity, rights, onSubjectGone } = buildAuth({ ...deps, store, core, publicUrl, checkSecret });
   const entities = createEntityService({ store, core, clock, newId });
-  // The schema accepts only ISO 8601 durations (or empty) for history.retention.
-  const retention = config.history.retention === '' ? undefined : parseDuration(config.history.retention);
-  const temporal = createTemporalService({
-    store, core, clock, newId, log: log.child('temporal'), limit: config.temporal.limit, ...(retention ? { retention } : {}),
-  });
+  const { history } = config;
+  const policy = historyPolicyOf({ ...history, rules: parseRetentionRules(history.retentionRules) });
+  const temporal = createTemporalService({ store, core, clock, newId, log: log.child('temporal'), limit: config.temporal.limit, policy });
   // The registry is filled from the store before any request can change it.
   const subscriptionRegistry = createSubscriptionRegistry(loadSubscriptions(store));
   const mqtt = (): Runtime['mqtt'] => runtime.mqtt;
@@ -174,7 +172,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     services: { contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, distributed, permissions, subjects, devices, commandLog: createCommandLog({ store }), auth, identity },
   });
   const lifecycle: LifecycleDeps = {
-    config, log, clock, store, runtime, http, jobs, temporal, registrations, hasRetention: retention !== undefined,
+    config, log, clock, store, runtime, http, jobs, temporal, registrations, hasRetention: removesHistory(policy), hasRollups: policy.rollups,
     horizon: (now) => addDuration(now, journalMaxAge, -1), notifier, commands, commandsHorizon: (now) => addDuration(now, commandsRetention, -1), mqttSender, mqttHooks: hooks, federation, verifier, identity,
   };
   return {

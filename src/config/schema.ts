@@ -45,6 +45,42 @@ function tlsPairIssues(config: { server: TlsOptions & { port: number; redirectPo
   }
 }
 
+const RETENTION_RULE = z.strictObject({
+  tenant: z.string().regex(/^[A-Za-z0-9_-]*$/, 'a tenant name (letters, digits, _ and -)'),
+  type: z.string().min(1).optional(),
+  raw: z.string().regex(ISO_DURATION).refine((v) => /[1-9]/.test(v), 'longer than zero').optional(),
+  minute: z.string().regex(ISO_DURATION).refine((v) => /[1-9]/.test(v), 'longer than zero').optional(),
+  hour: z.string().regex(ISO_DURATION).refine((v) => /[1-9]/.test(v), 'longer than zero').optional(),
+});
+
+/** The retention rules as they are written in history.retention-rules. */
+export type RetentionRuleOption = z.infer<typeof RETENTION_RULE>;
+
+/** history.retention-rules: a JSON array of rules, at most one per tenant and type. */
+function retentionRuleIssues(text: string, ctx: z.RefinementCtx): void {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'expected a JSON array of retention rules' });
+    return;
+  }
+  const rules = z.array(RETENTION_RULE).safeParse(parsed);
+  if (!rules.success) {
+    for (const issue of rules.error.issues) ctx.addIssue({ code: 'custom', message: `rule ${issue.path.join('.')}: ${issue.message}` });
+    return;
+  }
+  const seen = new Set<string>();
+  for (const r of rules.data) {
+    const key = `${r.tenant} ${r.type ?? ''}`;
+    if (seen.has(key)) ctx.addIssue({ code: 'custom', message: `two rules for tenant '${r.tenant}'${r.type ? ` and type ${r.type}` : ''}` });
+    seen.add(key);
+  }
+}
+
+/** The rules of history.retention-rules (checked at start-up). */
+export const parseRetentionRules = (text: string): RetentionRuleOption[] => z.array(RETENTION_RULE).parse(JSON.parse(text));
+
 /** federation.downlink needs an upstream, attributes and exactly one way for notifications to arrive. */
 function downlinkIssues(federation: { upstream: { url: string }; downlink: { types: string; attributes: string; mqttUrl: string; endpoint: string; endpointToken: string } },
   ctx: z.RefinementCtx): void {
@@ -200,6 +236,18 @@ export const configSchema = z
           .default('').describe('How long attribute history is kept, as an ISO 8601 duration (P90D); empty keeps it for ever'),
         retentionSchedule: z.string().regex(CRON, 'expected a cron expression of 5 or 6 fields')
           .default('0 * * * *').describe('When the history retention job runs (cron, UTC)'),
+        rollups: z.boolean().default(true)
+          .describe('Keep per-minute and per-hour summaries of every attribute\'s history (count, sum, min, max, ...): aggregations by whole minutes or hours read them, and raw history is dropped by retention only once summarized'),
+        rollupSchedule: z.string().regex(CRON, 'expected a cron expression of 5 or 6 fields')
+          .default('15 * * * * *').describe('When the summaries of the minutes and hours that closed are computed (cron with seconds, UTC)'),
+        minuteRetention: z.string().regex(ISO_DURATION, 'expected an ISO 8601 duration such as P365D, or empty')
+          .refine((v) => v === '' || /[1-9]/.test(v), 'a retention period must be longer than zero')
+          .default('').describe('How long the per-minute summaries are kept, as an ISO 8601 duration (P365D); empty keeps them for ever'),
+        hourRetention: z.string().regex(ISO_DURATION, 'expected an ISO 8601 duration such as P10Y, or empty')
+          .refine((v) => v === '' || /[1-9]/.test(v), 'a retention period must be longer than zero')
+          .default('').describe('How long the per-hour summaries are kept, as an ISO 8601 duration (P10Y); empty keeps them for ever'),
+        retentionRules: z.string().default('[]').superRefine(retentionRuleIssues)
+          .describe('Retention of some tenants or entity types, a JSON array of {"tenant", "type" (optional), "raw", "minute", "hour"} (ISO 8601 durations, each optional: the default applies), the rule naming a type winning over the tenant\'s'),
       })
       .prefault({}),
     notifications: z

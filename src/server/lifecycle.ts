@@ -29,8 +29,10 @@ export interface LifecycleDeps {
   jobs: JobScheduler;
   temporal: TemporalService;
   registrations: RegistrationService;
-  /** Whether history.retention is set (the retention job runs). */
+  /** Whether some history retention is set (the retention job runs). */
   hasRetention: boolean;
+  /** Whether history.rollups is on (the rollup job runs). */
+  hasRollups: boolean;
   /** The instant before which a journal row is pruned whether read or not. */
   horizon(now: number): number;
   notifier: Notifier;
@@ -77,6 +79,7 @@ function scheduleJobs(deps: LifecycleDeps): void {
   const { config, jobs, clock, store, log } = deps;
   jobs.schedule('journal-prune', config.journal.pruneSchedule, (signal) => pruneJournal({ store, log: log.child('journal'), horizon: deps.horizon, signal }, clock.now()));
   if (deps.hasRetention) jobs.schedule('history-retention', config.history.retentionSchedule, (signal) => deps.temporal.applyRetention(clock.now(), signal));
+  if (deps.hasRollups) jobs.schedule('history-rollups', config.history.rollupSchedule, (signal) => deps.temporal.applyRollups(clock.now(), signal));
   jobs.schedule('subscriptions-periodic', config.notifications.periodicSchedule, () => deps.notifier.runPeriodic(clock.now()));
   // NGSI-LD §5.11.7: a registration that expires by time (no request) still notifies its subscribers, once.
   jobs.schedule('registrations-expiry', config.notifications.periodicSchedule, () => deps.registrations.expire(clock.now()));

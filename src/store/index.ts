@@ -30,8 +30,11 @@ export type { RegistrationKeys, RegistrationRepository, RegistrationSelection, S
 export type { NewNotification, NotificationQueue, QueuedNotification } from './subscriptions/notification-queue.js';
 export type {
   HistoryEditor, HistoryReadOptions, HistoryReader, HistoryRetention, HistorySeries, HistoryWindow, PeriodGrid, PeriodStats,
-  TimedInstance, TimeOrder, TimeProperty,
+  SeriesFilter, TimedInstance, TimeOrder, TimeProperty,
 } from './history/history-types.js';
+/** The per-minute and per-hour summaries of history. */
+export { ROLLUP_TIERS, TIER_MS } from './history/rollups.js';
+export type { RollupRepository, RollupTier } from './history/history-types.js';
 
 /** Opens (creating when needed) the database at opts.path, applies pragmas and pending migrations. */
 export { openStore } from './open.js';

@@ -3,6 +3,7 @@
 
 import type { Clock, ContextPersistence, Logger, MqttSessionStore } from '../lib/index.js';
 import type { HistoryEditor, HistoryReader, HistoryRetention } from './history/history-types.js';
+import type { RollupRepository } from './history/history-types.js';
 import type { Entity, EntityFilter, EntityId, HistoryInstance, Iri } from '../ngsi/index.js';
 
 export type { HistoryInstance };
@@ -132,7 +133,7 @@ export interface Store {
  */
 export interface StoreReader {
   readonly entities: Pick<EntityRepository, 'get' | 'getMany' | 'exists' | 'list'>;
-  readonly history: HistoryReader & Pick<HistoryRepository, 'listForEntity' | 'findInstance'>;
+  readonly history: HistoryReader & Pick<HistoryRepository, 'listForEntity' | 'findInstance' | 'rollups'>;
   readonly archive: Pick<EntityArchive, 'latest' | 'list'>;
   readonly discovery: DiscoveryRepository;
   /** The permissions that may apply to one entity (the read check of a single entity). */
@@ -202,6 +203,10 @@ export interface HistoryRepository extends HistoryReader, HistoryEditor, History
   listForEntity(scope: ReadScope, entityId: EntityId, attr?: Iri): HistoryInstance[];
   /** Names of the bucket tables that exist, oldest first. */
   buckets(): string[];
+  /** The per-minute and per-hour summaries of history. */
+  readonly rollups: RollupRepository;
+  /** The series of a tenant, or of its entities of a type (an expanded IRI; soft-deleted entities included). */
+  seriesOf(tenant: string, type?: string): number[];
 }
 
 /** What delivering notifications of a subscription has done so far (NGSI-LD §5.2.14 read-only members). */

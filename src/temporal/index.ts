@@ -10,7 +10,11 @@ export { parseTemporalAttributes, parseTemporalEntity, type TemporalEntityInput,
 /** ISO 8601 durations (aggrPeriodDuration, history.retention). */
 export { addDuration, parseDuration } from './duration.js';
 /** The retention job body, for tests and the scheduler. */
-export { runRetention, type RetentionDeps, type RetentionReport } from './retention.js';
+export { runRetention, type RetentionDeps, type RetentionReport, type RetentionRule, type LevelRetention } from './retention.js';
+/** The rollup job body, for tests and the scheduler. */
+export { runRollups, type RollupReport } from './rollups.js';
+/** The history policy (rollups, retention per level, tenant and type) from the configuration. */
+export { historyPolicyOf, removesHistory, type HistoryPolicy } from './policy.js';
 export type { TemporalPage } from './read.js';
 export type {
   AggrMethod, Duration, TemporalFormat, TemporalQuery, TemporalRange, TemporalReadResult, TemporalRequest,

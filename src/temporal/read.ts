@@ -48,6 +48,14 @@ function isModifiedInWindow(reader: HistoryReader, scope: ReadScope, ids: Entity
   return series.length > 0 && reader.count(series, windowOf({ ...req.query, timeproperty: 'modifiedAt' })) > 0;
 }
 
+/** The instant before which raw instances were removed, when the request's window starts before it. */
+function rawDroppedBefore(reader: TemporalReadDeps['store']['history'], req: TemporalRequest): number | undefined {
+  const dropped = reader.rollups.droppedBefore('raw');
+  if (dropped === undefined) return undefined;
+  const { from } = windowOf(req.query);
+  return from === undefined || from < dropped ? dropped : undefined;
+}
+
 export function createTemporalReader({ store, limit }: TemporalReadDeps): TemporalReader {
   const reader = store.history;
   return {
@@ -68,6 +76,8 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
         throw new ResourceNotFoundError('pick and omit leave no member of the entity', id);
       }
       if (isEmptyByObservedAt(req, hasInstances) && isModifiedInWindow(reader, scope, [id], req)) result.withoutObservedAt = true;
+      const dropped = rawDroppedBefore(reader, req);
+      if (dropped !== undefined) result.rawDroppedBefore = dropped;
       return result;
     },
 
@@ -84,6 +94,8 @@ export function createTemporalReader({ store, limit }: TemporalReadDeps): Tempor
       if (entities.length > 0 && isEmptyByObservedAt(req, hasInstances) && isModifiedInWindow(reader, scope, entities.map((e) => e.id), req)) {
         out.withoutObservedAt = true;
       }
+      const dropped = rawDroppedBefore(reader, req);
+      if (dropped !== undefined) out.rawDroppedBefore = dropped;
       return out;
     },
   };

@@ -3,22 +3,26 @@
 
 import type { Clock, IdGenerator, Logger } from '../lib/index.js';
 import type { WriteCore } from '../events.js';
-import type { HistoryRetention, StoreReader } from '../store/index.js';
+import type { HistoryRetention, RollupRepository, StoreReader } from '../store/index.js';
+import { removesHistory, type HistoryPolicy } from './policy.js';
 import { createTemporalReader, type TemporalReader } from './read.js';
-import { runRetention, type RetentionReport } from './retention.js';
+import { mergeHorizon, runRetention, type RetentionReport } from './retention.js';
+import { runRollups, type RollupReport } from './rollups.js';
 import { createTemporalWriter, type TemporalWriter } from './write.js';
-import type { Duration } from './types.js';
 
 export interface TemporalServiceDeps {
-  store: StoreReader & { isOpen(): boolean; readonly history: HistoryRetention };
+  store: StoreReader & {
+    isOpen(): boolean;
+    readonly history: HistoryRetention & { readonly rollups: RollupRepository; seriesOf(tenant: string, type?: string): number[] };
+  };
   core: WriteCore;
   clock: Clock;
   newId: IdGenerator;
   log: Logger;
   /** Most instances per attribute in one answer (`temporal.limit`). */
   limit: number;
-  /** How long history is kept (`history.retention`); undefined: for ever. */
-  retention?: Duration;
+  /** Rollups and how long each level of history is kept (`history.*`); absent: no rollups, kept for ever. */
+  policy?: HistoryPolicy;
 }
 
 export interface TemporalService extends TemporalReader, TemporalWriter {
@@ -28,14 +32,21 @@ export interface TemporalService extends TemporalReader, TemporalWriter {
    * (shutdown) stops it between two chunks.
    */
   applyRetention(now: number, signal?: AbortSignal): Promise<RetentionReport | undefined>;
+  /** The rollup job body as of `now` (nothing to do with rollups off). */
+  applyRollups(now: number, signal?: AbortSignal): Promise<RollupReport | undefined>;
 }
 
 export function createTemporalService(deps: TemporalServiceDeps): TemporalService {
-  const { store, clock, log, retention } = deps;
+  const { store, clock, log, policy } = deps;
+  const stop = (signal: AbortSignal | undefined): { signal?: AbortSignal } => (signal ? { signal } : {});
+  const removes = policy !== undefined && removesHistory(policy);
   return {
     ...createTemporalReader({ store, limit: deps.limit }),
     ...createTemporalWriter({ core: deps.core, newId: deps.newId }),
     now: () => clock.now(),
-    applyRetention: async (now, signal) => (retention ? runRetention({ store, log, retention, ...(signal ? { signal } : {}) }, now) : undefined),
+    applyRetention: async (now, signal) => (policy && removes
+      ? runRetention({ store, log, retention: policy.retention, rules: policy.rules, rollups: policy.rollups, ...stop(signal) }, now) : undefined),
+    applyRollups: async (now, signal) => (policy?.rollups === true
+      ? runRollups({ store, log, mergeBefore: mergeHorizon(now, policy.retention, policy.rules), ...stop(signal) }, now) : undefined),
   };
 }

@@ -69,5 +69,10 @@ export interface TemporalReadResult {
    * attributes were modified in the window: they carry no observedAt, and timeproperty=modifiedAt lists them.
    */
   withoutObservedAt?: true;
+  /**
+   * The instant before which raw instances were removed (retention, disk budget), when the window
+   * starts before it: aggregations by whole minutes or hours there come from the rollups.
+   */
+  rawDroppedBefore?: number;
 }
 

@@ -53,7 +53,10 @@ describe('defaultConfig', () => {
       log: { level: 'info', format: 'auto' },
       metrics: { enabled: true },
       dashboard: { enabled: true },
-      history: { bucket: 'month', retention: '', retentionSchedule: '0 * * * *' },
+      history: {
+        bucket: 'month', retention: '', retentionSchedule: '0 * * * *', rollups: true, rollupSchedule: '15 * * * * *', minuteRetention: '', hourRetention: '',
+        retentionRules: '[]',
+      },
       notifications: {
         timeout: 5_000, maxAttempts: 10, retryBase: 1_000, retryMax: 60_000, maxPending: 100_000, periodicMaxEntities: 1_000,
         periodicSchedule: '* * * * * *',
@@ -141,6 +144,11 @@ describe('CONFIG_OPTIONS', () => {
       'history.bucket',
       'history.retention',
       'history.retention-schedule',
+      'history.rollups',
+      'history.rollup-schedule',
+      'history.minute-retention',
+      'history.hour-retention',
+      'history.retention-rules',
       'notifications.timeout',
       'notifications.max-attempts',
       'notifications.retry-base',

@@ -41,13 +41,13 @@ describe('runRetention', () => {
     const written = hourly(store);
     const buckets = store.history.buckets();
     expect(buckets).toHaveLength(5);
-    const report = await runRetention({ store, log: silentLogger, retention: parseDuration('P2D')!, chunk: 4 }, NOW);
+    const report = await runRetention({ store, log: silentLogger, retention: { raw: parseDuration('P2D')! }, chunk: 4 }, NOW);
     const horizon = NOW - 2 * DAY;
     expect(report).toEqual({ horizon, dropped: buckets.slice(0, 3), pruned: 6 });
     expect(store.history.buckets()).toEqual(buckets.slice(3));
     expect(store.history.listForEntity({ tenant: '' }, E)).toEqual(written.filter((i) => i.observedAt! >= horizon));
     // Idempotent: nothing left to do.
-    expect(await runRetention({ store, log: silentLogger, retention: parseDuration('P2D')! }, NOW)).toEqual({ horizon, dropped: [], pruned: 0 });
+    expect(await runRetention({ store, log: silentLogger, retention: { raw: parseDuration('P2D')! } }, NOW)).toEqual({ horizon, dropped: [], pruned: 0 });
   });
 
   it('stops after the bucket or chunk in progress when its signal aborts (shutdown); the next run goes on', async () => {
@@ -56,18 +56,18 @@ describe('runRetention', () => {
     hourly(store);
     const buckets = store.history.buckets();
     const shutdown = new AbortController();
-    const running = runRetention({ store, log: silentLogger, retention: parseDuration('P2D')!, chunk: 4, signal: shutdown.signal }, NOW);
+    const running = runRetention({ store, log: silentLogger, retention: { raw: parseDuration('P2D')! }, chunk: 4, signal: shutdown.signal }, NOW);
     shutdown.abort();
     const horizon = NOW - 2 * DAY;
     expect(await running).toEqual({ horizon, dropped: buckets.slice(0, 1), pruned: 0 });
-    expect(await runRetention({ store, log: silentLogger, retention: parseDuration('P2D')!, chunk: 4 }, NOW)).toEqual({ horizon, dropped: buckets.slice(1, 3), pruned: 6 });
+    expect(await runRetention({ store, log: silentLogger, retention: { raw: parseDuration('P2D')! }, chunk: 4 }, NOW)).toEqual({ horizon, dropped: buckets.slice(1, 3), pruned: 6 });
   });
 
   it('prunes row-wise only inside the one month bucket that straddles the horizon', async () => {
     const store = memoryStore({ historyBucket: 'month' });
     stores.push(store);
     const written = hourly(store);
-    const report = await runRetention({ store, log: silentLogger, retention: parseDuration('P2D')! }, NOW);
+    const report = await runRetention({ store, log: silentLogger, retention: { raw: parseDuration('P2D')! } }, NOW);
     expect(report.dropped).toEqual([]);
     expect(report.pruned).toBe(written.filter((i) => i.observedAt! < NOW - 2 * DAY).length);
     expect(store.history.listForEntity({ tenant: '' }, E).map((i) => i.observedAt)).toEqual(

@@ -10,7 +10,7 @@ import {
 } from '../../ngsi/index.js';
 import {
   parseAggregation, parseTemporalAttributes, parseTemporalEntity, parseTemporalFormat, parseTemporalQuery,
-  type RawTemporalParams, type TemporalRange, type TemporalRequest, type TemporalSelection, type TemporalView,
+  type RawTemporalParams, type TemporalRange, type TemporalReadResult, type TemporalRequest, type TemporalSelection, type TemporalView,
 } from '../../temporal/index.js';
 import type { ResolvedContext } from '../../jsonld/index.js';
 import { resource, type App, type AppContext, type AppDeps } from '../app-env.js';
@@ -126,6 +126,18 @@ const QUERY_BODY = z.strictObject({
  */
 const WITHOUT_OBSERVED_AT = '199 edgeld "no instance has observedAt in this range; instances without observedAt are listed with timeproperty=modifiedAt"';
 
+/** The NGSILD-Warning of an answer whose window starts before raw history was removed. */
+const rawDropped = (before: number): string =>
+  `199 edgeld "raw instances before ${new Date(before).toISOString()} were removed by retention: aggregations by whole minutes or hours there are answered from the rollups, other reads show what is left"`;
+
+/** The warnings of a temporal answer, as one NGSILD-Warning value (none: no header). */
+function warningsOf(found: TemporalReadResult): Record<string, string> {
+  const list: string[] = [];
+  if (found.withoutObservedAt) list.push(WITHOUT_OBSERVED_AT);
+  if (found.rawDroppedBefore !== undefined) list.push(rawDropped(found.rawDroppedBefore));
+  return list.length === 0 ? {} : { 'NGSILD-Warning': list.join(', ') };
+}
+
 /**
  * Runs a temporal query; behaviour §6: it needs timerel with timeAt, and an entity filter (checked by
  * buildEntityQuery). The entity filters (type selection, id, idPattern, q, geo, scopeQ) are those
@@ -150,8 +162,7 @@ function runQuery(deps: AppDeps, c: AppContext, ctx: ResolvedContext, req: Tempo
   const found = deps.temporal.query(actorOf(c), selection, p, req, ctx);
   const rendered = renderTemporalEntities(found.entities, { mapper: ctx, view: req.view, timeproperty: req.query.timeproperty });
   if (joinLevel !== undefined) inlineTemporalLinks(rendered, joinLevel, ctx, (ids) => deps.entities.getMany(actorOf(c), ids));
-  const headers = pageHeaders(c.req.url, p, found.hasMore, found.count);
-  if (found.withoutObservedAt) headers['NGSILD-Warning'] = WITHOUT_OBSERVED_AT;
+  const headers = { ...pageHeaders(c.req.url, p, found.hasMore, found.count), ...warningsOf(found) };
   return answer(c, rendered, ctx, found.range, headers);
 }
 
@@ -222,7 +233,7 @@ function registerTemporalEntityResource(app: App, deps: AppDeps): void {
       const found = temporal.retrieve(actorOf(c), id, req, ctx);
       const rendered = renderTemporalEntities(found.entities, { mapper: ctx, view: req.view, timeproperty: req.query.timeproperty });
       if (joinLevel !== undefined) inlineTemporalLinks(rendered, joinLevel, ctx, (ids) => deps.entities.getMany(actorOf(c), ids));
-      return answer(c, rendered[0] ?? {}, ctx, found.range, found.withoutObservedAt ? { 'NGSILD-Warning': WITHOUT_OBSERVED_AT } : {});
+      return answer(c, rendered[0] ?? {}, ctx, found.range, warningsOf(found));
     },
     // NGSI-LD §6.19.3.2 Delete the temporal representation of an entity (entity and history, for good)
     DELETE: async (c) => {

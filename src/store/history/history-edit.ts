@@ -7,7 +7,8 @@ import { STORED_ROW_COLUMNS, type BucketCatalogue, type StoredHistoryRow } from 
 import { createRowBatch } from './history-batch.js';
 import { decodeInstance, encodeInstance, encodeInstanceId } from './history-codec.js';
 import { createStatementCache, type StatementCache } from './history-sql.js';
-import type { HistoryEditor, HistoryReader, HistoryRetention, HistorySeries } from './history-types.js';
+import type { HistoryEditor, HistoryReader, HistoryRetention, HistorySeries, RollupRepository } from './history-types.js';
+import { seriesClause } from './series-filter.js';
 import type { RunInTx } from '../transactions.js';
 import type { HistoryInstance } from '../types.js';
 import type { ReadScope } from '../read-scope.js';
@@ -27,6 +28,7 @@ interface EditDeps {
   transaction: RunInTx;
   keys: SeriesKeys;
   reader: HistoryReader;
+  rollups: RollupRepository;
 }
 
 const keyOf = (s: HistorySeries): Pick<HistoryInstance, 'entityId' | 'attr' | 'datasetId'> =>
@@ -38,6 +40,7 @@ interface EditContext {
   buckets: BucketCatalogue;
   keys: SeriesKeys;
   reader: HistoryReader;
+  rollups: RollupRepository;
 }
 
 type Located = { table: string; row: StoredHistoryRow; series: HistorySeries };
@@ -88,8 +91,9 @@ function upsertObserved(c: EditContext, tenant: string, instances: readonly Hist
     if (batch.holdsUpTo(series, t)) batch.flush();
     const existing = buckets.existingFor(t);
     // NOTE: measurements mostly arrive in time order: a later instant than any stored needs no look.
-    if (existing?.mayHold(series, t) === true) {
-      statements.get(`DELETE FROM ${existing.name} WHERE series = @series AND t = @t AND observed_at IS NOT NULL`).run({ series, t });
+    if (existing?.mayHold(series, t) === true
+      && statements.get(`DELETE FROM ${existing.name} WHERE series = @series AND t = @t AND observed_at IS NOT NULL`).run({ series, t }).changes > 0) {
+      c.rollups.rowsDeleted(existing.name);
     }
     batch.add(series, inst);
   }
@@ -114,10 +118,10 @@ function findInstanceOf(
   return found && decodeInstance(found.row, keyOf(found.series));
 }
 
-export function createHistoryEditor({ db, buckets, transaction, keys, reader }: EditDeps): HistoryEditor & HistoryRetention {
+export function createHistoryEditor({ db, buckets, transaction, keys, reader, rollups }: EditDeps): HistoryEditor & HistoryRetention {
   const statements = createStatementCache(db, buckets);
   const removeSeriesRows = db.prepare<[string]>('DELETE FROM series WHERE id IN (SELECT value FROM json_each(?))');
-  const c: EditContext = { statements, buckets, keys, reader };
+  const c: EditContext = { statements, buckets, keys, reader, rollups };
 
   return {
     upsertObserved(tenant, instances) {
@@ -138,6 +142,9 @@ export function createHistoryEditor({ db, buckets, transaction, keys, reader }: 
       const updated = change(decodeInstance(found.row, keyOf(found.series)));
       const row = encodeInstance(keys.idOf(tenant, updated.entityId, updated.attr, updated.datasetId), updated);
       statements.get(`DELETE FROM ${found.table} WHERE rowid = @rid`).run({ rid: found.row.rid });
+      // The summary the instance leaves is computed again; the one it lands in, when its new row is read.
+      rollups.markDirty(found.row.series, found.row.t);
+      rollups.rowsDeleted(found.table);
       buckets.tableFor(row.t).insert(row);
       return true;
     }),
@@ -146,6 +153,8 @@ export function createHistoryEditor({ db, buckets, transaction, keys, reader }: 
       const found = locate(c, { tenant }, entityId, attr, instanceId);
       if (!found) return false;
       statements.get(`DELETE FROM ${found.table} WHERE rowid = @rid`).run({ rid: found.row.rid });
+      rollups.markDirty(found.row.series, found.row.t);
+      rollups.rowsDeleted(found.table);
       return true;
     }),
 
@@ -157,23 +166,37 @@ export function createHistoryEditor({ db, buckets, transaction, keys, reader }: 
       const ids = JSON.stringify(series.map((s) => s.id));
       for (const b of buckets.list()) {
         statements.get(`DELETE FROM ${b.name} WHERE series IN (SELECT value FROM json_each(@ids))`).run({ ids });
+        rollups.rowsDeleted(b.name);
       }
       removeSeriesRows.run(ids);
+      rollups.removeSeries(series.map((s) => s.id));
       keys.forget(tenant, series);
       return series.length;
     }),
 
     dropBucketBefore: (horizon) => transaction(() => {
       const oldest = buckets.list().find((b) => b.endMs <= horizon);
-      if (oldest) buckets.drop(oldest.name);
+      if (oldest) {
+        buckets.drop(oldest.name);
+        rollups.forgetBucket(oldest.name);
+        rollups.noteDropped('raw', oldest.endMs);
+      }
       return oldest?.name;
     }),
 
-    pruneBefore: (horizon, limit) => transaction(() => {
-      const straddling = buckets.list().find((b) => b.startMs < horizon);
-      if (!straddling) return 0;
-      return statements.get(`DELETE FROM ${straddling.name} WHERE rowid IN
-          (SELECT rowid FROM ${straddling.name} WHERE t < @horizon LIMIT CAST(@limit AS INTEGER))`).run({ horizon, limit }).changes;
+    pruneBefore: (horizon, limit, filter) => transaction(() => {
+      const before = buckets.list().filter((b) => b.startMs < horizon);
+      if (before.length === 0) return 0;
+      const { clause, params } = seriesClause(filter);
+      if (filter?.include === undefined && filter?.exclude === undefined) rollups.noteDropped('raw', horizon);
+      let removed = 0;
+      for (const b of before) {
+        removed += statements.get(`DELETE FROM ${b.name} WHERE rowid IN
+          (SELECT rowid FROM ${b.name} WHERE t < @horizon ${clause} LIMIT CAST(@limit AS INTEGER))`).run({ ...params, horizon, limit: limit - removed }).changes;
+        rollups.rowsDeleted(b.name);
+        if (removed >= limit) break;
+      }
+      return removed;
     }),
   };
 }

@@ -9,8 +9,9 @@ import { decodeReadRow, readColumns, type ReadRow } from './history-codec.js';
 import { mergeOrdered, type MergeCursor, type MergeKey, type MergeSource } from './history-merge.js';
 import type {
   HistoryAggregateOptions, HistoryReader, HistoryReadOptions, HistorySeries, HistoryWindow, PeriodGrid, PeriodStats, TimedInstance,
-  TimeOrder, TimeProperty,
+  TimeOrder, TimeProperty, RollupRepository,
 } from './history-types.js';
+import { planTierRead, rankPeriods, statsOfSummaries } from './history-tiers.js';
 import type { IriDictionary } from '../iris.js';
 import {
   aggregateSql, createStatementCache, registerPeriodFunction, unionOfBuckets, type AggregateRow, type StatementCache,
@@ -150,6 +151,24 @@ function readInstances(
   });
 }
 
+/**
+ * Aggregates from a rollup tier where one fits the grid (see planTierRead), the raw rows after it;
+ * then ranks the periods as the raw aggregation would.
+ */
+function aggregateTiered(
+  statements: StatementCache, buckets: BucketCatalogue, rollups: RollupRepository, series: readonly HistorySeries[], window: HistoryWindow,
+  grid: PeriodGrid, opts: HistoryAggregateOptions,
+): PeriodStats[] {
+  if (series.length === 0 || opts.limit <= 0) return [];
+  const plan = planTierRead(rollups, window, grid, opts.stats);
+  if (plan === undefined) return aggregatePeriods(statements, buckets, series, window, grid, opts);
+  const ids = series.map((s) => s.id);
+  const fromTier = statsOfSummaries(rollups.rows(plan.tier, ids, window.from ?? Number.NEGATIVE_INFINITY, plan.split), grid);
+  const fromRaw = window.to !== undefined && plan.split >= window.to ? []
+    : aggregatePeriods(statements, buckets, series, { ...window, from: plan.split }, grid, { ...opts, skip: 0, limit: Number.MAX_SAFE_INTEGER });
+  return rankPeriods([...fromTier, ...fromRaw], opts);
+}
+
 function aggregatePeriods(
   statements: StatementCache, buckets: BucketCatalogue, series: readonly HistorySeries[], window: HistoryWindow, grid: PeriodGrid,
   opts: HistoryAggregateOptions,
@@ -174,7 +193,7 @@ function aggregatePeriods(
   return rows.some((r) => r.count > r.numbers) ? run(true) : rows;
 }
 
-export function createHistoryReader(db: BetterSqlite3.Database, iris: IriDictionary, buckets: BucketCatalogue): HistoryReader {
+export function createHistoryReader(db: BetterSqlite3.Database, iris: IriDictionary, buckets: BucketCatalogue, rollups?: RollupRepository): HistoryReader {
   const statements = createStatementCache(db, buckets);
   registerPeriodFunction(db);
 
@@ -235,7 +254,9 @@ export function createHistoryReader(db: BetterSqlite3.Database, iris: IriDiction
       return min === undefined || max === undefined ? undefined : { min, max };
     },
 
-    aggregate: (series, window, grid, opts) => aggregatePeriods(statements, buckets, series, window, grid, opts),
+    aggregate: (series, window, grid, opts) => (rollups === undefined
+      ? aggregatePeriods(statements, buckets, series, window, grid, opts)
+      : aggregateTiered(statements, buckets, rollups, series, window, grid, opts)),
   };
   return reader;
 }

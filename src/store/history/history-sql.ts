@@ -105,9 +105,9 @@ export function registerPeriodFunction(db: BetterSqlite3.Database): void {
 }
 
 /** A Property value that is a string (what string min/max and the kind checks look at). */
-const IS_STRING = `num IS NULL AND json_type(value, '$.value') = 'text'`;
+export const IS_STRING = `num IS NULL AND json_type(value, '$.value') = 'text'`;
 /** What tells values apart for distinctCount: the number, else the payload member of any kind. */
-const DISTINCT_KEY = `coalesce(num, ${['value', 'object', 'languageMap', 'vocab', 'json', 'valueList', 'objectList']
+export const DISTINCT_KEY = `coalesce(num, ${['value', 'object', 'languageMap', 'vocab', 'json', 'valueList', 'objectList']
   .map((m) => `json_extract(value, '$.${m}')`).join(', ')})`;
 
 export interface AggregateSqlOptions {

@@ -115,9 +115,93 @@ export interface HistoryEditor {
   removeSeries(tenant: string, entityId: EntityId, attr?: Iri, datasetId?: string | 'all' | 'default'): number;
 }
 
+/** Which series a deletion touches: only those included, or all but those excluded (neither: all). */
+export interface SeriesFilter {
+  include?: readonly number[];
+  exclude?: readonly number[];
+}
+
 export interface HistoryRetention {
   /** Drops the oldest bucket lying entirely before `horizon` (one per call); returns its name. */
   dropBucketBefore(horizon: number): string | undefined;
-  /** Deletes up to `limit` rows older than `horizon` in the bucket that straddles it; returns how many. */
-  pruneBefore(horizon: number, limit: number): number;
+  /** Deletes up to `limit` rows older than `horizon` (of the series the filter selects); returns how many. */
+  pruneBefore(horizon: number, limit: number, filter?: SeriesFilter): number;
+}
+
+// The rollups of history (rollups.ts).
+
+export type RollupTier = 'minute' | 'hour';
+
+/** What the instants of rollup_state name. */
+export type DroppedKey = 'raw' | RollupTier;
+
+export interface RollupTable {
+  tier: RollupTier;
+  name: string;
+  startMs: number;
+  endMs: number;
+}
+
+/** One summary row as stored. */
+export interface RollupRow {
+  series: number;
+  t: number;
+  n: number;
+  numbers: number;
+  strings: number;
+  distinct_n: number | null;
+  sum: number | null;
+  sumsq: number | null;
+  min: number | null;
+  max: number | null;
+  min_s: string | null;
+  max_s: string | null;
+  first_t: number;
+  last_t: number;
+  first_num: number | null;
+  last_num: number | null;
+}
+
+export interface RollupRepository {
+  /**
+   * Reads up to `limit` raw rows not taken into account yet (in one transaction): marks the minutes
+   * and hours they fall in, or adds those before `mergeBefore` to their summaries. Returns how many
+   * rows it read; 0 when none is left.
+   */
+  scan(limit: number, mergeBefore: number): number;
+  /** Computes again up to `limit` marked summaries of a tier whose period ended by `closedBefore`; returns how many. */
+  roll(tier: RollupTier, closedBefore: number, limit: number): number;
+  /** Records that every period of the tier ending by `before` was computed (the job's run is complete). */
+  setRolledBefore(tier: RollupTier, before: number): void;
+  /** Marks the summaries an instance of a series at `t` belongs to (an edit of stored history). */
+  markDirty(series: number, t: number): void;
+  /** Removes every summary of the series (their history is gone). */
+  removeSeries(ids: readonly number[]): void;
+  /**
+   * The instant before which the tier's summaries are exact for every period: the run that computed
+   * them, the earliest marked period and the earliest raw row not read yet bound it.
+   */
+  completeBefore(tier: RollupTier): number;
+  /** The instant before which rows of `key` were removed (retention, disk budget); undefined when none was. */
+  droppedBefore(key: DroppedKey): number | undefined;
+  /** Raises the instant before which rows of `key` were removed. */
+  noteDropped(key: DroppedKey, before: number): void;
+  /** The summaries of the series in [lo, hi) from the tier's tables, ordered by series and t. */
+  rows(tier: RollupTier, series: readonly number[], lo: number, hi: number): RollupRow[];
+  /** The tier's tables, oldest first. */
+  tables(tier?: RollupTier): RollupTable[];
+  /** Drops the oldest table of the tier that ends by `horizon`; its name, or undefined when none does. */
+  dropTableBefore(tier: RollupTier, horizon: number): string | undefined;
+  /** Deletes up to `limit` rows of the tier before `horizon` (of the series the filter selects); returns how many. */
+  pruneBefore(tier: RollupTier, horizon: number, limit: number, filter?: SeriesFilter): number;
+  /** Rows of the tier (all tables). */
+  count(tier: RollupTier): number;
+  /** Forgets the watermark of a raw bucket table that is dropped (in the caller's transaction). */
+  forgetBucket(name: string): void;
+  /**
+   * Rows were deleted from a raw bucket table: its watermark comes down to the largest rowid left.
+   * NOTE: SQLite gives a new row the largest rowid plus one, so the rowid of a deleted last row is
+   * given again: a row written after such a deletion must still be read.
+   */
+  rowsDeleted(bucket: string): void;
 }

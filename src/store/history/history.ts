@@ -8,6 +8,7 @@ import { createRowBatch } from './history-batch.js';
 import { decodeInstance } from './history-codec.js';
 import { createHistoryEditor, type SeriesKeys } from './history-edit.js';
 import { createHistoryReader } from './history-query.js';
+import { createRollupRepository } from './rollups.js';
 import type { IriDictionary } from '../iris.js';
 import type { RunInTx } from '../transactions.js';
 import type { CacheGroup } from '../tx-cache.js';
@@ -48,47 +49,12 @@ function compareSeries(a: SeriesRow, b: SeriesRow): number {
   return compareText(a.dataset_id, b.dataset_id);
 }
 
-export function createHistoryRepository({ db, iris, buckets, caches, transaction }: HistoryDeps): HistoryRepository {
-  // REMOVED (not null: a pending entry must hide the committed one): the series is gone, look again.
-  const seriesCache = caches.create<string, number>();
-  const findSeries = db.prepare<[string, string, number, string | null], number>(
-    'SELECT id FROM series WHERE tenant = ? AND entity_id = ? AND attr = ? AND dataset_id IS ?',
-  ).pluck();
-  // One statement for a new series (the common case on create); the look-up only when it exists.
-  // NOTE: no RETURNING (it costs a temporary table per row): the new rowid, or 0 changes on conflict.
-  const insertSeries = db.prepare<[string, string, number, string | null]>(
-    'INSERT INTO series (tenant, entity_id, attr, dataset_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
-  );
+/** All instances of an entity (optionally one attribute), ordered by (attr, datasetId, time, insertion). */
+function entityHistoryLister(db: BetterSqlite3.Database, iris: IriDictionary, buckets: BucketCatalogue): HistoryRepository['listForEntity'] {
   const SERIES_OF = 'SELECT s.id, i.iri AS attr, s.dataset_id FROM series s JOIN iris i ON i.id = s.attr WHERE s.tenant = ? AND s.entity_id = ?';
   const seriesOfEntity = db.prepare<[string, string], SeriesRow>(SERIES_OF);
   const seriesOfAttr = db.prepare<[string, string, number], SeriesRow>(`${SERIES_OF} AND s.attr = ?`);
-
-  const seriesId = (tenant: string, entityId: EntityId, attr: Iri, datasetId: string | undefined, isLikelyNew = false): number => {
-    const attrId = iris.intern(attr);
-    const dataset = datasetId ?? null;
-    const key = seriesKey(tenant, entityId, attrId, dataset);
-    if (!isLikelyNew) {
-      const cached = seriesCache.get(key);
-      if (cached !== undefined && cached !== REMOVED) return cached;
-    }
-    const inserted = insertSeries.run(tenant, entityId, attrId, dataset);
-    const id = inserted.changes === 1 ? Number(inserted.lastInsertRowid) : findSeries.get(tenant, entityId, attrId, dataset);
-    if (id === undefined) throw new Error(`series of ${entityId} ${attr} neither inserted nor found`);
-    seriesCache.set(key, id);
-    return id;
-  };
-
-  const append: HistoryRepository['append'] = (tenant, instances, opts) => {
-    if (instances.length === 0) return;
-    const isLikelyNew = opts?.newSeries === true;
-    transaction(() => {
-      const batch = createRowBatch(buckets);
-      for (const inst of instances) batch.add(seriesId(tenant, inst.entityId, inst.attr, inst.datasetId, isLikelyNew), inst);
-      batch.flush();
-    });
-  };
-
-  const listForEntity = ({ tenant }: ReadScope, entityId: EntityId, attr?: Iri): HistoryInstance[] => {
+  return ({ tenant }: ReadScope, entityId: EntityId, attr?: Iri): HistoryInstance[] => {
     let series: SeriesRow[];
     if (attr === undefined) series = seriesOfEntity.all(tenant, entityId);
     else {
@@ -115,6 +81,52 @@ export function createHistoryRepository({ db, iris, buckets, caches, transaction
       return decodeInstance(row, key);
     });
   };
+}
+
+/** The series of a tenant, or of its entities of a type (retention rules). */
+function seriesOfEntities(db: BetterSqlite3.Database): HistoryRepository['seriesOf'] {
+  const ofTenant = db.prepare<[string], number>('SELECT id FROM series WHERE tenant = ?').pluck();
+  const ofType = db.prepare<[string, string, string], number>(`SELECT s.id FROM series s WHERE s.tenant = ? AND s.entity_id IN (
+    SELECT e.id FROM entities e JOIN entity_types et ON et.entity = e.rowid JOIN iris i ON i.id = et.iri WHERE e.tenant = ? AND i.iri = ?)`).pluck();
+  return (tenant, type) => (type === undefined ? ofTenant.all(tenant) : ofType.all(tenant, tenant, type));
+}
+
+export function createHistoryRepository({ db, iris, buckets, caches, transaction }: HistoryDeps): HistoryRepository {
+  // REMOVED (not null: a pending entry must hide the committed one): the series is gone, look again.
+  const seriesCache = caches.create<string, number>();
+  const findSeries = db.prepare<[string, string, number, string | null], number>(
+    'SELECT id FROM series WHERE tenant = ? AND entity_id = ? AND attr = ? AND dataset_id IS ?',
+  ).pluck();
+  // One statement for a new series (the common case on create); the look-up only when it exists.
+  // NOTE: no RETURNING (it costs a temporary table per row): the new rowid, or 0 changes on conflict.
+  const insertSeries = db.prepare<[string, string, number, string | null]>(
+    'INSERT INTO series (tenant, entity_id, attr, dataset_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+  );
+
+  const seriesId = (tenant: string, entityId: EntityId, attr: Iri, datasetId: string | undefined, isLikelyNew = false): number => {
+    const attrId = iris.intern(attr);
+    const dataset = datasetId ?? null;
+    const key = seriesKey(tenant, entityId, attrId, dataset);
+    if (!isLikelyNew) {
+      const cached = seriesCache.get(key);
+      if (cached !== undefined && cached !== REMOVED) return cached;
+    }
+    const inserted = insertSeries.run(tenant, entityId, attrId, dataset);
+    const id = inserted.changes === 1 ? Number(inserted.lastInsertRowid) : findSeries.get(tenant, entityId, attrId, dataset);
+    if (id === undefined) throw new Error(`series of ${entityId} ${attr} neither inserted nor found`);
+    seriesCache.set(key, id);
+    return id;
+  };
+
+  const append: HistoryRepository['append'] = (tenant, instances, opts) => {
+    if (instances.length === 0) return;
+    const isLikelyNew = opts?.newSeries === true;
+    transaction(() => {
+      const batch = createRowBatch(buckets);
+      for (const inst of instances) batch.add(seriesId(tenant, inst.entityId, inst.attr, inst.datasetId, isLikelyNew), inst);
+      batch.flush();
+    });
+  };
 
   const keys: SeriesKeys = {
     idOf: seriesId,
@@ -136,13 +148,16 @@ export function createHistoryRepository({ db, iris, buckets, caches, transaction
       }
     },
   };
-  const reader = createHistoryReader(db, iris, buckets);
+  const rollups = createRollupRepository({ db, buckets, transaction });
+  const reader = createHistoryReader(db, iris, buckets, rollups);
 
   return {
     append,
-    listForEntity,
+    listForEntity: entityHistoryLister(db, iris, buckets),
     buckets: () => buckets.list().map((b) => b.name),
+    rollups,
+    seriesOf: seriesOfEntities(db),
     ...reader,
-    ...createHistoryEditor({ db, buckets, transaction, keys, reader }),
+    ...createHistoryEditor({ db, buckets, transaction, keys, reader, rollups }),
   };
 }
