@@ -78,27 +78,31 @@ const ROW_COLUMNS = 'series, t, n, numbers, strings, distinct_n, sum, sumsq, min
 const COUNTED = 'observed_at IS NOT NULL AND (value IS NOT NULL OR num IS NOT NULL)';
 
 /**
- * The summaries of the rows `where` selects in a raw table, per series and period start.
- * NOTE: first and last numbers come from SQLite's bare columns: beside a single min() or max(), a
- * bare column takes its value from the row holding that minimum or maximum.
+ * The summaries of the rows `where` selects in a raw table, per series and period start: one pass
+ * over the rows, then the first and last numbers by one seek each on (series, t) per summary (of
+ * instances at the same instant, the first and the last written).
  */
-function summarySql(table: string, where: string, stepMs: number): string {
-  const start = `(t - (((t % ${stepMs}) + ${stepMs}) % ${stepMs}))`;
+function summarySql(table: string, where: string, stepMs: number, onlyStart?: number): string {
+  // NOTE: the rows of one period of some series come from the (series, t) index in series order: grouped by series alone, without a sort.
+  const start = onlyStart === undefined ? `(t - (((t % ${stepMs}) + ${stepMs}) % ${stepMs}))` : String(Number(onlyStart));
+  const at = (edge: 'first_t' | 'last_t', order: 'ASC' | 'DESC'): string => `(SELECT num FROM ${table} x
+    WHERE x.series = g.series AND x.t = g.${edge} AND x.observed_at IS NOT NULL AND (x.value IS NOT NULL OR x.num IS NOT NULL)
+    ORDER BY x.rowid ${order} LIMIT 1)`;
   return `
-    WITH r AS (SELECT series, t, value, num FROM ${table} WHERE ${where} AND ${COUNTED}),
-    g AS (SELECT series, ${start} AS start, count(*) AS n, count(num) AS numbers,
+    SELECT g.series AS series, g.start AS t, n, numbers, strings, distinct_n, sum, sumsq, min, max, min_s, max_s, first_t, last_t,
+      ${at('first_t', 'ASC')} AS first_num, ${at('last_t', 'DESC')} AS last_num
+    FROM (SELECT series, ${start} AS start, count(*) AS n, count(num) AS numbers,
         count(CASE WHEN ${IS_STRING} THEN 1 END) AS strings, count(DISTINCT ${DISTINCT_KEY}) AS distinct_n,
         sum(num) AS sum, sum(num * num) AS sumsq, min(num) AS min, max(num) AS max,
         min(CASE WHEN ${IS_STRING} THEN json_extract(value, '$.value') END) AS min_s,
         max(CASE WHEN ${IS_STRING} THEN json_extract(value, '$.value') END) AS max_s,
         min(t) AS first_t, max(t) AS last_t
-      FROM r GROUP BY series, start),
-    f AS (SELECT series, ${start} AS start, min(t), num AS first_num FROM r GROUP BY series, start),
-    l AS (SELECT series, ${start} AS start, max(t), num AS last_num FROM r GROUP BY series, start)
-    SELECT g.series AS series, g.start AS t, n, numbers, strings, distinct_n, sum, sumsq, min, max, min_s, max_s,
-      first_t, last_t, first_num, last_num
-    FROM g JOIN f ON f.series = g.series AND f.start = g.start JOIN l ON l.series = g.series AND l.start = g.start`;
+      FROM ${table} WHERE ${where} AND ${COUNTED} GROUP BY series${onlyStart === undefined ? ', start' : ''}) g`;
 }
+
+/** The distinct values of each series over [lo, hi) in a raw table (what an hour's summary takes from the raw rows). */
+const distinctSql = (table: string): string => `SELECT series, count(DISTINCT ${DISTINCT_KEY}) AS distinct_n FROM ${table}
+  WHERE series IN (SELECT value FROM json_each(?)) AND t >= ? AND t < ? AND ${COUNTED} GROUP BY series`;
 
 /** Adds a summary to the one stored (or stores it): every statistic merges but the distinct count. */
 const MERGE_SQL = (table: string): string => `
@@ -203,33 +207,93 @@ function markPeriods(r: Rollups, series: number, t: number): void {
   r.st.mark.run(TIER_CODE.hour, periodStart('hour', t), series);
 }
 
-/** Reads up to `limit` rows of a raw table after its watermark; returns how many. */
+/**
+ * Reads up to `limit` rows of a raw table after its watermark; returns how many. NOTE: the rows are
+ * grouped in SQL by series and minute: JavaScript sees one row per period to mark, not one per instance.
+ */
 function scanBucket(r: Rollups, name: string, limit: number, mergeBefore: number): number {
   const after = r.st.progress.get(name) ?? 0;
-  const rows = r.sql.get(`SELECT rowid AS rid, series, t, observed_at IS NOT NULL AS observed FROM ${name}
-    WHERE rowid > ? ORDER BY rowid LIMIT CAST(? AS INTEGER)`).raw().all(after, limit) as Array<[number, number, number, number]>;
-  if (rows.length === 0) return 0;
-  const last = rows[rows.length - 1]![0];
+  const last = r.sql.get(`SELECT max(rowid) FROM (SELECT rowid FROM ${name} WHERE rowid > ? ORDER BY rowid LIMIT CAST(? AS INTEGER))`).pluck()
+    .get(after, limit) as number | null;
+  if (last === null) return 0;
+  const minute = `(t - (((t % ${TIER_MS.minute}) + ${TIER_MS.minute}) % ${TIER_MS.minute}))`;
+  const groups = r.sql.get(`SELECT series, CASE WHEN observed_at IS NOT NULL THEN ${minute} END AS m, count(*) FROM ${name}
+    WHERE rowid > ? AND rowid <= ? GROUP BY series, m`).raw().all(after, last) as Array<[number, number | null, number]>;
+  let read = 0;
   let merging = false;
-  // NOTE: a series' rows mostly come in time order: the minute marked for the row before is not marked again.
-  const lastMinute = new Map<number, number>();
-  for (const [, series, t, observed] of rows) {
-    if (observed === 0) continue;
-    if (t < mergeBefore) {
+  let hour = -1;
+  let hourSeries = -1;
+  for (const [series, m, n] of groups) {
+    read += n;
+    if (m === null) continue;
+    if (m < mergeBefore) {
       merging = true;
       continue;
     }
-    const minute = periodStart('minute', t);
-    if (lastMinute.get(series) === minute) continue;
-    lastMinute.set(series, minute);
-    markPeriods(r, series, t);
+    r.st.mark.run(TIER_CODE.minute, m, series);
+    // NOTE: groups come by series then minute: an hour is marked once per run of its minutes.
+    const h = periodStart('hour', m);
+    if (h !== hour || series !== hourSeries) r.st.mark.run(TIER_CODE.hour, h, series);
+    hour = h;
+    hourSeries = series;
   }
   if (merging) {
     const where = `rowid > ${Number(after)} AND rowid <= ${Number(last)} AND t < ${Number(mergeBefore)}`;
     for (const tier of ROLLUP_TIERS) storeSummaries(r, r.sql.get(summarySql(name, where, TIER_MS[tier])).all() as RollupRow[], tier, true);
   }
   r.st.setProgress.run(name, last);
-  return rows.length;
+  return read;
+}
+
+/**
+ * The summaries of a period of some series from the raw rows. An hour adds up its minutes (computed
+ * just before; the raw rows are then read once more only for the distinct count), unless minute
+ * summaries were removed there.
+ */
+function summariesOf(r: Rollups, tier: RollupTier, start: number, series: readonly number[]): RollupRow[] {
+  const raw = r.buckets.existingFor(start);
+  if (raw === undefined) return [];
+  const step = TIER_MS[tier];
+  const ids = JSON.stringify(series);
+  const minutesDropped = r.st.getState.get('minute_dropped_before');
+  if (tier === 'minute' || (minutesDropped !== undefined && minutesDropped > start)) {
+    return r.sql.get(summarySql(raw.name, `series IN (SELECT value FROM json_each(?)) AND t >= ${Number(start)} AND t < ${Number(start + step)}`, step, start))
+      .all(ids) as RollupRow[];
+  }
+  const hours = mergeSummaries(readRows(r, 'minute', series, start, start + step), start);
+  const distinct = new Map((r.sql.get(distinctSql(raw.name)).all(ids, start, start + step) as Array<{ series: number; distinct_n: number }>)
+    .map((d) => [d.series, d.distinct_n]));
+  for (const h of hours) h.distinct_n = distinct.get(h.series) ?? null;
+  return hours;
+}
+
+const addOrNull = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : a + b);
+const lowest = <T extends number | string>(a: T | null, b: T | null): T | null => (a === null ? b : b === null ? a : b < a ? b : a);
+const highest = <T extends number | string>(a: T | null, b: T | null): T | null => (a === null ? b : b === null ? a : b > a ? b : a);
+
+/** One summary per series from summaries ordered by series then t, starting at `t` (the distinct count left out). */
+function mergeSummaries(rows: readonly RollupRow[], t: number): RollupRow[] {
+  const out: RollupRow[] = [];
+  let m: RollupRow | undefined;
+  for (const x of rows) {
+    if (m === undefined || m.series !== x.series) {
+      m = { ...x, t, distinct_n: null };
+      out.push(m);
+      continue;
+    }
+    m.n += x.n;
+    m.numbers += x.numbers;
+    m.strings += x.strings;
+    m.sum = addOrNull(m.sum, x.sum);
+    m.sumsq = addOrNull(m.sumsq, x.sumsq);
+    m.min = lowest(m.min, x.min);
+    m.max = highest(m.max, x.max);
+    m.min_s = lowest(m.min_s, x.min_s);
+    m.max_s = highest(m.max_s, x.max_s);
+    if (x.first_t < m.first_t) [m.first_t, m.first_num] = [x.first_t, x.first_num];
+    if (x.last_t >= m.last_t) [m.last_t, m.last_num] = [x.last_t, x.last_num];
+  }
+  return out;
 }
 
 /** Computes again up to `limit` marked summaries of the tier closed by `closedBefore`; returns how many. */
@@ -243,9 +307,7 @@ function rollTier(r: Rollups, tier: RollupTier, closedBefore: number, limit: num
     else list.push(k.series);
   }
   for (const [start, series] of byStart) {
-    const raw = r.buckets.existingFor(start);
-    const found = raw === undefined ? [] : r.sql.get(summarySql(raw.name,
-      `series IN (SELECT value FROM json_each(?)) AND t >= ${Number(start)} AND t < ${Number(start + step)}`, step)).all(JSON.stringify(series)) as RollupRow[];
+    const found = summariesOf(r, tier, start, series);
     storeSummaries(r, found, tier, false);
     const kept = new Set(found.map((x) => x.series));
     const table = rollupTableOf(tier, start);
