@@ -84,12 +84,13 @@ async function apply(ops: readonly Op[], raw: Store, tiered: Store): Promise<voi
 const keyOf = (s: HistorySeries): string => `${s.entityId} ${s.attr} ${s.datasetId ?? ''}`;
 
 /** The aggregation of every series of the store, by series key, without the series ids (which differ). */
-function aggregate(store: Store, grid: PeriodGrid, from: number | undefined, to: number | undefined, withDistinct: boolean): Map<string, Array<Omit<PeriodStats, 'series'>>> {
+function aggregate(store: Store, grid: PeriodGrid, from: number | undefined, to: number | undefined, withDistinct: boolean,
+  page: { order: 'asc' | 'desc'; skip: number; limit: number } = { order: 'asc', skip: 0, limit: 100_000 }): Map<string, Array<Omit<PeriodStats, 'series'>>> {
   const series = store.history.series({ tenant: '' }, ENTITIES);
   const window = { timeproperty: 'observedAt' as const, ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) };
   // Without a distinct count, a tier answers periods of several summaries too.
   const stats = new Set<keyof PeriodStats>(['sum', 'sumsq', 'min', 'max', 'minString', 'maxString', 'first', 'last', ...(withDistinct ? ['distinct' as const] : [])]);
-  const rows = store.history.aggregate(series, window, grid, { order: 'asc', skip: 0, limit: 100_000, stats });
+  const rows = store.history.aggregate(series, window, grid, { ...page, stats });
   const byId = new Map(series.map((s) => [s.id, keyOf(s)]));
   const out = new Map<string, Array<Omit<PeriodStats, 'series'>>>();
   for (const { series: id, ...rest } of rows) {
@@ -142,6 +143,10 @@ describe('aggregations from the rollups', () => {
       expect(tiered.history.rollups.completeBefore('hour')).toBeGreaterThan(START + 3 * DAY);
       for (const g of GRIDS) {
         expectSame(aggregate(tiered, g.grid, g.from, g.to, g.exactDistinct), aggregate(raw, g.grid, g.from, g.to, g.exactDistinct), g.exactDistinct);
+        // Pages of periods (lastN, temporal pagination): the same periods are kept.
+        for (const page of [{ order: 'desc' as const, skip: 0, limit: 3 }, { order: 'asc' as const, skip: 2, limit: 5 }]) {
+          expectSame(aggregate(tiered, g.grid, g.from, g.to, g.exactDistinct, page), aggregate(raw, g.grid, g.from, g.to, g.exactDistinct, page), g.exactDistinct);
+        }
       }
       for (const s of stores.splice(0)) s.close();
     }), { numRuns: 60 });
