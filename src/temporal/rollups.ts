@@ -52,9 +52,10 @@ export async function runRollups(deps: RollupDeps, now: number): Promise<RollupR
   for (const tier of ROLLUP_TIERS) {
     for (;;) {
       if (stopped()) return report;
+      // Each call stops after a few milliseconds of work: the loop ends when nothing is left.
       const n = rollups.roll(tier, closedBefore, ROLL_CHUNK);
       report.rolled[tier] += n;
-      if (n < ROLL_CHUNK) break;
+      if (n === 0) break;
       await nextTurn();
     }
     rollups.setRolledBefore(tier, Math.floor(closedBefore / TIER_MS[tier]) * TIER_MS[tier]);

@@ -163,7 +163,10 @@ function aggregateTiered(
   const plan = planTierRead(rollups, window, grid, opts.stats);
   if (plan === undefined) return aggregatePeriods(statements, buckets, series, window, grid, opts);
   const ids = series.map((s) => s.id);
-  const fromTier = statsOfSummaries(rollups.rows(plan.tier, ids, window.from ?? Number.NEGATIVE_INFINITY, plan.split), grid);
+  const summaries = rollups.rows(plan.tier, ids, window.from ?? Number.NEGATIVE_INFINITY, plan.split);
+  // A summary kept without its distinct count (a dense hour): the raw rows answer while they last.
+  if (plan.distinctFromRaw && summaries.some((r) => r.distinct_n === null)) return aggregatePeriods(statements, buckets, series, window, grid, opts);
+  const fromTier = statsOfSummaries(summaries, grid);
   const fromRaw = window.to !== undefined && plan.split >= window.to ? []
     : aggregatePeriods(statements, buckets, series, { ...window, from: plan.split }, grid, { ...opts, skip: 0, limit: Number.MAX_SAFE_INTEGER });
   return rankPeriods([...fromTier, ...fromRaw], opts);

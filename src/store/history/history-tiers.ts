@@ -11,6 +11,8 @@ export interface TierPlan {
   tier: RollupTier;
   /** Periods starting before `split` come from the tier; from `split` on, from the raw rows. */
   split: number;
+  /** The read wants distinct counts and the raw rows still hold them all (a summary without one then sends it to the raw rows). */
+  distinctFromRaw: boolean;
 }
 
 const isAligned = (t: number, tier: RollupTier): boolean => periodStart(tier, t) === t;
@@ -59,7 +61,7 @@ export function planTierRead(rollups: RollupRepository, window: HistoryWindow, g
     let until = rollups.completeBefore(tier);
     if (window.to !== undefined) until = Math.min(until, periodStart(tier, window.to));
     const split = periodStartAtOrBefore(grid, window, until);
-    if (split > lo && Number.isFinite(split)) return { tier, split };
+    if (split > lo && Number.isFinite(split)) return { tier, split, distinctFromRaw: wantsDistinct && rawComplete };
   }
   return undefined;
 }

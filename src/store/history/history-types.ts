@@ -169,7 +169,10 @@ export interface RollupRepository {
    * rows it read; 0 when none is left.
    */
   scan(limit: number, mergeBefore: number): number;
-  /** Computes again up to `limit` marked summaries of a tier whose period ended by `closedBefore`; returns how many. */
+  /**
+   * Computes again up to `limit` marked summaries of a tier whose period ended by `closedBefore`,
+   * stopping after a few milliseconds of work; returns how many (0: none is left).
+   */
   roll(tier: RollupTier, closedBefore: number, limit: number): number;
   /** Records that every period of the tier ending by `before` was computed (the job's run is complete). */
   setRolledBefore(tier: RollupTier, before: number): void;

@@ -171,6 +171,8 @@ interface Rollups {
   readonly st: ReturnType<typeof prepareStatements>;
   /** The summary tables that exist, by name. */
   readonly existing: Map<string, RollupTable>;
+  /** Series per statement computing summaries, by tier (see rollTier). */
+  readonly batch: Record<RollupTier, number>;
 }
 
 function openRollups(db: BetterSqlite3.Database, buckets: BucketCatalogue): Rollups {
@@ -178,7 +180,7 @@ function openRollups(db: BetterSqlite3.Database, buckets: BucketCatalogue): Roll
   for (const { name } of db.prepare<[], { name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rollup\\_%' ESCAPE '\\'`).all()) {
     if (TABLE_NAME.test(name)) existing.set(name, tableOfName(name));
   }
-  return { db, buckets, sql: statementCache(db), st: prepareStatements(db), existing };
+  return { db, buckets, sql: statementCache(db), st: prepareStatements(db), existing, batch: { minute: 16, hour: 4 } };
 }
 
 /** The table of a tier holding t, created (in the caller's transaction) when missing. */
@@ -261,11 +263,16 @@ function summariesOf(r: Rollups, tier: RollupTier, start: number, series: readon
       .all(ids) as RollupRow[];
   }
   const hours = mergeSummaries(readRows(r, 'minute', series, start, start + step), start);
-  const distinct = new Map((r.sql.get(distinctSql(raw.name)).all(ids, start, start + step) as Array<{ series: number; distinct_n: number }>)
-    .map((d) => [d.series, d.distinct_n]));
+  // NOTE: the distinct count of a dense hour is not kept: reading its rows again would hold the event loop.
+  const counted = hours.filter((h) => h.n <= MAX_DISTINCT_ROWS).map((h) => h.series);
+  const distinct = new Map(counted.length === 0 ? [] : (r.sql.get(distinctSql(raw.name)).all(JSON.stringify(counted), start, start + step) as
+    Array<{ series: number; distinct_n: number }>).map((d) => [d.series, d.distinct_n]));
   for (const h of hours) h.distinct_n = distinct.get(h.series) ?? null;
   return hours;
 }
+
+/** Instances of an hour beyond which its distinct count is not computed (null: distinctCount then reads the raw rows). */
+const MAX_DISTINCT_ROWS = 50_000;
 
 const addOrNull = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : a + b);
 const lowest = <T extends number | string>(a: T | null, b: T | null): T | null => (a === null ? b : b === null ? a : b < a ? b : a);
@@ -296,7 +303,15 @@ function mergeSummaries(rows: readonly RollupRow[], t: number): RollupRow[] {
   return out;
 }
 
-/** Computes again up to `limit` marked summaries of the tier closed by `closedBefore`; returns how many. */
+/** Milliseconds of work one call of roll() may take, statement by statement, before it returns. */
+const ROLL_BUDGET_MS = 20;
+
+/**
+ * Computes again up to `limit` marked summaries of the tier closed by `closedBefore`, in statements
+ * of a few series each, until ROLL_BUDGET_MS is spent; returns how many it computed (0: none left).
+ * NOTE: how many series a statement takes follows how long the last one took: a plant of many
+ * sparse series takes them by hundreds, a few dense series (thousands of rows a minute) one by one.
+ */
 function rollTier(r: Rollups, tier: RollupTier, closedBefore: number, limit: number): number {
   const step = TIER_MS[tier];
   const keys = r.st.closed.all(TIER_CODE[tier], closedBefore - step, limit);
@@ -306,18 +321,33 @@ function rollTier(r: Rollups, tier: RollupTier, closedBefore: number, limit: num
     if (list === undefined) byStart.set(k.start, [k.series]);
     else list.push(k.series);
   }
+  const began = performance.now();
+  let done = 0;
   for (const [start, series] of byStart) {
-    const found = summariesOf(r, tier, start, series);
-    storeSummaries(r, found, tier, false);
-    const kept = new Set(found.map((x) => x.series));
-    const table = rollupTableOf(tier, start);
-    for (const s of series) {
-      // A period left without instances (deleted ones) has no summary.
-      if (!kept.has(s) && r.existing.has(table.name)) r.sql.get(`DELETE FROM ${table.name} WHERE series = ? AND t = ?`).run(s, start);
-      r.st.unmark.run(TIER_CODE[tier], start, s);
+    for (let i = 0; i < series.length;) {
+      const part = series.slice(i, i + r.batch[tier]);
+      const at = performance.now();
+      rollPart(r, tier, start, part);
+      const took = performance.now() - at;
+      r.batch[tier] = Math.max(1, Math.min(500, Math.round(part.length * (took > 0 ? Math.min(4, ROLL_BUDGET_MS / 4 / took) : 4))));
+      i += part.length;
+      done += part.length;
+      if (performance.now() - began >= ROLL_BUDGET_MS) return done;
     }
   }
-  return keys.length;
+  return done;
+}
+
+function rollPart(r: Rollups, tier: RollupTier, start: number, series: readonly number[]): void {
+  const found = summariesOf(r, tier, start, series);
+  storeSummaries(r, found, tier, false);
+  const kept = new Set(found.map((x) => x.series));
+  const table = rollupTableOf(tier, start);
+  for (const s of series) {
+    // A period left without instances (deleted ones) has no summary.
+    if (!kept.has(s) && r.existing.has(table.name)) r.sql.get(`DELETE FROM ${table.name} WHERE series = ? AND t = ?`).run(s, start);
+    r.st.unmark.run(TIER_CODE[tier], start, s);
+  }
 }
 
 function completeBefore(r: Rollups, tier: RollupTier): number {

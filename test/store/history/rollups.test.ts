@@ -121,6 +121,21 @@ describe('the rollup job', () => {
     expect((await roll(s, H0 + 5 * HOUR)).read).toBe(1);
   });
 
+  it('keeps no distinct count for a dense hour: a distinct count by the hour then reads the raw rows', async () => {
+    const s = open();
+    const list: HistoryInstance[] = [];
+    for (let k = 0; k < 50_001; k++) list.push(instance(TEMP, H0 + Math.floor(k * 70), k % 7));
+    s.history.upsertObserved('', list);
+    await roll(s, H0 + 2 * HOUR);
+    const id = seriesId(s, TEMP);
+    expect(s.history.rollups.rows('hour', [id], H0, H0 + HOUR)).toEqual([expect.objectContaining({ n: 50_001, distinct_n: null })]);
+    expect(s.history.rollups.rows('minute', [id], H0, H0 + MINUTE)).toEqual([expect.objectContaining({ distinct_n: 7 })]);
+    const series = s.history.series({ tenant: '' }, [E]);
+    const byHour = s.history.aggregate(series, { timeproperty: 'observedAt', from: H0, to: H0 + HOUR }, { kind: 'fixed', origin: H0, ms: HOUR },
+      { order: 'asc', skip: 0, limit: 10 });
+    expect(byHour).toEqual([expect.objectContaining({ count: 50_001, distinct: 7 })]);
+  });
+
   it('forgets the summaries of removed series', async () => {
     const s = open();
     s.history.upsertObserved('', [instance(TEMP, H0 + 1_000, 1), instance(MODE, H0 + 1_000, 'x')]);
