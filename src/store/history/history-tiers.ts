@@ -4,7 +4,7 @@
 // floating-point rounding); a distinct count is exact only where a period is one summary.
 
 import type { HistoryAggregateOptions, HistoryWindow, PeriodGrid, PeriodStats, RollupRepository, RollupRow, RollupTier } from './history-types.js';
-import { periodStart, TIER_MS } from './rollups.js';
+import { addSummary, periodStart, TIER_MS } from './rollups.js';
 
 /** The tier a read takes, and the instant before which its periods come from it. */
 export interface TierPlan {
@@ -87,41 +87,28 @@ function periodOf(grid: PeriodGrid, t: number): number {
   }
 }
 
-const addNullable = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : a + b);
-const minNullable = <T extends number | string>(a: T | null, b: T | null): T | null => (a === null ? b : b === null ? a : b < a ? b : a);
-const maxNullable = <T extends number | string>(a: T | null, b: T | null): T | null => (a === null ? b : b === null ? a : b > a ? b : a);
 
 /** Statistics per series and period from summaries (ordered by series then t), ordered by series then period. */
 export function statsOfSummaries(rows: readonly RollupRow[], grid: PeriodGrid): PeriodStats[] {
-  const out: PeriodStats[] = [];
-  let current: PeriodStats | undefined;
-  let summaries = 0;
+  const groups: Array<{ period: number; total: RollupRow; summaries: number }> = [];
+  let current: (typeof groups)[number] | undefined;
   for (const r of rows) {
     const period = periodOf(grid, r.t);
     if (period < 0) continue;
-    if (current === undefined || current.series !== r.series || current.period !== period) {
-      current = {
-        series: r.series, period, count: 0, numbers: 0, strings: 0, distinct: r.distinct_n, sum: null, sumsq: null,
-        min: null, max: null, minString: null, maxString: null, first: r.first_t, last: r.last_t,
-      };
-      summaries = 0;
-      out.push(current);
+    if (current === undefined || current.total.series !== r.series || current.period !== period) {
+      current = { period, total: { ...r }, summaries: 1 };
+      groups.push(current);
+      continue;
     }
-    summaries += 1;
-    if (summaries > 1) current.distinct = null;
-    current.count += r.n;
-    current.numbers += r.numbers;
-    current.strings += r.strings;
-    current.sum = addNullable(current.sum, r.sum);
-    current.sumsq = addNullable(current.sumsq, r.sumsq);
-    current.min = minNullable(current.min, r.min);
-    current.max = maxNullable(current.max, r.max);
-    current.minString = minNullable(current.minString, r.min_s);
-    current.maxString = maxNullable(current.maxString, r.max_s);
-    current.first = minNullable(current.first, r.first_t);
-    current.last = maxNullable(current.last, r.last_t);
+    addSummary(current.total, r);
+    current.summaries += 1;
   }
-  return out;
+  return groups.map(({ period, total: t, summaries }) => ({
+    series: t.series, period, count: t.n, numbers: t.numbers, strings: t.strings,
+    // A distinct count does not add up: exact only for a period of one summary.
+    distinct: summaries === 1 ? t.distinct_n : null,
+    sum: t.sum, sumsq: t.sumsq, min: t.min, max: t.max, minString: t.min_s, maxString: t.max_s, first: t.first_t, last: t.last_t,
+  }));
 }
 
 /**

@@ -274,6 +274,7 @@ function summariesOf(r: Rollups, tier: RollupTier, start: number, series: readon
 /** Instances of an hour beyond which its distinct count is not computed (null: distinctCount then reads the raw rows). */
 const MAX_DISTINCT_ROWS = 50_000;
 
+/** Sum, minimum and maximum where null is no value (SQL's aggregates over none). */
 const addOrNull = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : a + b);
 const lowest = <T extends number | string>(a: T | null, b: T | null): T | null => (a === null ? b : b === null ? a : b < a ? b : a);
 const highest = <T extends number | string>(a: T | null, b: T | null): T | null => (a === null ? b : b === null ? a : b > a ? b : a);
@@ -288,19 +289,24 @@ function mergeSummaries(rows: readonly RollupRow[], t: number): RollupRow[] {
       out.push(m);
       continue;
     }
-    m.n += x.n;
-    m.numbers += x.numbers;
-    m.strings += x.strings;
-    m.sum = addOrNull(m.sum, x.sum);
-    m.sumsq = addOrNull(m.sumsq, x.sumsq);
-    m.min = lowest(m.min, x.min);
-    m.max = highest(m.max, x.max);
-    m.min_s = lowest(m.min_s, x.min_s);
-    m.max_s = highest(m.max_s, x.max_s);
-    if (x.first_t < m.first_t) [m.first_t, m.first_num] = [x.first_t, x.first_num];
-    if (x.last_t >= m.last_t) [m.last_t, m.last_num] = [x.last_t, x.last_num];
+    addSummary(m, x);
   }
   return out;
+}
+
+/** Adds a later summary of the same series into `m` (its distinct count left as it is). */
+export function addSummary(m: RollupRow, x: RollupRow): void {
+  m.n += x.n;
+  m.numbers += x.numbers;
+  m.strings += x.strings;
+  m.sum = addOrNull(m.sum, x.sum);
+  m.sumsq = addOrNull(m.sumsq, x.sumsq);
+  m.min = lowest(m.min, x.min);
+  m.max = highest(m.max, x.max);
+  m.min_s = lowest(m.min_s, x.min_s);
+  m.max_s = highest(m.max_s, x.max_s);
+  if (x.first_t < m.first_t) [m.first_t, m.first_num] = [x.first_t, x.first_num];
+  if (x.last_t >= m.last_t) [m.last_t, m.last_num] = [x.last_t, x.last_num];
 }
 
 /** Milliseconds of work one call of roll() may take, statement by statement, before it returns. */
