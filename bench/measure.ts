@@ -37,7 +37,7 @@ export interface MeasureOptions {
 }
 
 export interface Target {
-  readonly name: 'broker' | 'ceiling' | 'broker-auth' | 'broker-tls' | 'broker-abuse' | 'ceiling-mqtt' | 'broker-edge' | 'broker-cloud' | 'cloud-sink' | 'broker-front' | 'broker-source';
+  readonly name: 'broker' | 'ceiling' | 'broker-auth' | 'broker-tls' | 'broker-abuse' | 'ceiling-mqtt' | 'broker-edge' | 'broker-cloud' | 'cloud-sink' | 'broker-front' | 'broker-source' | 'broker-rollups';
   readonly script: string;
   /** The flags `npm start` gives node (package.json `config.nodeFlags`), for both targets alike. */
   readonly nodeFlags: readonly string[];

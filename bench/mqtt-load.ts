@@ -9,7 +9,7 @@ import { connectAsync, type MqttClient } from 'mqtt';
 import { percentile } from './load.js';
 import { readCpuMs, readWriteBytes } from './proc.js';
 
-/** observedAt of a device's first message; each next one is a millisecond later. */
+/** observedAt of a device's first message; each next one is a millisecond (or MqttLoadOptions.stepMs) later. */
 const T0 = Date.UTC(2026, 4, 1);
 const DRAIN_MAX_MS = 30_000;
 
@@ -22,6 +22,10 @@ export interface MqttLoadOptions {
   readonly window: number;
   readonly warmupMs: number;
   readonly durationMs: number;
+  /** The number of each device's first message (default 0): runs on one broker give distinct instants. */
+  readonly firstMessage?: number;
+  /** Milliseconds between the observedAt of a device's messages (default 1). */
+  readonly stepMs?: number;
 }
 
 export interface MqttLoadResult {
@@ -47,8 +51,8 @@ export function deviceIdOf(i: number): string {
 }
 
 /** The payload of a device's n-th message: a distinct, increasing observedAt and one number. */
-export function payloadOf(n: number): string {
-  return JSON.stringify({ observedAt: new Date(T0 + n).toISOString(), temperature: 20 + (n % 100) / 10 });
+export function payloadOf(n: number, stepMs = 1): string {
+  return JSON.stringify({ observedAt: new Date(T0 + n * stepMs).toISOString(), temperature: 20 + (n % 100) / 10 });
 }
 
 /** Runs the load and returns what it measured; every client is disconnected when it resolves. */
@@ -68,7 +72,7 @@ export async function runMqttLoad(options: MqttLoadOptions): Promise<MqttLoadRes
 async function drive(clients: readonly MqttClient[], options: MqttLoadOptions): Promise<MqttLoadResult> {
   const acked = clients.map(() => 0);
   const inflight = clients.map(() => 0);
-  const sent = clients.map(() => 0);
+  const sent = clients.map(() => options.firstMessage ?? 0);
   const latencies: number[] = [];
   let phase: 'warmup' | 'measure' | 'drain' = 'warmup';
   let measured = 0;
@@ -85,7 +89,7 @@ async function drive(clients: readonly MqttClient[], options: MqttLoadOptions): 
       sent[i] = n + 1;
       inflight[i] = (inflight[i] ?? 0) + 1;
       const sentAt = performance.now();
-      client.publish(topic, payloadOf(n), { qos: 1 }, (err) => {
+      client.publish(topic, payloadOf(n, options.stepMs), { qos: 1 }, (err) => {
         inflight[i] = (inflight[i] ?? 0) - 1;
         if (err) {
           failed += 1;

@@ -11,8 +11,8 @@ import { describeMqttTargets, mqttErrors, mqttRows, type MqttMeasurement } from 
 import { RssSampler } from './proc.js';
 import type { Row } from './report.js';
 
-const CLIENTS = 10;
-const WINDOW = 50;
+export const MQTT_CLIENTS = 10;
+export const MQTT_WINDOW = 50;
 /** The load needs a second or two before both targets reach their steady pace. */
 const LEAST_WARMUP_MS = 2_000;
 const ATTRIBUTE = 'temperature';
@@ -40,9 +40,10 @@ async function countInstances(server: ServerProcess, deviceId: string): Promise<
   return (body[ATTRIBUTE]?.totalCount ?? []).reduce((sum, [n]) => sum + n, 0);
 }
 
-async function countBrokerStored(server: ServerProcess): Promise<number> {
+/** The history instances the broker holds of every device of the load. */
+export async function countBrokerStored(server: ServerProcess): Promise<number> {
   let sum = 0;
-  for (let i = 0; i < CLIENTS; i++) sum += await countInstances(server, deviceIdOf(i));
+  for (let i = 0; i < MQTT_CLIENTS; i++) sum += await countInstances(server, deviceIdOf(i));
   return sum;
 }
 
@@ -57,7 +58,7 @@ async function countCeilingStored(server: ServerProcess): Promise<number> {
 async function measure(server: ServerProcess, mqttPort: number, options: MeasureOptions,
   count: (server: ServerProcess) => Promise<number>, notes: string[]): Promise<MqttMeasurement> {
   const loadOptions: MqttLoadOptions = {
-    mqttPort, pid: server.pid, clients: CLIENTS, window: WINDOW,
+    mqttPort, pid: server.pid, clients: MQTT_CLIENTS, window: MQTT_WINDOW,
     warmupMs: Math.max(LEAST_WARMUP_MS, options.warmupMs), durationMs: options.durationMs,
   };
   const sampler = new RssSampler(server.pid);
@@ -85,7 +86,7 @@ export async function benchMqtt(broker: Target, ceiling: Target, options: Measur
   const acked = (m: MqttMeasurement) => m.load.ackedPerDevice.reduce((x, y) => x + y, 0);
   const mib = (bytes: number | undefined) => (bytes === undefined ? '-' : (bytes / 1_048_576).toFixed(1));
   notes.push(
-    `mqtt.ingest: ${CLIENTS} MQTT clients on loopback, each its own device publishing {observedAt, ${ATTRIBUTE}} with QoS 1 to ngsi/default/<device>/attrs, ${WINDOW} publishes each awaiting their PUBACK; ${loadOptionsNote(options)}; the ceiling column is a bare Aedes broker whose publish hook inserts each payload into one SQLite table (WAL, synchronous=NORMAL, integer key), one transaction per event-loop turn, PUBACK after commit`,
+    `mqtt.ingest: ${MQTT_CLIENTS} MQTT clients on loopback, each its own device publishing {observedAt, ${ATTRIBUTE}} with QoS 1 to ngsi/default/<device>/attrs, ${MQTT_WINDOW} publishes each awaiting their PUBACK; ${loadOptionsNote(options)}; the ceiling column is a bare Aedes broker whose publish hook inserts each payload into one SQLite table (WAL, synchronous=NORMAL, integer key), one transaction per event-loop turn, PUBACK after commit`,
     `mqtt.ingest.cpu and .disk-write: the target's CPU time (user + system) and write_bytes over the measured window per message acknowledged in it (CPU per message holds even when other work slows the run); rss: the largest RSS of the broker during the load (ceiling: ${mib(c.rss)} MiB)`,
     `mqtt.ingest: cores busy over the window (CPU time / wall time): broker ${coresOf(b)}, ceiling ${coresOf(c)}; the load generator needs most of a core of its own, so a ceiling well below one core was held back by the load, not by its own work`,
     `mqtt.ingest stored check: broker ${b.stored ?? '-'} history instances for ${acked(b)} PUBACKs, ceiling ${c.stored ?? '-'} rows for ${acked(c)} PUBACKs`,

@@ -11,6 +11,7 @@ import { benchAuth } from './auth.js';
 import { Cleanup } from './cleanup.js';
 import { benchCommands } from './commands.js';
 import { benchFederation } from './federation.js';
+import { benchHistory } from './history.js';
 import { benchDistributed } from './distributed.js';
 import { benchTargets, withFreshTarget, type MeasureOptions, type Target } from './measure.js';
 import { benchMqtt } from './mqtt.js';
@@ -24,12 +25,12 @@ import { benchTls } from './tls.js';
 interface RunOptions extends MeasureOptions {
   readonly ceilingOnly: boolean;
   /** Only the notification scenarios (no ceiling), MQTT ingestion (with its own ceiling), or federation (brokers of their own). */
-  readonly only: 'notifications' | 'auth' | 'tls' | 'mqtt' | 'federation' | 'distributed' | 'coldstart' | 'abuse' | 'commands' | undefined;
+  readonly only: 'notifications' | 'auth' | 'tls' | 'mqtt' | 'federation' | 'distributed' | 'coldstart' | 'abuse' | 'commands' | 'history' | undefined;
   /** The broker's entry script; undefined means dist/main.js. */
   readonly broker: string | undefined;
 }
 
-const USAGE = `usage: node dist-bench/run.js [--ceiling-only | --only notifications|auth|tls|mqtt|federation|distributed|coldstart|abuse|commands] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
+const USAGE = `usage: node dist-bench/run.js [--ceiling-only | --only notifications|auth|tls|mqtt|federation|distributed|coldstart|abuse|commands|history] [--concurrency N] [--duration S] [--warmup S] [--tmp DIR] [--broker FILE]
   --ceiling-only   benchmark only the bare Hono + SQLite ceiling
   --only notifications
                    run only the notification scenarios (on a broker of their own; no ceiling)
@@ -40,6 +41,9 @@ const USAGE = `usage: node dist-bench/run.js [--ceiling-only | --only notificati
   --only federation
                    run only the federation scenarios (an edge, a cloud and a baseline broker)
   --only commands  run only the command round trip (100 devices on a broker of its own)
+  --only history   run only the history rollup scenarios: an hourly aggregation over 30 days from
+                   the hour tier against the raw rows, the database size of each level (a plant
+                   built in-process), and MQTT ingestion with rollups on against off
   --only distributed
                    run only the distributed query scenarios (a broker, its registered source, a baseline broker)
   --only coldstart run only the cold start (a database of 100,000 entities and 10 million history
@@ -84,8 +88,8 @@ function parseOptions(argv: readonly string[]): RunOptions {
     process.exit(0);
   }
   const only = values.only;
-  if (only !== undefined && only !== 'notifications' && only !== 'auth' && only !== 'tls' && only !== 'mqtt' && only !== 'federation' && only !== 'distributed' && only !== 'coldstart' && only !== 'abuse' && only !== 'commands') {
-    throw new Error(`--only: expected notifications, auth, tls, mqtt, federation, distributed, coldstart, abuse or commands\n${USAGE}`);
+  if (only !== undefined && only !== 'notifications' && only !== 'auth' && only !== 'tls' && only !== 'mqtt' && only !== 'federation' && only !== 'distributed' && only !== 'coldstart' && only !== 'abuse' && only !== 'commands' && only !== 'history') {
+    throw new Error(`--only: expected notifications, auth, tls, mqtt, federation, distributed, coldstart, abuse, commands or history\n${USAGE}`);
   }
   if (only !== undefined && values['ceiling-only']) throw new Error(`--only and --ceiling-only exclude each other\n${USAGE}`);
   const concurrency = Number(values.concurrency);
@@ -253,6 +257,13 @@ async function main(): Promise<void> {
       if (c.hasErrors) process.exitCode = 1;
       return;
     }
+    if (options.only === 'history') {
+      const h = await benchHistory(brokerTarget, options, cleanup, log);
+      const noteLines = h.notes.map((note) => `note: ${note}`).join('\n');
+      process.stdout.write(`${formatTable(h.rows)}\n\n${noteLines}\n${formatJson(h.rows)}\n`);
+      if (h.hasErrors) process.exitCode = 1;
+      return;
+    }
     if (options.only === 'federation') {
       const f = await runFederation(brokerTarget, options, cleanup);
       const noteLines = f.notes.map((note) => `note: ${note}`).join('\n');
@@ -301,6 +312,10 @@ async function main(): Promise<void> {
       rows.push(...cmd.rows);
       extraNotes.push(...cmd.notes);
       hasOwnBrokerErrors ||= cmd.hasErrors;
+      const h = await benchHistory(brokerTarget, options, cleanup, log);
+      rows.push(...h.rows);
+      extraNotes.push(...h.notes);
+      hasOwnBrokerErrors ||= h.hasErrors;
       const c = await benchColdStart({ script, nodeFlags, tmp: options.tmp, log }, cleanup);
       rows.push(...c.rows);
       extraNotes.push(...c.notes);

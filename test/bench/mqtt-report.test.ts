@@ -66,4 +66,9 @@ describe('payloadOf', () => {
     expect(at(1) - at(0)).toBe(1);
     expect(at(5_000)).toBeGreaterThan(at(4_999));
   });
+
+  it('spaces the observedAt of a device\'s messages by the step asked for', () => {
+    const at = (n: number) => Date.parse((JSON.parse(payloadOf(n, 5_000)) as { observedAt: string }).observedAt);
+    expect(at(3) - at(0)).toBe(15_000);
+  });
 });
