@@ -124,15 +124,15 @@ export async function benchCommands(broker: Target, options: MeasureOptions, cle
   const target: Target = { ...broker, env: { ...broker.env, MQTT_MAX_CONNECTIONS_PER_ADDRESS: String(DEVICES * 2) } };
   const f = await withFreshTarget(target, options, cleanup, (server, mqttPort) => measure(server.port, mqttPort, options));
   const sorted = Float64Array.from(f.roundTrips).sort();
-  const p50 = percentile(sorted, 0.5);
-  const p99 = percentile(sorted, 0.99);
+  const p50 = percentile(sorted, 50);
+  const p99 = percentile(sorted, 99);
   const ratio = rate(f.during) / rate(f.without);
   const loaded = Float64Array.from(f.underLoad).sort();
   const rows: Row[] = [
     { key: 'command.roundtrip.p50', group: 'commands', unit: 'ms', value: round(p50, 2), ceiling: null, ratio: null },
     { key: 'command.roundtrip.p99', group: 'commands', unit: 'ms', value: round(p99, 2), ceiling: null, ratio: null },
-    { key: 'command.roundtrip.p50.under-load', group: 'commands', unit: 'ms', value: round(percentile(loaded, 0.5), 2), ceiling: null, ratio: null },
-    { key: 'command.roundtrip.p99.under-load', group: 'commands', unit: 'ms', value: round(percentile(loaded, 0.99), 2), ceiling: null, ratio: null },
+    { key: 'command.roundtrip.p50.under-load', group: 'commands', unit: 'ms', value: round(percentile(loaded, 50), 2), ceiling: null, ratio: null },
+    { key: 'command.roundtrip.p99.under-load', group: 'commands', unit: 'ms', value: round(percentile(loaded, 99), 2), ceiling: null, ratio: null },
     { key: 'command.lost', group: 'commands', unit: 'commands', value: f.lost, ceiling: null, ratio: null },
     { key: 'command.write-during-commands', group: 'commands', unit: 'req/s', value: round(rate(f.during)), ceiling: round(rate(f.without)), ratio: round(ratio, 2) },
   ];

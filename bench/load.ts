@@ -98,6 +98,8 @@ function send(client: Client, port: number, req: BenchRequest): Promise<Reply> {
 
 /** Nearest-rank percentile of sorted values. */
 export function percentile(sorted: Float64Array, p: number): number {
+  // NOTE: a percent: 0.99 for the 99th percentile was a mistake this guard now catches.
+  if (p > 0 && p < 1) throw new RangeError(`percentile takes a percent from 1 to 100, not ${p}`);
   if (sorted.length === 0) return Number.NaN;
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[rank] ?? Number.NaN;

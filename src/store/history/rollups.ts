@@ -82,9 +82,9 @@ const COUNTED = 'observed_at IS NOT NULL AND (value IS NOT NULL OR num IS NOT NU
  * over the rows, then the first and last numbers by one seek each on (series, t) per summary (of
  * instances at the same instant, the first and the last written).
  */
-function summarySql(table: string, where: string, stepMs: number, onlyStart?: number): string {
+function summarySql(table: string, where: string, stepMs: number, onePeriod = false): string {
   // NOTE: the rows of one period of some series come from the (series, t) index in series order: grouped by series alone, without a sort.
-  const start = onlyStart === undefined ? `(t - (((t % ${stepMs}) + ${stepMs}) % ${stepMs}))` : String(Number(onlyStart));
+  const start = onePeriod ? 'CAST(@lo AS INTEGER)' : `(t - (((t % ${stepMs}) + ${stepMs}) % ${stepMs}))`;
   const at = (edge: 'first_t' | 'last_t', order: 'ASC' | 'DESC'): string => `(SELECT num FROM ${table} x
     WHERE x.series = g.series AND x.t = g.${edge} AND x.observed_at IS NOT NULL AND (x.value IS NOT NULL OR x.num IS NOT NULL)
     ORDER BY x.rowid ${order} LIMIT 1)`;
@@ -97,7 +97,7 @@ function summarySql(table: string, where: string, stepMs: number, onlyStart?: nu
         min(CASE WHEN ${IS_STRING} THEN json_extract(value, '$.value') END) AS min_s,
         max(CASE WHEN ${IS_STRING} THEN json_extract(value, '$.value') END) AS max_s,
         min(t) AS first_t, max(t) AS last_t
-      FROM ${table} WHERE ${where} AND ${COUNTED} GROUP BY series${onlyStart === undefined ? ', start' : ''}) g`;
+      FROM ${table} WHERE ${where} AND ${COUNTED} GROUP BY series${onePeriod ? '' : ', start'}) g`;
 }
 
 /** The distinct values of each series over [lo, hi) in a raw table (what an hour's summary takes from the raw rows). */
@@ -240,8 +240,10 @@ function scanBucket(r: Rollups, name: string, limit: number, mergeBefore: number
     hourSeries = series;
   }
   if (merging) {
-    const where = `rowid > ${Number(after)} AND rowid <= ${Number(last)} AND t < ${Number(mergeBefore)}`;
-    for (const tier of ROLLUP_TIERS) storeSummaries(r, r.sql.get(summarySql(name, where, TIER_MS[tier])).all() as RollupRow[], tier, true);
+    const where = 'rowid > @after AND rowid <= @last AND t < @mergeBefore';
+    for (const tier of ROLLUP_TIERS) {
+      storeSummaries(r, r.sql.get(summarySql(name, where, TIER_MS[tier])).all({ after, last, mergeBefore }) as RollupRow[], tier, true);
+    }
   }
   r.st.setProgress.run(name, last);
   return read;
@@ -259,8 +261,8 @@ function summariesOf(r: Rollups, tier: RollupTier, start: number, series: readon
   const ids = JSON.stringify(series);
   const minutesDropped = r.st.getState.get('minute_dropped_before');
   if (tier === 'minute' || (minutesDropped !== undefined && minutesDropped > start)) {
-    return r.sql.get(summarySql(raw.name, `series IN (SELECT value FROM json_each(?)) AND t >= ${Number(start)} AND t < ${Number(start + step)}`, step, start))
-      .all(ids) as RollupRow[];
+    return r.sql.get(summarySql(raw.name, 'series IN (SELECT value FROM json_each(@ids)) AND t >= @lo AND t < @hi', step, true))
+      .all({ ids, lo: start, hi: start + step }) as RollupRow[];
   }
   const hours = mergeSummaries(readRows(r, 'minute', series, start, start + step), start);
   // NOTE: the distinct count of a dense hour is not kept: reading its rows again would hold the event loop.
