@@ -5,7 +5,7 @@
 import type { Config } from './config/index.js';
 import type { ChangeEmitter } from './events.js';
 import { createDeviceService, type DeviceService } from './devices/index.js';
-import { createEntityService, type EntityService } from './entities/index.js';
+import { createEntityExpiry, createEntityService, type EntityExpiry, type EntityService } from './entities/index.js';
 import type { Federation } from './federation/index.js';
 import type { App } from './http/index.js';
 import { createJobScheduler } from './jobs/index.js';
@@ -68,6 +68,8 @@ export interface Broker {
   notifier: Notifier;
   /** Sends commands to devices and records their states (edge.md §6). */
   commands: CommandDispatcher;
+  /** Removes transient entities whose expiresAt came (NGSI-LD §4.22); `sweep` is the body of the entities-expiry job. */
+  entityExpiry: EntityExpiry;
   events: ChangeEmitter;
   /** The bound TCP port of the embedded MQTT broker; undefined until `listen()` has started it. */
   readonly mqttPort: number | undefined;
@@ -114,6 +116,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   const checkSecret = (secret: string, hash: string): Promise<boolean> => secretChecks.verify(secret, hash);
   const { permissions, subjects, verifier, auth, identity, rights, onSubjectGone } = buildAuth({ ...deps, store, core, publicUrl, checkSecret });
   const entities = createEntityService({ store, core, clock, newId });
+  const entityExpiry = createEntityExpiry({ store, core, clock, newId, log: log.child('entities') });
   // The schema accepts only ISO 8601 durations (or empty) for history.retention.
   const retention = config.history.retention === '' ? undefined : parseDuration(config.history.retention);
   const temporal = createTemporalService({
@@ -170,15 +173,15 @@ export function createBroker(deps: BrokerDeps): Broker {
   // A deleted subject's MQTT connections end (its subscriptions are suspended through `owners`).
   onSubjectGone((subject) => runtime.mqtt?.closeClientsOf(subject));
   const http = buildHttp({
-    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, commands, loginLimiter, secretChecks,
+    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, commands, loginLimiter, secretChecks, entityExpiry,
     services: { contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, distributed, permissions, subjects, devices, commandLog: createCommandLog({ store }), auth, identity },
   });
   const lifecycle: LifecycleDeps = {
-    config, log, clock, store, runtime, http, jobs, temporal, registrations, hasRetention: retention !== undefined,
+    config, log, clock, store, events, runtime, http, jobs, temporal, registrations, entityExpiry, hasRetention: retention !== undefined,
     horizon: (now) => addDuration(now, journalMaxAge, -1), notifier, commands, commandsHorizon: (now) => addDuration(now, commandsRetention, -1), mqttSender, mqttHooks: hooks, federation, verifier, identity,
   };
   return {
-    app: http.app, store, contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, devices, subscriptionRegistry, notifier, commands, events, publishLocal, mqttSender, identity,
+    app: http.app, store, contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, devices, subscriptionRegistry, notifier, commands, entityExpiry, events, publishLocal, mqttSender, identity,
     federation,
     mqttIngest: ingest,
     get mqttPort() {

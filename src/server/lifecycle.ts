@@ -5,7 +5,8 @@
 
 import type { IdentityProvider, TokenVerifier } from '../auth/index.js';
 import type { Config } from '../config/index.js';
-import { pruneJournal } from '../entities/index.js';
+import { pruneJournal, type EntityExpiry } from '../entities/index.js';
+import type { ChangeEmitter } from '../events.js';
 import { listenHttp, listenRedirect } from '../http/index.js';
 import type { JobScheduler } from '../jobs/index.js';
 import { loadTlsPair, watchTlsFiles, type Clock, type Logger, type TlsFiles, type TlsPair, type TlsReloadTarget } from '../lib/index.js';
@@ -24,11 +25,14 @@ export interface LifecycleDeps {
   log: Logger;
   clock: Clock;
   store: Store;
+  events: ChangeEmitter;
   runtime: Runtime;
   http: HttpParts;
   jobs: JobScheduler;
   temporal: TemporalService;
   registrations: RegistrationService;
+  /** Transient entities (NGSI-LD §4.22): removed by a job, woken when the earliest expiresAt comes. */
+  entityExpiry: EntityExpiry;
   /** Whether history.retention is set (the retention job runs). */
   hasRetention: boolean;
   /** The instant before which a journal row is pruned whether read or not. */
@@ -81,6 +85,9 @@ function scheduleJobs(deps: LifecycleDeps): void {
   // NGSI-LD §5.11.7: a registration that expires by time (no request) still notifies its subscribers, once.
   jobs.schedule('registrations-expiry', config.notifications.periodicSchedule, () => deps.registrations.expire(clock.now()));
   jobs.schedule('commands-prune', config.commands.pruneSchedule, (signal) => deps.commands.prune(deps.commandsHorizon(clock.now()), signal));
+  // NGSI-LD §4.22: on its schedule, when the earliest expiresAt comes, and once now (what expired while down).
+  jobs.schedule('entities-expiry', config.entities.expirySchedule, (signal) => deps.entityExpiry.sweep(signal));
+  deps.entityExpiry.start(deps.events, () => void jobs.run('entities-expiry'));
   jobs.schedule('wal-checkpoint', config.storage.checkpointSchedule, () => store.checkpoint('PASSIVE'));
   // Users and clients removed (scripts/idp.mjs writes while the broker runs): their tokens stop working.
   const { identity } = deps;
@@ -146,6 +153,7 @@ export async function closeAll(deps: LifecycleDeps): Promise<void> {
   if (runtime.redirect) await runtime.redirect.close();
   if (runtime.listener) await runtime.listener.close(config.server.shutdownTimeout);
   if (runtime.mqtt) await runtime.mqtt.close();
+  deps.entityExpiry.stop();
   await deps.jobs.stop();
   // What is not delivered stays queued for the next start.
   await deps.notifier.stop();
