@@ -19,7 +19,7 @@ import {
   createSubscriptionOwners, createSubscriptionRegistry, createSubscriptionService, loadSubscriptions, type MqttSender, type Notifier,
   type SubscriptionRegistry, type SubscriptionService,
 } from './subscriptions/index.js';
-import { addDuration, createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
+import { createTemporalService, parseDuration, type TemporalService } from './temporal/index.js';
 import { buildAuth } from './server/auth.js';
 import { buildCommands } from './server/commands.js';
 import { createCommandLog } from './commands/index.js';
@@ -30,7 +30,7 @@ import { buildRegistrations } from './server/registrations.js';
 import { createRegistrationLens } from './server/csource-lens.js';
 import { buildHttp } from './server/http.js';
 import { buildLoginLimiter, buildSecretChecks } from './server/login-limiter.js';
-import { closeAll, listenAll, type LifecycleDeps } from './server/lifecycle.js';
+import { closeAll, horizonsOf, listenAll, type LifecycleDeps } from './server/lifecycle.js';
 import { buildMqttAccess, createEndpointCheck } from './server/mqtt-access.js';
 import { buildNotifications } from './server/notifications.js';
 import { reportOwnerless } from './server/ownerless.js';
@@ -154,10 +154,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   const commands = buildCommands({ store, feed, core, contexts, clock, log, newId: deps.newId, runtime });
   const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType, checkSecret, onWritten: commands.deviceWritten });
   const jobs = createJobScheduler({ log: log.child('jobs') });
-  const journalMaxAge = parseDuration(config.journal.maxAge);
-  if (!journalMaxAge) throw new Error(`journal.max-age: '${config.journal.maxAge}' is too large a duration`);
-  const commandsRetention = parseDuration(config.commands.retention);
-  if (!commandsRetention) throw new Error(`commands.retention: '${config.commands.retention}' is too large a duration`);
+  const horizons = horizonsOf(config);
   // Journal consumers: each registers on the feed when built.
   const { notifier, mqttSender, publishLocal } = buildNotifications({
     ...deps, store, feed, registry: subscriptionRegistry, contexts, mqtt, publicUrl, owners,
@@ -178,7 +175,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
   const lifecycle: LifecycleDeps = {
     config, log, clock, store, events, runtime, http, jobs, temporal, registrations, entityExpiry, hasRetention: retention !== undefined,
-    horizon: (now) => addDuration(now, journalMaxAge, -1), notifier, commands, commandsHorizon: (now) => addDuration(now, commandsRetention, -1), mqttSender, mqttHooks: hooks, federation, verifier, identity,
+    ...horizons, notifier, commands, mqttSender, mqttHooks: hooks, federation, verifier, identity,
   };
   return {
     app: http.app, store, contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, devices, subscriptionRegistry, notifier, commands, entityExpiry, events, publishLocal, mqttSender, identity,

@@ -67,11 +67,11 @@ export interface EntityMembers {
   /** The scope given, or 'deleted' when NGSI-LD Null was given. */
   scope?: string[] | 'deleted';
   /** The expiry given (NGSI-LD §4.22), or 'deleted' when NGSI-LD Null was given (the entity becomes permanent). */
-  expiresAt?: EntityExpiry | 'deleted';
+  expiresAt?: ExpiresAt | 'deleted';
 }
 
 /** An entity's expiresAt as written: the instant, and the text when it differs from formatDateTime's form. */
-export interface EntityExpiry {
+export interface ExpiresAt {
   at: number;
   text?: string;
 }

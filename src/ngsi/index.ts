@@ -7,7 +7,7 @@ export * from './terms.js';
 export * from './errors.js';
 
 export type {
-  AttributeDeletion, AttributeFragment, AttributeInput, AttributeInputs, EntityExpiry, EntityFragment, EntityMembers, FragmentInput, FragmentValue,
+  AttributeDeletion, AttributeFragment, AttributeInput, AttributeInputs, ExpiresAt, EntityFragment, EntityMembers, FragmentInput, FragmentValue,
   PayloadMember,
 } from './fragment.js';
 export { isDeletion } from './fragment.js';

@@ -8,7 +8,7 @@ import { BadRequestDataError } from './errors.js';
 import { isPlainObject } from './json.js';
 import { isAbsoluteUri, isScopePath } from './names.js';
 import {
-  isDeletion, type AttributeInput, type AttributeInputs, type EntityExpiry, type EntityFragment, type EntityMembers, type FragmentInput,
+  isDeletion, type AttributeInput, type AttributeInputs, type ExpiresAt, type EntityFragment, type EntityMembers, type FragmentInput,
 } from './fragment.js';
 import { formatDateTime, parseDateTime } from './time.js';
 import {
@@ -71,7 +71,7 @@ function readScope(v: unknown, ctx: ParseContext): string[] | 'deleted' {
  * BadRequestData; NGSI-LD Null when allowed (the entity becomes permanent). A past instant is
  * accepted: the entity is due at once.
  */
-function readExpiresAt(v: unknown, ctx: ParseContext): EntityExpiry | 'deleted' {
+function readExpiresAt(v: unknown, ctx: ParseContext): ExpiresAt | 'deleted' {
   if (v === NGSI_LD_NULL && ctx.allowNull) return 'deleted';
   if (typeof v !== 'string') fail(ctx, 'expiresAt must be a DateTime string');
   const at = parseDateTime(v);

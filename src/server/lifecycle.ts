@@ -15,7 +15,7 @@ import type { Store } from '../store/index.js';
 import type { MqttSender, Notifier } from '../subscriptions/index.js';
 import type { CommandDispatcher } from '../commands/index.js';
 import type { RegistrationService } from '../registrations/index.js';
-import type { TemporalService } from '../temporal/index.js';
+import { addDuration, parseDuration, type TemporalService } from '../temporal/index.js';
 import type { FederationLink } from './federation.js';
 import type { HttpParts } from './http.js';
 import type { Runtime } from './runtime.js';
@@ -47,6 +47,15 @@ export interface LifecycleDeps {
   federation: FederationLink | undefined;
   verifier: TokenVerifier | undefined;
   identity: IdentityProvider | undefined;
+}
+
+/** The instants before which a journal row and a finished command go (journal.max-age, commands.retention). */
+export function horizonsOf(config: Config): Pick<LifecycleDeps, 'horizon' | 'commandsHorizon'> {
+  const journalMaxAge = parseDuration(config.journal.maxAge);
+  if (!journalMaxAge) throw new Error(`journal.max-age: '${config.journal.maxAge}' is too large a duration`);
+  const commandsRetention = parseDuration(config.commands.retention);
+  if (!commandsRetention) throw new Error(`commands.retention: '${config.commands.retention}' is too large a duration`);
+  return { horizon: (now) => addDuration(now, journalMaxAge, -1), commandsHorizon: (now) => addDuration(now, commandsRetention, -1) };
 }
 
 /** The key and certificate files of a group of options, when both are set. */
