@@ -40,7 +40,7 @@ function prepareEntityStatements(db: BetterSqlite3.Database) {
     setExpiry: db.prepare<[number | null, number]>('UPDATE entities SET expires_at = ? WHERE rowid = ?'),
     markDeletedTransient: db.prepare<[number, number, number]>('UPDATE entities SET deleted_at = ?, version = ?, expires_at = NULL WHERE rowid = ?'),
     due: db.prepare<[number, number], DueRow>(
-      'SELECT tenant, id, expires_at FROM entities INDEXED BY entities_expiry WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?',
+      'SELECT tenant, id, expires_at FROM entities INDEXED BY entities_expiry WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT CAST(? AS INTEGER)',
     ),
     nextExpiry: db.prepare<[], number | null>(
       'SELECT min(expires_at) FROM entities INDEXED BY entities_expiry WHERE expires_at IS NOT NULL',
