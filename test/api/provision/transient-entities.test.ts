@@ -83,6 +83,15 @@ describe('expiresAt validation [§4.6.3]', () => {
     expect(await expiresAtOf()).toBeUndefined();
   });
 
+  it('refuses a malformed expiresAt inside an attribute too', async () => {
+    for (const bad of ['not-a-date', '2026-13-45T00:00:00Z', 7]) {
+      const res = await b.request('POST', E, { body: room({ speed: { type: 'Property', value: 1, expiresAt: bad } }) });
+      expect(res.status, res.text).toBe(400);
+      expect(res.json.type).toBe(BAD_REQUEST_DATA);
+    }
+    expect(await statusOf()).toBe(404);
+  });
+
   it('refuses NGSI-LD Null where nothing can be removed (create)', async () => {
     const res = await b.request('POST', E, { body: room({ expiresAt: 'urn:ngsi-ld:null' }) });
     expect(res.status).toBe(400);
