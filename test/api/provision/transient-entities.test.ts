@@ -162,6 +162,18 @@ describe('removal when expiresAt comes [§4.22]', () => {
     expect(await statusOf('urn:ngsi-ld:Room:p3')).toBe(200);
   });
 
+  it('checks inside the write that the entity is still due: found due, then no longer due when the write runs, it stays', async () => {
+    await ok('POST', E, room({ expiresAt: iso(T0 + 1_000) }), 201);
+    b.clock.set(T0 + 1_000);
+    // The entities due are read when the run starts; its write runs at the end of the turn.
+    const run = b.broker.entityExpiry.sweep();
+    b.clock.set(T0 + 500);
+    expect(await run).toBe(0);
+    expect(await statusOf()).toBe(200);
+    b.clock.set(T0 + 1_000);
+    expect(await b.broker.entityExpiry.sweep()).toBe(1);
+  });
+
   it('a deleted transient entity is not removed again, and a new one under its id lives', async () => {
     await ok('POST', E, room({ expiresAt: iso(T0 + 10_000) }), 201);
     await ok('DELETE', `${E}/${ID}`);
