@@ -5,7 +5,7 @@
 import { parseRetentionRules, type Config } from './config/index.js';
 import type { ChangeEmitter } from './events.js';
 import { createDeviceService, type DeviceService } from './devices/index.js';
-import { createEntityService, type EntityService } from './entities/index.js';
+import { createEntityExpiry, createEntityService, type EntityExpiry, type EntityService } from './entities/index.js';
 import type { Federation } from './federation/index.js';
 import type { App } from './http/index.js';
 import { createJobScheduler } from './jobs/index.js';
@@ -19,7 +19,7 @@ import {
   createSubscriptionOwners, createSubscriptionRegistry, createSubscriptionService, loadSubscriptions, type MqttSender, type Notifier,
   type SubscriptionRegistry, type SubscriptionService,
 } from './subscriptions/index.js';
-import { addDuration, createTemporalService, historyPolicyOf, parseDuration, removesHistory, type TemporalService } from './temporal/index.js';
+import { createTemporalService, historyPolicyOf, removesHistory, type TemporalService } from './temporal/index.js';
 import { buildAuth } from './server/auth.js';
 import { buildCommands } from './server/commands.js';
 import { createCommandLog } from './commands/index.js';
@@ -30,7 +30,7 @@ import { buildRegistrations } from './server/registrations.js';
 import { createRegistrationLens } from './server/csource-lens.js';
 import { buildHttp } from './server/http.js';
 import { buildLoginLimiter, buildSecretChecks } from './server/login-limiter.js';
-import { closeAll, listenAll, type LifecycleDeps } from './server/lifecycle.js';
+import { closeAll, horizonsOf, listenAll, type LifecycleDeps } from './server/lifecycle.js';
 import { buildMqttAccess, createEndpointCheck } from './server/mqtt-access.js';
 import { buildNotifications } from './server/notifications.js';
 import { reportOwnerless } from './server/ownerless.js';
@@ -68,6 +68,8 @@ export interface Broker {
   notifier: Notifier;
   /** Sends commands to devices and records their states (edge.md §6). */
   commands: CommandDispatcher;
+  /** Removes transient entities whose expiresAt came (NGSI-LD §4.22); `sweep` is the body of the entities-expiry job. */
+  entityExpiry: EntityExpiry;
   events: ChangeEmitter;
   /** The bound TCP port of the embedded MQTT broker; undefined until `listen()` has started it. */
   readonly mqttPort: number | undefined;
@@ -114,6 +116,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   const checkSecret = (secret: string, hash: string): Promise<boolean> => secretChecks.verify(secret, hash);
   const { permissions, subjects, verifier, auth, identity, rights, onSubjectGone } = buildAuth({ ...deps, store, core, publicUrl, checkSecret });
   const entities = createEntityService({ store, core, clock, newId });
+  const entityExpiry = createEntityExpiry({ store, core, clock, newId, log: log.child('entities') });
   const { history } = config;
   const policy = historyPolicyOf({ ...history, rules: parseRetentionRules(history.retentionRules) });
   const temporal = createTemporalService({ store, core, clock, newId, log: log.child('temporal'), limit: config.temporal.limit, policy });
@@ -149,10 +152,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   const commands = buildCommands({ store, feed, core, contexts, clock, log, newId: deps.newId, runtime });
   const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType, checkSecret, onWritten: commands.deviceWritten });
   const jobs = createJobScheduler({ log: log.child('jobs') });
-  const journalMaxAge = parseDuration(config.journal.maxAge);
-  if (!journalMaxAge) throw new Error(`journal.max-age: '${config.journal.maxAge}' is too large a duration`);
-  const commandsRetention = parseDuration(config.commands.retention);
-  if (!commandsRetention) throw new Error(`commands.retention: '${config.commands.retention}' is too large a duration`);
+  const horizons = horizonsOf(config);
   // Journal consumers: each registers on the feed when built.
   const { notifier, mqttSender, publishLocal } = buildNotifications({
     ...deps, store, feed, registry: subscriptionRegistry, contexts, mqtt, publicUrl, owners,
@@ -168,15 +168,15 @@ export function createBroker(deps: BrokerDeps): Broker {
   // A deleted subject's MQTT connections end (its subscriptions are suspended through `owners`).
   onSubjectGone((subject) => runtime.mqtt?.closeClientsOf(subject));
   const http = buildHttp({
-    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, commands, loginLimiter, secretChecks,
+    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, commands, loginLimiter, secretChecks, entityExpiry,
     services: { contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, distributed, permissions, subjects, devices, commandLog: createCommandLog({ store }), auth, identity },
   });
   const lifecycle: LifecycleDeps = {
-    config, log, clock, store, runtime, http, jobs, temporal, registrations, hasRetention: removesHistory(policy), hasRollups: policy.rollups,
-    horizon: (now) => addDuration(now, journalMaxAge, -1), notifier, commands, commandsHorizon: (now) => addDuration(now, commandsRetention, -1), mqttSender, mqttHooks: hooks, federation, verifier, identity,
+    config, log, clock, store, events, runtime, http, jobs, temporal, registrations, entityExpiry, hasRetention: removesHistory(policy), hasRollups: policy.rollups,
+    ...horizons, notifier, commands, mqttSender, mqttHooks: hooks, federation, verifier, identity,
   };
   return {
-    app: http.app, store, contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, devices, subscriptionRegistry, notifier, commands, events, publishLocal, mqttSender, identity,
+    app: http.app, store, contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, devices, subscriptionRegistry, notifier, commands, entityExpiry, events, publishLocal, mqttSender, identity,
     federation,
     mqttIngest: ingest,
     get mqttPort() {

@@ -283,6 +283,14 @@ export const configSchema = z
           .default('17 * * * *').describe('When finished commands older than commands.retention are removed (cron, UTC)'),
       })
       .prefault({}),
+    // Transient entities (NGSI-LD §4.22): the removal of entities whose expiresAt came.
+    entities: z
+      .strictObject({
+        expirySchedule: z.string().regex(CRON, 'expected a cron expression of 5 or 6 fields')
+          .default('* * * * *')
+          .describe('When entities whose expiresAt has passed are looked for and removed (cron, UTC); besides, each is removed when its expiresAt comes, and once at start'),
+      })
+      .prefault({}),
     batch: z
       .strictObject({
         maxSize: positiveInt(1_000, 'Most entities in one batch operation (above: 400 BadRequestData)'),

@@ -20,3 +20,5 @@ export { createWriteAccess, type WriteAccess, type WriteAccessDeps } from './wri
 export { createMeasurementService, type Measurement, type MeasurementService } from './measurements.js';
 /** The live-entity count for metrics: one count at start, then followed through change events. */
 export { trackLiveEntities } from './live-count.js';
+/** Transient entities (NGSI-LD §4.22): the removal of entities whose expiresAt came, and its alarm. */
+export { createEntityExpiry, type EntityExpiry, type EntityExpiryDeps, type EntityExpiryStats } from './expiry.js';

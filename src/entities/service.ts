@@ -2,7 +2,7 @@
 // through the write core (entity row, history rows and the journaled change in one transaction).
 
 import {
-  ResourceNotFoundError, appendAttributes, entityFactsOf, changesOfEntity, deletionsOfEntity, historyOfChanges, replaceEntity, type Entity, type EntityId, type Iri, type NotUpdated,
+  ResourceNotFoundError, appendAttributes, entityFactsOf, expiryOf, isExpired, type EntityMembers, changesOfEntity, deletionsOfEntity, historyOfChanges, replaceEntity, type Entity, type EntityId, type Iri, type NotUpdated,
   type Action, type Principal, type UpdateOutcome,
 } from '../ngsi/index.js';
 import type { WriteCore, WriteTx } from '../events.js';
@@ -50,10 +50,14 @@ function notFound(id: EntityId): ResourceNotFoundError {
 
 /**
  * Upsert with options=update: attributes appended as by Append Entity Attributes (NGSI-LD §5.6.3,
- * overwriting), types added (§4.16), and a scope given in the entity replaces the stored one.
+ * overwriting), types added (§4.16), and a scope or expiresAt (§4.22) given in the entity replaces
+ * the stored one.
  */
 function appendEntity(current: Entity, entity: Entity, now: number): UpdateOutcome {
-  const members = entity.scope === undefined ? { types: entity.types } : { types: entity.types, scope: entity.scope };
+  const members: EntityMembers = { types: entity.types };
+  if (entity.scope !== undefined) members.scope = entity.scope;
+  const expiry = expiryOf(entity);
+  if (expiry !== undefined) members.expiresAt = expiry;
   return appendAttributes(current, entity.attrs, { noOverwrite: false, now, members });
 }
 
@@ -117,7 +121,8 @@ export function createEntityService(deps: EntityServiceDeps): EntityService {
 
     get: (actor, id) => {
       const entity = store.entities.get(readScopeOf(actor), id);
-      if (!entity) throw notFound(id);
+      // NGSI-LD §4.22: an entity past its expiresAt is not served, even before the expiry job removes it.
+      if (!entity || isExpired(entity, clock.now())) throw notFound(id);
       // Existence first (404), then the right to read it (403).
       requireRight(actor, 'read', entityFactsOf(id, entity), store.permissions.applicableTo);
       return entity;

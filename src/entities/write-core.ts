@@ -158,7 +158,7 @@ function update(run: Run, previous: Entity, next: Entity, instances: HistoryInst
 function markDeleted(run: Run, previous: Entity, instances: HistoryInstance[]): void {
   need(run, previous.id, 'admin', () => previous);
   const t = touch(run, previous.id, () => previous);
-  run.core.entities.markDeleted(run.tenant, previous.id, run.now);
+  run.core.entities.markDeleted(run.tenant, previous.id, run.now, previous.expiresAt !== undefined);
   if (instances.length > 0) run.core.history.append(run.tenant, instances);
   t.after = undefined;
   record(t, instances);

@@ -66,6 +66,14 @@ export interface EntityMembers {
   types?: Iri[];
   /** The scope given, or 'deleted' when NGSI-LD Null was given. */
   scope?: string[] | 'deleted';
+  /** The expiry given (NGSI-LD §4.22), or 'deleted' when NGSI-LD Null was given (the entity becomes permanent). */
+  expiresAt?: ExpiresAt | 'deleted';
+}
+
+/** An entity's expiresAt as written: the instant, and the text when it differs from formatDateTime's form. */
+export interface ExpiresAt {
+  at: number;
+  text?: string;
 }
 
 /** The body of a merge (PATCH /entities/{id}, NGSI-LD §5.6.17). */

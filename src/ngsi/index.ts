@@ -7,7 +7,7 @@ export * from './terms.js';
 export * from './errors.js';
 
 export type {
-  AttributeDeletion, AttributeFragment, AttributeInput, AttributeInputs, EntityFragment, EntityMembers, FragmentInput, FragmentValue,
+  AttributeDeletion, AttributeFragment, AttributeInput, AttributeInputs, ExpiresAt, EntityFragment, EntityMembers, FragmentInput, FragmentValue,
   PayloadMember,
 } from './fragment.js';
 export { isDeletion } from './fragment.js';
@@ -22,6 +22,7 @@ export {
   updateAttributes,
 } from './update.js';
 
+export { expiryOf, isExpired } from './expiry.js';
 export { renderEntity, type RenderOptions, type RepresentationFormat } from './render.js';
 export { isProjected, parseProjection, type Member, type ProjectionTree } from './projection.js';
 export { followLinks, type LinkedLoader, type Reached } from './linked-entities.js';

@@ -84,6 +84,10 @@ export interface Entity {
   createdAt: number;
   modifiedAt: number;
   deletedAt?: number;
+  /** NGSI-LD §4.22 transient entity: when it is removed (epoch ms); absent for a permanent entity. */
+  expiresAt?: number;
+  /** expiresAt as the writer wrote it, when that differs from formatDateTime's form: shown back verbatim. */
+  expiresAtText?: string;
 }
 
 export function assertNever(x: never, what = 'value'): never {

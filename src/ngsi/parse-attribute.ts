@@ -153,6 +153,11 @@ function readMember(f: AttributeFragment, key: string, v: unknown, ctx: ParseCon
       return;
     default: {
       if (key.startsWith('@')) fail(ctx, `JSON-LD keyword '${key}' is not allowed in an attribute`);
+      // NGSI-LD §4.22: an attribute's expiresAt is a DateTime (§4.6.3). NOTE: kept as a sub-property;
+      // transient attributes are not removed when it comes (transient entities are).
+      if (key === 'expiresAt' && (typeof v !== 'string' || parseDateTime(v) === undefined)) {
+        fail(ctx, 'expiresAt must be an ISO 8601 DateTime with a time zone');
+      }
       const iri = expandName(key, ctx);
       f.sub[iri] = parseAttributeInput(v, ctx, iri);
     }

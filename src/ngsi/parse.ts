@@ -8,8 +8,9 @@ import { BadRequestDataError } from './errors.js';
 import { isPlainObject } from './json.js';
 import { isAbsoluteUri, isScopePath } from './names.js';
 import {
-  isDeletion, type AttributeInput, type AttributeInputs, type EntityFragment, type EntityMembers, type FragmentInput,
+  isDeletion, type AttributeInput, type AttributeInputs, type ExpiresAt, type EntityFragment, type EntityMembers, type FragmentInput,
 } from './fragment.js';
+import { formatDateTime, parseDateTime } from './time.js';
 import {
   checkInstances, child, expandName, fail, parseAttributeInput, parseFragmentInput, parseInstances,
   type ParseContext,
@@ -27,7 +28,7 @@ function rootContext(mapper: TermMapper, now: number, allowNull: boolean): Parse
 /** The body as an object whose core members are not JSON null. */
 function readObject(doc: unknown, what: string): Record<string, unknown> {
   if (!isPlainObject(doc)) throw new BadRequestDataError(`${what} must be a JSON object`);
-  for (const key of ['id', 'type', 'scope']) {
+  for (const key of ['id', 'type', 'scope', 'expiresAt']) {
     if (doc[key] === null) throw new BadRequestDataError(`JSON null is not allowed (at ${key})`);
   }
   return doc;
@@ -63,6 +64,19 @@ function readScope(v: unknown, ctx: ParseContext): string[] | 'deleted' {
     if (typeof s !== 'string' || !isScopePath(s)) fail(child(ctx, i), `'${String(s)}' is not a scope path like /A/B`);
   }
   return [...new Set(scopes.map(String))];
+}
+
+/**
+ * `expiresAt` of an entity (NGSI-LD §4.22 transient entities): a DateTime (§4.6.3), else
+ * BadRequestData; NGSI-LD Null when allowed (the entity becomes permanent). A past instant is
+ * accepted: the entity is due at once.
+ */
+function readExpiresAt(v: unknown, ctx: ParseContext): ExpiresAt | 'deleted' {
+  if (v === NGSI_LD_NULL && ctx.allowNull) return 'deleted';
+  if (typeof v !== 'string') fail(ctx, 'expiresAt must be a DateTime string');
+  const at = parseDateTime(v);
+  if (at === undefined) fail(ctx, `'${v}' is not an ISO 8601 DateTime with a time zone`);
+  return v === formatDateTime(at) ? { at } : { at, text: v };
 }
 
 /** Calls `each` for every attribute member of an entity-shaped body (core members skipped). */
@@ -102,7 +116,8 @@ function onlyAttributes(inputs: AttributeInput[], ctx: ParseContext): Attribute[
 /**
  * An entity for create, replace or upsert (NGSI-LD §5.6.1, §5.6.18). `id` and `type` are required;
  * `opts.id` (the id from the path) fills a missing `id` and must match a given one. System members
- * (createdAt, modifiedAt, deletedAt) and `@context` are ignored; NGSI-LD Null is refused.
+ * (createdAt, modifiedAt, deletedAt) and `@context` are ignored; `expiresAt` makes it transient
+ * (§4.22); NGSI-LD Null is refused.
  */
 export function parseEntity(doc: unknown, mapper: TermMapper, opts: ParseOptions & { id?: EntityId }): Entity {
   const body = readObject(doc, 'An entity');
@@ -121,6 +136,13 @@ export function parseEntity(doc: unknown, mapper: TermMapper, opts: ParseOptions
   if (body.scope !== undefined) {
     const scope = readScope(body.scope, child(ctx, 'scope'));
     if (scope !== 'deleted' && scope.length > 0) entity.scope = scope;
+  }
+  if (body.expiresAt !== undefined) {
+    const expiry = readExpiresAt(body.expiresAt, child(ctx, 'expiresAt'));
+    if (expiry !== 'deleted') {
+      entity.expiresAt = expiry.at;
+      if (expiry.text !== undefined) entity.expiresAtText = expiry.text;
+    }
   }
   return entity;
 }
@@ -143,7 +165,8 @@ export function parseAttributes(
 
 /**
  * The entity members of an attribute write body (POST/PATCH /entities/{id}/attrs, batch update):
- * types to add (NGSI-LD §4.16) and the scope (§4.18; NGSI-LD Null removes it when `allowNull`).
+ * types to add (NGSI-LD §4.16), the scope (§4.18) and expiresAt (§4.22); NGSI-LD Null removes
+ * either when `allowNull`.
  */
 export function parseEntityMembers(body: unknown, mapper: TermMapper, opts: ParseOptions & { allowNull: boolean }): EntityMembers {
   const obj = readObject(body, 'The attributes');
@@ -151,6 +174,7 @@ export function parseEntityMembers(body: unknown, mapper: TermMapper, opts: Pars
   const out: EntityMembers = {};
   if (obj.type !== undefined) out.types = readTypes(obj.type, child(ctx, 'type'));
   if (obj.scope !== undefined) out.scope = readScope(obj.scope, child(ctx, 'scope'));
+  if (obj.expiresAt !== undefined) out.expiresAt = readExpiresAt(obj.expiresAt, child(ctx, 'expiresAt'));
   return out;
 }
 

@@ -14,7 +14,7 @@ export type { RepresentationFormat };
 
 export interface RenderOptions {
   format: RepresentationFormat;
-  /** createdAt/modifiedAt on the entity, its attributes and sub-attributes. */
+  /** createdAt/modifiedAt on the entity, its attributes and sub-attributes (and the entity's expiresAt). */
   sysAttrs: boolean;
   /** createdAt alone on attributes and sub-attributes, without sysAttrs (notifications, normalized form). */
   attributeCreatedAt?: boolean;
@@ -97,6 +97,8 @@ export function renderEntity(entity: Entity, mapper: TermMapper, opts: RenderOpt
     out.createdAt = formatDateTime(entity.createdAt);
     out.modifiedAt = formatDateTime(entity.modifiedAt);
     if (entity.deletedAt !== undefined) out.deletedAt = formatDateTime(entity.deletedAt);
+    // NGSI-LD §4.22: shown with the system members (options=sysAttrs), as createdAt is.
+    if (entity.expiresAt !== undefined) out.expiresAt = entity.expiresAtText ?? formatDateTime(entity.expiresAt);
   }
   const ctx = attributeContext(mapper, opts, undefined);
   // NOTE: Object.keys visits members in the same order as Object.entries, without a pair per member.

@@ -7,6 +7,7 @@ import {
   isDeletion, type AttributeInput, type AttributeInputs, type EntityFragment, type EntityMembers, type FragmentInput,
 } from './fragment.js';
 import { SCOPE } from './vocab.js';
+import { expiryOf, hasExpiry, withExpiry } from './expiry.js';
 import { buildAttribute, mergeAttribute, restamp } from './build-attribute.js';
 import {
   draftOf, findInstance, finish, missingReason, putInstance, removeInstance, skip, type Draft, type UpdateOutcome,
@@ -17,7 +18,8 @@ type ScopeRule = 'replace' | 'add' | 'replaceExisting';
 
 /**
  * The entity-level part of a write: types added (NGSI-LD §4.16), scope by `rule` (§4.18; NGSI-LD
- * Null removes it); undefined when nothing changes. A scope the rule refuses goes to notUpdated.
+ * Null removes it), expiresAt set or removed (§4.22); undefined when nothing changes. A scope the
+ * rule refuses goes to notUpdated.
  */
 function reshapeMembers(d: Draft, members: EntityMembers, rule: ScopeRule): (e: Entity) => Entity | undefined {
   const given = members.scope;
@@ -32,10 +34,13 @@ function reshapeMembers(d: Draft, members: EntityMembers, rule: ScopeRule): (e: 
     else if (given !== undefined && (rule === 'replace' || (e.scope ?? []).length > 0)) scope = given;
     if (scope?.length === 0) scope = undefined;
     const scopeChanged = (scope ?? []).join('\n') !== (e.scope ?? []).join('\n');
-    if (added.length === 0 && !scopeChanged) return undefined;
+    const expiry = members.expiresAt;
+    const expiryChanged = expiry !== undefined && !hasExpiry(e, expiry);
+    if (added.length === 0 && !scopeChanged && !expiryChanged) return undefined;
     const { scope: _previous, ...rest } = e;
     const types = [...e.types, ...added];
-    return scope === undefined ? { ...rest, types } : { ...rest, types, scope };
+    const out = scope === undefined ? { ...rest, types } : { ...rest, types, scope };
+    return expiryChanged ? withExpiry(out, expiry) : out;
   };
 }
 
@@ -107,7 +112,7 @@ export function mergeEntity(entity: Entity, fragment: EntityFragment, now: numbe
 }
 
 /**
- * Replace Entity (NGSI-LD §5.6.18): the replacement's types, scope and attributes, under the
+ * Replace Entity (NGSI-LD §5.6.18): the replacement's types, scope, expiresAt and attributes, under the
  * existing id and createdAt. Every attribute is new (createdAt = modifiedAt = now): the old ones are
  * gone, and their history records a deletion.
  */
@@ -118,7 +123,8 @@ export function replaceEntity(existing: Entity, replacement: Entity, now: number
   }
   const out: Entity = { id: existing.id, types: replacement.types, attrs, createdAt: existing.createdAt, modifiedAt: now };
   if (replacement.scope !== undefined && replacement.scope.length > 0) out.scope = replacement.scope;
-  return out;
+  // NGSI-LD §4.22: a replacement without expiresAt makes the entity permanent.
+  return replacement.expiresAt === undefined ? out : withExpiry(out, expiryOf(replacement));
 }
 
 /** The instance a single-attribute operation targets; 404 when the attribute or instance is missing. */

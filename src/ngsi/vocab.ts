@@ -42,5 +42,5 @@ export const NGSI_LD_NULL = 'urn:ngsi-ld:null';
  * expanded through the user's context).
  */
 export const ENTITY_CORE_MEMBERS = new Set([
-  'id', 'type', 'scope', '@context', 'createdAt', 'modifiedAt', 'deletedAt',
+  'id', 'type', 'scope', '@context', 'createdAt', 'modifiedAt', 'deletedAt', 'expiresAt',
 ]);

@@ -5,7 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { SecretChecks, TokenVerifier } from '../auth/index.js';
 import type { Config } from '../config/index.js';
-import { createBatchService, createDiscoveryService, trackLiveEntities } from '../entities/index.js';
+import { createBatchService, createDiscoveryService, trackLiveEntities, type EntityExpiry } from '../entities/index.js';
 import type { ChangeEmitter } from '../events.js';
 import { disabledStatus } from '../federation/index.js';
 import { createApp, createMetrics, type App, type AppDeps, type Metrics } from '../http/index.js';
@@ -49,6 +49,8 @@ export interface HttpWiring {
   loginLimiter: LoginLimiter | undefined;
   /** The bound on password checks (its counts are metrics). */
   secretChecks: SecretChecks;
+  /** The removal of transient entities (its counts are metrics). */
+  entityExpiry: Pick<EntityExpiry, 'stats'>;
 }
 
 export interface HttpParts {
@@ -75,6 +77,14 @@ function budgetMetrics(budget: RequestBudget | undefined): MetricsSource[] {
   ];
 }
 
+/** Transient entities removed when their expiresAt came (NGSI-LD §4.22). */
+function expiryMetrics(expiry: Pick<EntityExpiry, 'stats'>): MetricsSource[] {
+  return [
+    { name: 'edgeld_entities_expired_total', type: 'counter', help: 'Entities removed because their expiresAt came (transient entities)', collect: () => expiry.stats().expired },
+    { name: 'edgeld_entities_expiry_writes_total', type: 'counter', help: 'Writes that removed expired entities (each removes at most 500)', collect: () => expiry.stats().writes },
+  ];
+}
+
 function buildMetrics(deps: HttpWiring, budget: RequestBudget | undefined): Metrics | undefined {
   const { config, store, runtime } = deps;
   // NOTE: counted here, before anything can write; one scan at start instead of one per scrape.
@@ -86,7 +96,7 @@ function buildMetrics(deps: HttpWiring, budget: RequestBudget | undefined): Metr
     mqtt: () => ({ ...deps.ingest.stats(), connectedClients: runtime.mqtt?.connectedClients ?? 0 }),
     storage: () => ({ ...store.diskStats(), liveEntities: liveEntities(), historyRows: store.estimateHistoryRows() }),
     // Metrics of other modules (queue depths and the like) are added here as MetricsSources.
-    sources: [...federationMetrics(deps.federation), ...commandMetrics(deps.commands), ...mqttConnectionMetrics(runtime), ...loginMetrics(deps.loginLimiter), ...secretCheckMetrics(deps.secretChecks), ...budgetMetrics(budget), {
+    sources: [...federationMetrics(deps.federation), ...commandMetrics(deps.commands), ...expiryMetrics(deps.entityExpiry), ...mqttConnectionMetrics(runtime), ...loginMetrics(deps.loginLimiter), ...secretCheckMetrics(deps.secretChecks), ...budgetMetrics(budget), {
       name: 'edgeld_mqtt_session_takeovers_refused_total', type: 'counter',
       help: 'MQTT CONNECTs refused because their client id belongs to another principal (a device, or another subject\'s session)',
       collect: () => deps.mqttAccess.stats().takeoversRefused,

@@ -5,7 +5,8 @@
 
 import type { IdentityProvider, TokenVerifier } from '../auth/index.js';
 import type { Config } from '../config/index.js';
-import { pruneJournal } from '../entities/index.js';
+import { pruneJournal, type EntityExpiry } from '../entities/index.js';
+import type { ChangeEmitter } from '../events.js';
 import { listenHttp, listenRedirect } from '../http/index.js';
 import type { JobScheduler } from '../jobs/index.js';
 import { loadTlsPair, watchTlsFiles, type Clock, type Logger, type TlsFiles, type TlsPair, type TlsReloadTarget } from '../lib/index.js';
@@ -14,7 +15,7 @@ import type { Store } from '../store/index.js';
 import type { MqttSender, Notifier } from '../subscriptions/index.js';
 import type { CommandDispatcher } from '../commands/index.js';
 import type { RegistrationService } from '../registrations/index.js';
-import type { TemporalService } from '../temporal/index.js';
+import { addDuration, parseDuration, type TemporalService } from '../temporal/index.js';
 import type { FederationLink } from './federation.js';
 import type { HttpParts } from './http.js';
 import type { Runtime } from './runtime.js';
@@ -24,11 +25,14 @@ export interface LifecycleDeps {
   log: Logger;
   clock: Clock;
   store: Store;
+  events: ChangeEmitter;
   runtime: Runtime;
   http: HttpParts;
   jobs: JobScheduler;
   temporal: TemporalService;
   registrations: RegistrationService;
+  /** Transient entities (NGSI-LD §4.22): removed by a job, woken when the earliest expiresAt comes. */
+  entityExpiry: EntityExpiry;
   /** Whether some history retention is set (the retention job runs). */
   hasRetention: boolean;
   /** Whether history.rollups is on (the rollup job runs). */
@@ -45,6 +49,15 @@ export interface LifecycleDeps {
   federation: FederationLink | undefined;
   verifier: TokenVerifier | undefined;
   identity: IdentityProvider | undefined;
+}
+
+/** The instants before which a journal row and a finished command go (journal.max-age, commands.retention). */
+export function horizonsOf(config: Config): Pick<LifecycleDeps, 'horizon' | 'commandsHorizon'> {
+  const journalMaxAge = parseDuration(config.journal.maxAge);
+  if (!journalMaxAge) throw new Error(`journal.max-age: '${config.journal.maxAge}' is too large a duration`);
+  const commandsRetention = parseDuration(config.commands.retention);
+  if (!commandsRetention) throw new Error(`commands.retention: '${config.commands.retention}' is too large a duration`);
+  return { horizon: (now) => addDuration(now, journalMaxAge, -1), commandsHorizon: (now) => addDuration(now, commandsRetention, -1) };
 }
 
 /** The key and certificate files of a group of options, when both are set. */
@@ -84,6 +97,9 @@ function scheduleJobs(deps: LifecycleDeps): void {
   // NGSI-LD §5.11.7: a registration that expires by time (no request) still notifies its subscribers, once.
   jobs.schedule('registrations-expiry', config.notifications.periodicSchedule, () => deps.registrations.expire(clock.now()));
   jobs.schedule('commands-prune', config.commands.pruneSchedule, (signal) => deps.commands.prune(deps.commandsHorizon(clock.now()), signal));
+  // NGSI-LD §4.22: on its schedule, when the earliest expiresAt comes, and once now (what expired while down).
+  jobs.schedule('entities-expiry', config.entities.expirySchedule, (signal) => deps.entityExpiry.sweep(signal));
+  deps.entityExpiry.start(deps.events, () => void jobs.run('entities-expiry'));
   jobs.schedule('wal-checkpoint', config.storage.checkpointSchedule, () => store.checkpoint('PASSIVE'));
   // Users and clients removed (scripts/idp.mjs writes while the broker runs): their tokens stop working.
   const { identity } = deps;
@@ -149,6 +165,7 @@ export async function closeAll(deps: LifecycleDeps): Promise<void> {
   if (runtime.redirect) await runtime.redirect.close();
   if (runtime.listener) await runtime.listener.close(config.server.shutdownTimeout);
   if (runtime.mqtt) await runtime.mqtt.close();
+  deps.entityExpiry.stop();
   await deps.jobs.stop();
   // What is not delivered stays queued for the next start.
   await deps.notifier.stop();

@@ -5,6 +5,7 @@ export type {
   DeliveryOutcome,
   DeliveryState,
   DiskStats,
+  DueEntity,
   EntityListQuery,
   EntityArchive,
   EntityRepository,

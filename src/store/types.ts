@@ -183,10 +183,24 @@ export interface EntityRepository {
    * (secondary indexes then diff in memory instead of reading their rows back).
    */
   update(tenant: string, entity: Entity, previous?: Entity): boolean;
-  /** Soft delete: sets deletedAt and keeps the row for temporal reads; false when no live entity. */
-  markDeleted(tenant: string, id: EntityId, at: number): boolean;
+  /**
+   * Soft delete: sets deletedAt and keeps the row for temporal reads; false when no live entity.
+   * `transient: false` says the entity has no expiresAt (its row then skips clearing one); default true.
+   */
+  markDeleted(tenant: string, id: EntityId, at: number, transient?: boolean): boolean;
   /** Live entities in creation order; count computed only when asked. */
   list(scope: ReadScope, q: EntityListQuery): { entities: Entity[]; count?: number };
+  /** Live entities of every tenant whose expiresAt is at or before `now` (NGSI-LD §4.22), earliest first, at most `limit`. */
+  dueToExpire(now: number, limit: number): DueEntity[];
+  /** The earliest expiresAt of a live entity, over all tenants; undefined when no entity is transient. */
+  nextExpiry(): number | undefined;
+}
+
+/** A transient entity whose expiresAt has come. */
+export interface DueEntity {
+  tenant: string;
+  id: EntityId;
+  expiresAt: number;
 }
 
 

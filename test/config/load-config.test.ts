@@ -63,6 +63,7 @@ describe('defaultConfig', () => {
       },
       journal: { maxAge: 'P7D', pruneSchedule: '*/5 * * * *' },
       commands: { retention: 'P7D', pruneSchedule: '17 * * * *' },
+      entities: { expirySchedule: '* * * * *' },
       batch: { maxSize: 1_000 },
       distributed: { enabled: true, timeout: 5_000, maxReplyBytes: 4_194_304, maxEntities: 1_000, forwardTenant: false },
       federation: {
@@ -160,6 +161,7 @@ describe('CONFIG_OPTIONS', () => {
       'journal.prune-schedule',
       'commands.retention',
       'commands.prune-schedule',
+      'entities.expiry-schedule',
       'batch.max-size',
       'distributed.enabled',
       'distributed.timeout',

@@ -13,6 +13,12 @@ import type { ReadFilter, ReadScope } from '../read-scope.js';
 
 type EntityStatements = ReturnType<typeof prepareEntityStatements>;
 
+interface DueRow {
+  tenant: string;
+  id: EntityId;
+  expires_at: number;
+}
+
 function prepareEntityStatements(db: BetterSqlite3.Database) {
   return {
     getRow: db.prepare<[string, string], EntityRow>(`SELECT ${ROW} FROM entities e WHERE tenant = ? AND id = ? AND deleted_at IS NULL`),
@@ -20,8 +26,8 @@ function prepareEntityStatements(db: BetterSqlite3.Database) {
       `SELECT ${ROW} FROM entities e WHERE tenant = ? AND deleted_at IS NULL AND id IN (SELECT value FROM json_each(?))`,
     ),
     liveRowid: db.prepare<[string, string], number>('SELECT rowid FROM entities WHERE tenant = ? AND id = ? AND deleted_at IS NULL').pluck(),
-    insertRow: db.prepare<[string, string, string, number, number, number | null, number]>(
-      'INSERT INTO entities (tenant, id, doc, created_at, modified_at, deleted_at, version) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    insertRow: db.prepare<[string, string, string, number, number, number | null, number, number | null]>(
+      'INSERT INTO entities (tenant, id, doc, created_at, modified_at, deleted_at, version, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     // NOTE: deleted_at stays out of SET (the row is live and stays so): SQLite rewrites every index
     // whose columns or partial-index condition name a SET column.
@@ -29,6 +35,16 @@ function prepareEntityStatements(db: BetterSqlite3.Database) {
       'UPDATE entities SET doc = ?, created_at = ?, modified_at = ?, version = ? WHERE rowid = ?',
     ),
     markDeleted: db.prepare<[number, number, number]>('UPDATE entities SET deleted_at = ?, version = ? WHERE rowid = ?'),
+    // NOTE: a statement of its own, run only for transient entities (migration 26): the writes of the
+    // others never name expires_at, so they never touch its index.
+    setExpiry: db.prepare<[number | null, number]>('UPDATE entities SET expires_at = ? WHERE rowid = ?'),
+    markDeletedTransient: db.prepare<[number, number, number]>('UPDATE entities SET deleted_at = ?, version = ?, expires_at = NULL WHERE rowid = ?'),
+    due: db.prepare<[number, number], DueRow>(
+      'SELECT tenant, id, expires_at FROM entities INDEXED BY entities_expiry WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT CAST(? AS INTEGER)',
+    ),
+    nextExpiry: db.prepare<[], number | null>(
+      'SELECT min(expires_at) FROM entities INDEXED BY entities_expiry WHERE expires_at IS NOT NULL',
+    ).pluck(),
     addType: db.prepare<[number, number]>('INSERT INTO entity_types (entity, iri) VALUES (?, ?)'),
     removeType: db.prepare<[number, number]>('DELETE FROM entity_types WHERE iri = ? AND entity = ?'),
     storedDoc: db.prepare<[number], string>('SELECT doc FROM entities WHERE rowid = ?').pluck(),
@@ -84,7 +100,9 @@ function createEntityWrites(
       // a B-tree write per create and a rewrite per soft delete. (A look-up then a plain INSERT
       // costs less than one INSERT … SELECT … WHERE NOT EXISTS.)
       if (st.liveRowid.get(tenant, entity.id) !== undefined) throw new AlreadyExistsError('Already exists', `Entity ${entity.id} already exists`);
-      const inserted = st.insertRow.run(tenant, entity.id, encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, entity.deletedAt ?? null, ++lastVersion);
+      const inserted = st.insertRow.run(
+        tenant, entity.id, encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, entity.deletedAt ?? null, ++lastVersion, entity.expiresAt ?? null,
+      );
       const rowid = Number(inserted.lastInsertRowid);
       syncTypes(st, iris, rowid, entity.types, []);
       for (const ix of indexers) ix.write(rowid, entity, true);
@@ -98,14 +116,16 @@ function createEntityWrites(
       if (!previous) syncTypes(st, iris, rowid, entity.types, storedTypes(st, rowid));
       else if (!sameTypes(previous.types, entity.types)) syncTypes(st, iris, rowid, entity.types, previous.types);
       st.updateRow.run(encodeEntityDoc(entity), entity.createdAt, entity.modifiedAt, ++lastVersion, rowid);
+      // Without `previous` the stored expiry is unknown: written whatever it was.
+      if (previous === undefined || previous.expiresAt !== entity.expiresAt) st.setExpiry.run(entity.expiresAt ?? null, rowid);
       for (const ix of indexers) ix.write(rowid, entity, false, previous);
       return true;
     });
 
-  const markDeleted = (tenant: string, id: EntityId, at: number): boolean => transaction(() => {
+  const markDeleted = (tenant: string, id: EntityId, at: number, transient = true): boolean => transaction(() => {
     const rowid = st.liveRowid.get(tenant, id);
     if (rowid === undefined) return false;
-    st.markDeleted.run(at, ++lastVersion, rowid);
+    (transient ? st.markDeletedTransient : st.markDeleted).run(at, ++lastVersion, rowid);
     for (const ix of indexers) ix.remove(rowid);
     return true;
   });
@@ -153,5 +173,7 @@ export function createEntityRepository(
     update,
     markDeleted,
     list,
+    dueToExpire: (now, limit) => st.due.all(now, limit).map((r) => ({ tenant: r.tenant, id: r.id, expiresAt: r.expires_at })),
+    nextExpiry: () => st.nextExpiry.get() ?? undefined,
   };
 }

@@ -23,11 +23,18 @@ interface EntityDoc {
   types: Iri[];
   scope?: string[];
   attrs: Record<Iri, AttributeInstances>;
+  /** A transient entity's expiry (its expires_at column is the index of the expiry job, migration 26). */
+  expiresAt?: number;
+  expiresAtText?: string;
 }
 
 export function encodeEntityDoc(entity: Entity): string {
   const doc: EntityDoc = { types: entity.types, attrs: entity.attrs };
   if (entity.scope !== undefined) doc.scope = entity.scope;
+  if (entity.expiresAt !== undefined) {
+    doc.expiresAt = entity.expiresAt;
+    if (entity.expiresAtText !== undefined) doc.expiresAtText = entity.expiresAtText;
+  }
   return JSON.stringify(doc);
 }
 
@@ -41,6 +48,10 @@ function entityOf(id: EntityId, docJson: string, createdAt: number, modifiedAt: 
   const entity: Entity = { id, types: doc.types, attrs: doc.attrs, createdAt, modifiedAt };
   if (doc.scope !== undefined) entity.scope = doc.scope;
   if (deletedAt !== null) entity.deletedAt = deletedAt;
+  if (doc.expiresAt !== undefined) {
+    entity.expiresAt = doc.expiresAt;
+    if (doc.expiresAtText !== undefined) entity.expiresAtText = doc.expiresAtText;
+  }
   return entity;
 }
 

@@ -26,6 +26,7 @@ import { up as commands } from './migration-022-commands.js';
 import { up as federationDownlink } from './migration-023-federation-downlink.js';
 import { up as commandLog } from './migration-024-command-log.js';
 import { up as commandsFinished } from './migration-025-commands-finished.js';
+import { up as entityExpiry } from './migration-026-entity-expiry.js';
 import { up as rollups } from './migration-027-rollups.js';
 
 /** Where applied migrations are reported (the store's logger fits). */
@@ -123,6 +124,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 23, up: federationDownlink },
   { version: 24, up: commandLog },
   { version: 25, up: commandsFinished },
+  { version: 26, up: entityExpiry },
   { version: 27, up: rollups },
 ];
 

@@ -114,9 +114,11 @@ describe('migration 6', () => {
     try {
       registerSqlFunctions(db);
       runMigrations(db, MIGRATIONS.slice(0, 5), silentLogger);
-      // Today's repository writes the version-5 rows; the one column of a later migration it needs is
-      // there only while it writes.
+      // Today's repository writes the version-5 rows; the columns (and index) of later migrations it
+      // needs are there only while it writes.
       db.exec('ALTER TABLE entities ADD COLUMN version INTEGER NOT NULL DEFAULT 0');
+      db.exec('ALTER TABLE entities ADD COLUMN expires_at INTEGER');
+      db.exec('CREATE INDEX entities_expiry ON entities (expires_at) WHERE expires_at IS NOT NULL');
       const caches = createCacheGroup(db);
       const iris = createIriDictionary(db, caches);
       const repo = createEntityRepository(db, iris, createTxRunner(db, caches, silentLogger).transaction, () => undefined);
@@ -124,6 +126,8 @@ describe('migration 6', () => {
       repo.insert('', entity('urn:ngsi-ld:E:2', [], { [TEMP]: [property(30)] }));
       const before = db.prepare('SELECT entity, attr, inst, seq, typ, num, str FROM attr_values ORDER BY entity, attr').all();
       db.exec('ALTER TABLE entities DROP COLUMN version');
+      db.exec('DROP INDEX entities_expiry');
+      db.exec('ALTER TABLE entities DROP COLUMN expires_at');
       runMigrations(db, MIGRATIONS, silentLogger);
       expect(db.prepare('SELECT entity, attr, inst, seq, typ, num, str FROM attr_values ORDER BY entity, attr').all()).toEqual(before);
       const indexes = db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'attr_values' ORDER BY name").pluck().all();
