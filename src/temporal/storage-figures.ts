@@ -1,0 +1,119 @@
+// The figures of the database on disk that the disk budget and GET /edgeld/v1/storage show: the
+// bytes written per UTC day (the increase of the pages in use seen from one check to the next,
+// decreases not subtracted, kept in a small table so that a restart keeps them), the rate of the last
+// week, and the bytes of each level of history (SQLite's dbstat walks every page it counts: measured
+// in the background, one table or index per event-loop turn, and served from a cache with its age).
+
+import type { Clock, Logger } from '../lib/index.js';
+import type { DailyWritten, StorageUsage, TierBytes } from '../store/index.js';
+
+export const DAY_MS = 86_400_000;
+/** The days the rate is taken over: today and the six before. */
+export const RATE_DAYS = 7;
+/** How often the day's figure is written to its table at most (one small write). */
+const FLUSH_EVERY_MS = 60_000;
+
+export interface StorageFiguresDeps {
+  store: { isOpen(): boolean; transaction<T>(fn: () => T): T; readonly usage: StorageUsage };
+  clock: Clock;
+  log: Logger;
+}
+
+/** The bytes of each tier, as last measured. */
+export interface TierFigures {
+  bytes: TierBytes;
+  /** When the measurement ended (epoch ms). */
+  at: number;
+}
+
+export interface StorageFigures {
+  /** Reads the pages in use (two pragmas) and adds their increase since the last sample to today's figure; returns them. */
+  sample(): number;
+  /** Writes the days' figures not written yet (at most every minute unless forced). */
+  flush(force?: boolean): void;
+  /** Measures the bytes of every table and index by tier, one per event-loop turn; resolves with the figures. */
+  measureTiers(): Promise<TierFigures | undefined>;
+  /** The latest measurement by tier; undefined before the first. */
+  tiers(): TierFigures | undefined;
+  /** The bytes written on each of the last RATE_DAYS UTC days that has a figure (today included), oldest first. */
+  written(now: number): DailyWritten[];
+  /** Bytes written per day over the last RATE_DAYS days: their total over the time they span (at least a day). */
+  rate(now: number): number;
+}
+
+export const dayOf = (t: number): number => Math.floor(t / DAY_MS) * DAY_MS;
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+export function createStorageFigures({ store, clock, log }: StorageFiguresDeps): StorageFigures {
+  const { usage } = store;
+  let last: number | undefined;
+  /** Days whose figure grew since it was last written; a day seen for the first time gets a row even at 0. */
+  const pending = new Map<number, number>();
+  const known = new Set<number>();
+  let flushedAt = clock.now();
+  let measured: TierFigures | undefined;
+  let measuring: Promise<TierFigures | undefined> | undefined;
+
+  const flush = (force = false): void => {
+    const now = clock.now();
+    if (pending.size === 0 || !store.isOpen() || (!force && now - flushedAt < FLUSH_EVERY_MS)) return;
+    flushedAt = now;
+    try {
+      store.transaction(() => {
+        for (const [day, bytes] of pending) usage.addWritten(day, bytes);
+        usage.forgetWritten(dayOf(now) - (RATE_DAYS + 1) * DAY_MS);
+      });
+      for (const day of pending.keys()) known.add(day);
+      pending.clear();
+    } catch (err) {
+      log.warn('storage figures not written', { err });
+    }
+  };
+
+  const measure = async (): Promise<TierFigures | undefined> => {
+    const bytes: TierBytes = { raw: 0, minute: 0, hour: 0, other: 0 };
+    for (const o of usage.objects()) {
+      if (!store.isOpen()) return undefined;
+      bytes[o.tier] += usage.objectBytes(o.name);
+      await nextTurn();
+    }
+    measured = { bytes, at: clock.now() };
+    return measured;
+  };
+
+  const written = (now: number): DailyWritten[] => {
+    const from = dayOf(now) - (RATE_DAYS - 1) * DAY_MS;
+    const days = new Map(store.isOpen() ? usage.written(from).map((d) => [d.day, d.bytes]) : []);
+    for (const [day, bytes] of pending) if (day >= from) days.set(day, (days.get(day) ?? 0) + bytes);
+    return [...days].map(([day, bytes]) => ({ day, bytes })).sort((a, b) => a.day - b.day);
+  };
+
+  return {
+    sample() {
+      const used = usage.usedBytes();
+      const day = dayOf(clock.now());
+      const grown = last === undefined ? 0 : Math.max(0, used - last);
+      last = used;
+      if (grown > 0 || (!known.has(day) && !pending.has(day))) pending.set(day, (pending.get(day) ?? 0) + grown);
+      flush();
+      return used;
+    },
+    flush,
+    measureTiers() {
+      measuring ??= measure().finally(() => {
+        measuring = undefined;
+      });
+      return measuring;
+    },
+    tiers: () => measured,
+    written,
+    rate(now) {
+      const days = written(now);
+      const first = days[0];
+      if (first === undefined) return 0;
+      const total = days.reduce((n, d) => n + d.bytes, 0);
+      return total / Math.max(1, (now - first.day) / DAY_MS);
+    },
+  };
+}
