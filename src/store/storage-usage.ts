@@ -64,7 +64,7 @@ export function createStorageUsage(db: BetterSqlite3.Database): StorageUsage {
   const objects = db.prepare<[], { name: string; tbl: string }>('SELECT name, tbl_name AS tbl FROM sqlite_schema WHERE rootpage > 0 ORDER BY name');
   // NOTE: aggregate=TRUE sums one object's pages in dbstat itself: one row, no page list in memory.
   const objectBytes = db.prepare<[string], number | null>('SELECT pgsize FROM dbstat WHERE name = ? AND aggregate = TRUE').pluck();
-  const add = db.prepare<[number, number]>('INSERT INTO storage_daily (day, written) VALUES (?1, ?2) ON CONFLICT (day) DO UPDATE SET written = written + ?2');
+  const add = db.prepare<[number, number]>('INSERT INTO storage_daily (day, written) VALUES (?, ?) ON CONFLICT (day) DO UPDATE SET written = written + excluded.written');
   const list = db.prepare<[number], { day: number; bytes: number }>('SELECT day, written AS bytes FROM storage_daily WHERE day >= ? ORDER BY day');
   const forget = db.prepare<[number]>('DELETE FROM storage_daily WHERE day < ?');
   let overBudget = false;

@@ -112,7 +112,7 @@ export function createDiskBudget(deps: DiskBudgetDeps): DiskBudget {
         const before = used;
         used = figures.sample();
         stats.dropped[drop.level] += 1;
-        const fields = { table: drop.name, level: drop.level, bytesBefore: before, bytesAfter: used, maxBytes };
+        const fields = { table: drop.name, tier: drop.level, bytesBefore: before, bytesAfter: used, maxBytes };
         if (drop.level === 'raw' && !deps.rollups) log.warn('disk budget: raw history dropped without summaries (history.rollups is off)', fields);
         else log.info('disk budget: history dropped', fields);
         await nextTurn();
