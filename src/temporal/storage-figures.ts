@@ -7,9 +7,9 @@
 import type { Clock, Logger } from '../lib/index.js';
 import type { DailyWritten, StorageUsage, TierBytes } from '../store/index.js';
 
-export const DAY_MS = 86_400_000;
+const DAY_MS = 86_400_000;
 /** The days the rate is taken over: today and the six before. */
-export const RATE_DAYS = 7;
+const RATE_DAYS = 7;
 /** How often the day's figure is written to its table at most (one small write). */
 const FLUSH_EVERY_MS = 60_000;
 
@@ -41,7 +41,7 @@ export interface StorageFigures {
   rate(now: number): number;
 }
 
-export const dayOf = (t: number): number => Math.floor(t / DAY_MS) * DAY_MS;
+const dayOf = (t: number): number => Math.floor(t / DAY_MS) * DAY_MS;
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
