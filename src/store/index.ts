@@ -36,7 +36,7 @@ export type {
 export { ROLLUP_TIERS, TIER_MS } from './history/rollups.js';
 export type { RollupRepository, RollupTier } from './history/history-types.js';
 
-export type { DailyWritten, StorageTier, StorageUsage, TierBytes } from './storage-usage.js';
+export type { DailyWritten, StorageUsage, TierBytes } from './storage-usage.js';
 
 /** Opens (creating when needed) the database at opts.path, applies pragmas and pending migrations. */
 export { openStore } from './open.js';

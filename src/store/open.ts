@@ -149,7 +149,7 @@ export function openStore(opts: StoreOptions): Store {
   const readFilter: ReadFilter = (scope) => (scope.assignees === undefined ? undefined : permissions.readFilter(scope.tenant, scope.assignees));
   const entities = createEntityRepository(db, iris, runner.atomic, readFilter);
   const history = createHistoryRepository({ db, iris, buckets, caches, transaction: runner.atomic });
-  const usage = createStorageUsage(db);
+  const usage = createStorageUsage(db, isMemory(path) ? undefined : { path, busyTimeoutMs });
   const store: Store = {
     transaction: runner.transaction,
     write: runner.write,
@@ -185,6 +185,7 @@ export function openStore(opts: StoreOptions): Store {
     close() {
       if (!db.open) return;
       runner.shutdown();
+      usage.close();
       checkpointer?.stop();
       try {
         checkpointHere('TRUNCATE');

@@ -17,8 +17,6 @@ export const BUDGET_HIGH = 0.95;
 /** ...until the pages in use are back at this share. */
 export const BUDGET_LOW = 0.9;
 const CHECK_EVERY_MS = 5_000;
-/** How old the bytes per tier may get before they are measured again (dbstat walks every page). */
-const TIERS_EVERY_MS = 5 * 60_000;
 
 export type BudgetLevel = 'raw' | 'minute';
 
@@ -52,7 +50,7 @@ export interface DiskBudget {
   readonly figures: StorageFigures;
   readonly maxBytes: number;
   stats(): BudgetStats;
-  /** Starts the periodic check and measurement (timers that keep no process alive). */
+  /** Starts the periodic check (a timer that keeps no process alive). */
   start(): void;
   /** Stops them and writes the day's figures. */
   stop(): void;
@@ -83,7 +81,7 @@ export function createDiskBudget(deps: DiskBudgetDeps): DiskBudget {
   const { store, log, clock, maxBytes } = deps;
   const figures = createStorageFigures(deps);
   const stats: BudgetStats = { dropped: { raw: 0, minute: 0 }, holds: 0, refusing: false };
-  let timers: NodeJS.Timeout[] = [];
+  let timer: NodeJS.Timeout | undefined;
   let running: Promise<number> | undefined;
 
   const hold = (refuse: boolean, used: number): void => {
@@ -141,18 +139,14 @@ export function createDiskBudget(deps: DiskBudgetDeps): DiskBudget {
     maxBytes,
     stats: () => ({ ...stats, dropped: { ...stats.dropped } }),
     start() {
-      if (timers.length > 0) return;
+      if (timer !== undefined) return;
       void check().catch(failed('disk budget check failed'));
-      void figures.measureTiers().catch(failed('storage measurement failed'));
-      timers = [
-        setInterval(() => void check().catch(failed('disk budget check failed')), CHECK_EVERY_MS),
-        setInterval(() => void figures.measureTiers().catch(failed('storage measurement failed')), TIERS_EVERY_MS),
-      ];
-      for (const t of timers) t.unref();
+      timer = setInterval(() => void check().catch(failed('disk budget check failed')), CHECK_EVERY_MS);
+      timer.unref();
     },
     stop() {
-      for (const t of timers) clearInterval(t);
-      timers = [];
+      clearInterval(timer);
+      timer = undefined;
       figures.flush(true);
     },
   };

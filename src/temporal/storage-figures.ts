@@ -1,8 +1,8 @@
 // The figures of the database on disk that the disk budget and GET /edgeld/v1/storage show: the
 // bytes written per UTC day (the increase of the pages in use seen from one check to the next,
 // decreases not subtracted, kept in a small table so that a restart keeps them), the rate of the last
-// week, and the bytes of each level of history (SQLite's dbstat walks every page it counts: measured
-// in the background, one table or index per event-loop turn, and served from a cache with its age).
+// week, and the bytes of each level of history (SQLite's dbstat reads every page it counts: measured
+// in the background, off the event loop, and served from a cache with its age).
 
 import type { Clock, Logger } from '../lib/index.js';
 import type { DailyWritten, StorageUsage, TierBytes } from '../store/index.js';
@@ -12,6 +12,10 @@ const DAY_MS = 86_400_000;
 const RATE_DAYS = 7;
 /** How often the day's figure is written to its table at most (one small write). */
 const FLUSH_EVERY_MS = 60_000;
+/** How old the bytes per tier may get before a look at them measures them again (dbstat reads every page)... */
+const TIERS_MAX_AGE_MS = 5 * 60_000;
+/** ...and at least this many times the last measurement's duration apart: a large database on a slow card is read less often. */
+const TIERS_DUTY = 20;
 
 export interface StorageFiguresDeps {
   store: { isOpen(): boolean; transaction<T>(fn: () => T): T; readonly usage: StorageUsage };
@@ -31,9 +35,12 @@ export interface StorageFigures {
   sample(): number;
   /** Writes the days' figures not written yet (at most every minute unless forced). */
   flush(force?: boolean): void;
-  /** Measures the bytes of every table and index by tier, one per event-loop turn; resolves with the figures. */
+  /** Measures the bytes of every table and index by tier (in the background); resolves with the figures. */
   measureTiers(): Promise<TierFigures | undefined>;
-  /** The latest measurement by tier; undefined before the first. */
+  /**
+   * The latest measurement by tier (undefined before the first); a stale one (or none) starts a
+   * measurement in the background, for the next look.
+   */
   tiers(): TierFigures | undefined;
   /** The bytes written on each of the last RATE_DAYS UTC days that has a figure (today included), oldest first. */
   written(now: number): DailyWritten[];
@@ -42,8 +49,6 @@ export interface StorageFigures {
 }
 
 const dayOf = (t: number): number => Math.floor(t / DAY_MS) * DAY_MS;
-
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export function createStorageFigures({ store, clock, log }: StorageFiguresDeps): StorageFigures {
   const { usage } = store;
@@ -71,15 +76,23 @@ export function createStorageFigures({ store, clock, log }: StorageFiguresDeps):
     }
   };
 
+  let tookMs = 0;
   const measure = async (): Promise<TierFigures | undefined> => {
-    const bytes: TierBytes = { raw: 0, minute: 0, hour: 0, other: 0 };
-    for (const o of usage.objects()) {
-      if (!store.isOpen()) return undefined;
-      bytes[o.tier] += usage.objectBytes(o.name);
-      await nextTurn();
+    if (!store.isOpen()) return undefined;
+    const started = performance.now();
+    try {
+      const bytes = await usage.measureTiers();
+      measured = { bytes, at: clock.now() };
+      return measured;
+    } finally {
+      tookMs = performance.now() - started;
     }
-    measured = { bytes, at: clock.now() };
-    return measured;
+  };
+  const measureTiers = (): Promise<TierFigures | undefined> => {
+    measuring ??= measure().finally(() => {
+      measuring = undefined;
+    });
+    return measuring;
   };
 
   const written = (now: number): DailyWritten[] => {
@@ -100,13 +113,16 @@ export function createStorageFigures({ store, clock, log }: StorageFiguresDeps):
       return used;
     },
     flush,
-    measureTiers() {
-      measuring ??= measure().finally(() => {
-        measuring = undefined;
-      });
-      return measuring;
+    measureTiers,
+    tiers() {
+      const age = measured === undefined ? Infinity : clock.now() - measured.at;
+      if (measuring === undefined && store.isOpen() && age >= Math.max(TIERS_MAX_AGE_MS, TIERS_DUTY * tookMs)) {
+        measureTiers().catch((err: unknown) => {
+          if (store.isOpen()) log.warn('storage measurement failed', { err });
+        });
+      }
+      return measured;
     },
-    tiers: () => measured,
     written,
     rate(now) {
       const days = written(now);

@@ -204,6 +204,22 @@ describe('storage.max-bytes', () => {
       expect(s.written.days[0].day).toBe('2026-05-01');
       expect(s.written.days[0].bytes).toBeGreaterThanOrEqual(written);
       expect(s.written.daysLeft).toBeGreaterThan(0);
+
+      // A day later: that day's figure beside the first, the rate over the time they span.
+      b.clock.advance(DAY);
+      const t1 = T0 + DAY;
+      b.broker.store.history.upsertObserved('', Array.from({ length: 500 }, (_, i): HistoryInstance => ({
+        entityId: ENTITIES[0]!, attr: TEMPERATURE, instanceId: `urn:ngsi-ld:Instance:${randomUUID()}`, observedAt: t1 - i * STEP, createdAt: t1, modifiedAt: t1,
+        attribute: property(i, { observedAt: t1 - i * STEP, createdAt: t1, modifiedAt: t1 }),
+      })));
+      await b.broker.diskBudget.check();
+      const next = await storage(b);
+      expect(next.written.days.map((d: { day: string }) => d.day)).toEqual(['2026-05-01', '2026-05-02']);
+      const [first, second] = next.written.days as Array<{ bytes: number }>;
+      expect(first!.bytes).toBe(s.written.days[0].bytes);
+      expect(second!.bytes).toBeGreaterThan(0);
+      // From the start of the first day to now: one day and ten hours.
+      expect(next.written.bytesPerDay).toBe(Math.round((first!.bytes + second!.bytes) / (34 / 24)));
       const metrics = await b.request('GET', '/metrics');
       expect(metrics.text).toContain(`edgeld_storage_max_bytes ${maxBytes}`);
       expect(metrics.text).toMatch(/edgeld_storage_budget_drops_total\{level="minute"\} 1\b/);
