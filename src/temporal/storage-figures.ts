@@ -50,15 +50,51 @@ export interface StorageFigures {
 
 const dayOf = (t: number): number => Math.floor(t / DAY_MS) * DAY_MS;
 
-export function createStorageFigures({ store, clock, log }: StorageFiguresDeps): StorageFigures {
+type TierCache = Pick<StorageFigures, 'measureTiers' | 'tiers'>;
+
+/** The bytes per tier: measured off the event loop, cached, measured again when looked at and stale. */
+function createTierCache({ store, clock, log }: StorageFiguresDeps): TierCache {
+  let measured: TierFigures | undefined;
+  let measuring: Promise<TierFigures | undefined> | undefined;
+  let tookMs = 0;
+  const measure = async (): Promise<TierFigures | undefined> => {
+    if (!store.isOpen()) return undefined;
+    const started = performance.now();
+    try {
+      measured = { bytes: await store.usage.measureTiers(), at: clock.now() };
+      return measured;
+    } finally {
+      tookMs = performance.now() - started;
+    }
+  };
+  const measureTiers = (): Promise<TierFigures | undefined> => {
+    measuring ??= measure().finally(() => {
+      measuring = undefined;
+    });
+    return measuring;
+  };
+  return {
+    measureTiers,
+    tiers() {
+      const age = measured === undefined ? Infinity : clock.now() - measured.at;
+      if (measuring === undefined && store.isOpen() && age >= Math.max(TIERS_MAX_AGE_MS, TIERS_DUTY * tookMs)) {
+        measureTiers().catch((err: unknown) => {
+          if (store.isOpen()) log.warn('storage measurement failed', { err });
+        });
+      }
+      return measured;
+    },
+  };
+}
+
+export function createStorageFigures(deps: StorageFiguresDeps): StorageFigures {
+  const { store, clock, log } = deps;
   const { usage } = store;
   let last: number | undefined;
   /** Days whose figure grew since it was last written; a day seen for the first time gets a row even at 0. */
   const pending = new Map<number, number>();
   const known = new Set<number>();
   let flushedAt = clock.now();
-  let measured: TierFigures | undefined;
-  let measuring: Promise<TierFigures | undefined> | undefined;
 
   const flush = (force = false): void => {
     const now = clock.now();
@@ -74,25 +110,6 @@ export function createStorageFigures({ store, clock, log }: StorageFiguresDeps):
     } catch (err) {
       log.warn('storage figures not written', { err });
     }
-  };
-
-  let tookMs = 0;
-  const measure = async (): Promise<TierFigures | undefined> => {
-    if (!store.isOpen()) return undefined;
-    const started = performance.now();
-    try {
-      const bytes = await usage.measureTiers();
-      measured = { bytes, at: clock.now() };
-      return measured;
-    } finally {
-      tookMs = performance.now() - started;
-    }
-  };
-  const measureTiers = (): Promise<TierFigures | undefined> => {
-    measuring ??= measure().finally(() => {
-      measuring = undefined;
-    });
-    return measuring;
   };
 
   const written = (now: number): DailyWritten[] => {
@@ -113,16 +130,7 @@ export function createStorageFigures({ store, clock, log }: StorageFiguresDeps):
       return used;
     },
     flush,
-    measureTiers,
-    tiers() {
-      const age = measured === undefined ? Infinity : clock.now() - measured.at;
-      if (measuring === undefined && store.isOpen() && age >= Math.max(TIERS_MAX_AGE_MS, TIERS_DUTY * tookMs)) {
-        measureTiers().catch((err: unknown) => {
-          if (store.isOpen()) log.warn('storage measurement failed', { err });
-        });
-      }
-      return measured;
-    },
+    ...createTierCache(deps),
     written,
     rate(now) {
       const days = written(now);
