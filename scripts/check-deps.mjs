@@ -53,6 +53,9 @@ export const STORE_READ_CONTRACTS = [
   'HistoryRetention', 'SeriesFilter',
   // Rollups summarize history already written (derived data, read back by aggregations): no change of any entity.
   'RollupRepository', 'RollupTier', 'ROLLUP_TIERS', 'TIER_MS',
+  // The disk budget measures the database and drops whole history tables, as retention does; its daily
+  // figures and its hold on writes are the store's housekeeping, not a change of any entity.
+  'StorageUsage', 'DailyWritten', 'TierBytes',
 ];
 
 const FEATURES = new Set(LAYERS[3]);

@@ -19,7 +19,7 @@ import {
   createSubscriptionOwners, createSubscriptionRegistry, createSubscriptionService, loadSubscriptions, type MqttSender, type Notifier,
   type SubscriptionRegistry, type SubscriptionService,
 } from './subscriptions/index.js';
-import { createTemporalService, historyPolicyOf, removesHistory, type TemporalService } from './temporal/index.js';
+import { createTemporalService, historyPolicyOf, removesHistory, type DiskBudget, type TemporalService } from './temporal/index.js';
 import { buildAuth } from './server/auth.js';
 import { buildCommands } from './server/commands.js';
 import { createCommandLog } from './commands/index.js';
@@ -35,6 +35,7 @@ import { buildMqttAccess, createEndpointCheck } from './server/mqtt-access.js';
 import { buildNotifications } from './server/notifications.js';
 import { reportOwnerless } from './server/ownerless.js';
 import type { Runtime } from './server/runtime.js';
+import { buildStorageWatch } from './server/storage.js';
 
 export interface BrokerDeps {
   config: Config;
@@ -71,6 +72,8 @@ export interface Broker {
   /** Removes transient entities whose expiresAt came (NGSI-LD §4.22); `sweep` is the body of the entities-expiry job. */
   entityExpiry: EntityExpiry;
   events: ChangeEmitter;
+  /** The disk budget (storage.max-bytes) and the figures of GET /edgeld/v1/storage; its check runs every few seconds once listening. */
+  diskBudget: DiskBudget;
   /** The bound TCP port of the embedded MQTT broker; undefined until `listen()` has started it. */
   readonly mqttPort: number | undefined;
   /** The bound WebSocket port of the embedded MQTT broker; undefined when off or not started. */
@@ -167,17 +170,19 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
   // A deleted subject's MQTT connections end (its subscriptions are suspended through `owners`).
   onSubjectGone((subject) => runtime.mqtt?.closeClientsOf(subject));
+  const storage = buildStorageWatch({ config, store, clock, log, rollups: policy.rollups });
   const http = buildHttp({
-    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, commands, loginLimiter, secretChecks, entityExpiry,
+    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, commands, loginLimiter, secretChecks, entityExpiry, storage,
     services: { contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, distributed, permissions, subjects, devices, commandLog: createCommandLog({ store }), auth, identity },
   });
   const lifecycle: LifecycleDeps = {
     config, log, clock, store, events, runtime, http, jobs, temporal, registrations, entityExpiry, hasRetention: removesHistory(policy), hasRollups: policy.rollups,
-    ...horizons, notifier, commands, mqttSender, mqttHooks: hooks, federation, verifier, identity,
+    ...horizons, diskBudget: storage.budget, notifier, commands, mqttSender, mqttHooks: hooks, federation, verifier, identity,
   };
   return {
     app: http.app, store, contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, devices, subscriptionRegistry, notifier, commands, entityExpiry, events, publishLocal, mqttSender, identity,
     federation,
+    diskBudget: storage.budget,
     mqttIngest: ingest,
     get mqttPort() {
       return runtime.mqtt?.port;

@@ -264,7 +264,7 @@ export function createWriteCore({ store, events, clock, access }: WriteCoreDeps)
   // NOTE: refused before anything is queued, so a nearly full disk never fails a write halfway; a
   // write of every kind passes here (HTTP, batch, temporal, MQTT measurements), and reads do not.
   const refuse = (): Promise<never> => Promise.reject(
-    new InsufficientStorageError('Insufficient storage', 'the disk of the database is nearly full; writes are refused until space is freed'));
+    new InsufficientStorageError('Insufficient storage', 'the disk of the database is nearly full, or the database is at its disk budget; writes are refused until space is freed'));
 
   return {
     write: (actor, fn) => (!store.hasRoom() ? refuse() : store.write((tx) => runWrite(core, tx, actor, clock.now(), fn))),

@@ -8,7 +8,7 @@ import { MethodNotAllowedError, type Principal } from '../ngsi/index.js';
 import type { Authenticator } from '../auth/index.js';
 import type { PermissionService, SubjectService } from '../permissions/index.js';
 import type { ContextService } from '../jsonld/index.js';
-import type { TemporalService } from '../temporal/index.js';
+import type { StorageReport, TemporalService } from '../temporal/index.js';
 import type { BatchService, DiscoveryService, EntityService } from '../entities/index.js';
 import type { SubscriptionService } from '../subscriptions/index.js';
 import type { DistributedOps, RegistrationService } from '../registrations/index.js';
@@ -58,6 +58,8 @@ export interface AppDeps {
   devices: DeviceService;
   /** The commands of an entity that is a device's (/edgeld/v1/commands). */
   commandLog: CommandLog;
+  /** The database's use of the disk (/edgeld/v1/storage): the report as of an instant, and the clock. */
+  storage: { report(now: number): StorageReport; now(): number };
   /** The federation drain's status (a disabled one when no upstream is configured). */
   federation: { status(): FederationStatus };
   /** The downlink's HTTP transport (federation.downlink.endpoint); absent when notifications arrive otherwise. */

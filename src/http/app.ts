@@ -26,6 +26,7 @@ import { registerPermissionRoutes } from './routes/permissions.js';
 import { registerDeviceRoutes } from './routes/devices.js';
 import { registerCommandRoutes } from './routes/commands.js';
 import { registerFederationRoutes } from './routes/federation.js';
+import { registerStorageRoutes } from './routes/storage.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerDashboardRoutes } from './routes/dashboard.js';
 import { routeLabelOf } from './route-label.js';
@@ -125,6 +126,7 @@ export function createApp(deps: AppDeps): App {
   registerDeviceRoutes(app, deps);
   registerCommandRoutes(app, deps);
   registerFederationRoutes(app, deps);
+  registerStorageRoutes(app, deps);
   if (deps.dashboard) registerDashboardRoutes(app, deps.dashboard);
 
   app.notFound((c) => {

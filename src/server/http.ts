@@ -20,6 +20,7 @@ import { mqttConnectionMetrics } from './mqtt-metrics.js';
 import { commandMetrics } from './commands.js';
 import type { CommandDispatcher } from '../commands/index.js';
 import type { Runtime } from './runtime.js';
+import { storageMetrics, type StorageWatch } from './storage.js';
 
 /** Where the HTTP port accepts MQTT over WebSocket while the dashboard is on: its live updates arrive there. */
 const MQTT_WEBSOCKET_PATH = '/mqtt';
@@ -51,6 +52,8 @@ export interface HttpWiring {
   secretChecks: SecretChecks;
   /** The removal of transient entities (its counts are metrics). */
   entityExpiry: Pick<EntityExpiry, 'stats'>;
+  /** The disk budget and the storage figures (GET /edgeld/v1/storage, metrics). */
+  storage: StorageWatch;
 }
 
 export interface HttpParts {
@@ -96,7 +99,8 @@ function buildMetrics(deps: HttpWiring, budget: RequestBudget | undefined): Metr
     mqtt: () => ({ ...deps.ingest.stats(), connectedClients: runtime.mqtt?.connectedClients ?? 0 }),
     storage: () => ({ ...store.diskStats(), liveEntities: liveEntities(), historyRows: store.estimateHistoryRows() }),
     // Metrics of other modules (queue depths and the like) are added here as MetricsSources.
-    sources: [...federationMetrics(deps.federation), ...commandMetrics(deps.commands), ...expiryMetrics(deps.entityExpiry), ...mqttConnectionMetrics(runtime), ...loginMetrics(deps.loginLimiter), ...secretCheckMetrics(deps.secretChecks), ...budgetMetrics(budget), {
+    sources: [...federationMetrics(deps.federation), ...commandMetrics(deps.commands), ...expiryMetrics(deps.entityExpiry), ...mqttConnectionMetrics(runtime), ...loginMetrics(deps.loginLimiter), ...secretCheckMetrics(deps.secretChecks), ...budgetMetrics(budget),
+      ...storageMetrics(deps.storage, deps.clock), {
       name: 'edgeld_mqtt_session_takeovers_refused_total', type: 'counter',
       help: 'MQTT CONNECTs refused because their client id belongs to another principal (a device, or another subject\'s session)',
       collect: () => deps.mqttAccess.stats().takeoversRefused,
@@ -134,6 +138,7 @@ export function buildHttp(deps: HttpWiring): HttpParts {
     batch: createBatchService({ entities: services.entities, purgePageSize: config.batch.maxSize }),
     discovery: createDiscoveryService({ store, newId: deps.newId ?? uuid }),
     federation: deps.federation ?? { status: disabledStatus },
+    storage: { report: deps.storage.report, now: () => deps.clock.now() },
     ...(deps.federation?.downlink !== undefined && config.federation.downlink.endpoint !== ''
       ? { downlink: { receive: deps.federation.downlink.receive, subject: config.federation.downlink.endpointSubject } } : {}),
     ...(auth ? { auth } : {}),

@@ -15,7 +15,7 @@ import type { Store } from '../store/index.js';
 import type { MqttSender, Notifier } from '../subscriptions/index.js';
 import type { CommandDispatcher } from '../commands/index.js';
 import type { RegistrationService } from '../registrations/index.js';
-import { addDuration, parseDuration, type TemporalService } from '../temporal/index.js';
+import { addDuration, parseDuration, type DiskBudget, type TemporalService } from '../temporal/index.js';
 import type { FederationLink } from './federation.js';
 import type { HttpParts } from './http.js';
 import type { Runtime } from './runtime.js';
@@ -37,6 +37,8 @@ export interface LifecycleDeps {
   hasRetention: boolean;
   /** Whether history.rollups is on (the rollup job runs). */
   hasRollups: boolean;
+  /** The disk budget: checked every few seconds while the broker serves. */
+  diskBudget: DiskBudget;
   /** The instant before which a journal row is pruned whether read or not. */
   horizon(now: number): number;
   notifier: Notifier;
@@ -110,6 +112,7 @@ function scheduleJobs(deps: LifecycleDeps): void {
 export async function listenAll(deps: LifecycleDeps): Promise<number> {
   const { config, log, runtime, http } = deps;
   scheduleJobs(deps);
+  deps.diskBudget.start();
   // Loads the cached JWKS and starts fetching a fresh one; requests never wait for the network.
   if (deps.verifier) await deps.verifier.start();
   try {
@@ -147,6 +150,7 @@ export async function listenAll(deps: LifecycleDeps): Promise<number> {
   } catch (err) {
     // Nothing may keep the process alive when it cannot serve (a cron schedule would).
     await deps.jobs.stop();
+    deps.diskBudget.stop();
     throw err;
   }
   runtime.httpPort = runtime.listener.port;
@@ -167,6 +171,7 @@ export async function closeAll(deps: LifecycleDeps): Promise<void> {
   if (runtime.mqtt) await runtime.mqtt.close();
   deps.entityExpiry.stop();
   await deps.jobs.stop();
+  deps.diskBudget.stop();
   // What is not delivered stays queued for the next start.
   await deps.notifier.stop();
   // Open commands stay recorded: the next start sends the pending ones again.

@@ -11,7 +11,7 @@ const DISK_SPACE_MAX_AGE_MS = 5_000;
 export interface DiskSpace {
   /** Whether at least the threshold is free, by the latest figure; refreshes a stale one in the background. */
   hasRoom(): boolean;
-  /** Bytes available to the broker by the latest figure; undefined when unknown (in memory, statfs failed). */
+  /** Bytes available to the broker by the latest figure (refreshed in the background when stale); undefined when unknown (statfs failed). */
   freeBytes(): number | undefined;
 }
 
@@ -46,14 +46,15 @@ export function watchDiskSpace({ dir, minFreeBytes, clock, log }: DiskSpaceOptio
     wasLow = false;
   };
 
-  if (minFreeBytes > 0) {
+  const takeNow = (): void => {
     try {
       take(statfsSync(dir));
     } catch (err) {
       failed(err);
     }
     checkedAt = clock.now();
-  }
+  };
+  if (minFreeBytes > 0) takeNow();
 
   const refresh = (): void => {
     if (refreshing) return;
@@ -72,6 +73,11 @@ export function watchDiskSpace({ dir, minFreeBytes, clock, log }: DiskSpaceOptio
       if (clock.now() - checkedAt >= DISK_SPACE_MAX_AGE_MS) refresh();
       return free === undefined || free >= minFreeBytes;
     },
-    freeBytes: () => free,
+    freeBytes() {
+      // Without a threshold nothing took a figure at start: the first ask takes one.
+      if (checkedAt === -Infinity) takeNow();
+      else if (clock.now() - checkedAt >= DISK_SPACE_MAX_AGE_MS) refresh();
+      return free;
+    },
   };
 }

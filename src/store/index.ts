@@ -37,6 +37,8 @@ export type {
 export { ROLLUP_TIERS, TIER_MS } from './history/rollups.js';
 export type { RollupRepository, RollupTier } from './history/history-types.js';
 
+export type { DailyWritten, StorageUsage, TierBytes } from './storage-usage.js';
+
 /** Opens (creating when needed) the database at opts.path, applies pragmas and pending migrations. */
 export { openStore } from './open.js';
 export { StoreLockedError } from './lock.js';

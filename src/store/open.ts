@@ -28,6 +28,7 @@ import { createCacheGroup } from './tx-cache.js';
 import { lockStore } from './lock.js';
 import { makePrivateDatabaseFile, makePrivateDir } from './file-modes.js';
 import { watchDiskSpace } from './disk-space.js';
+import { createStorageUsage } from './storage-usage.js';
 import type { DiskStats, Store, StoreOptions } from './types.js';
 import { registerSqlFunctions } from './entities/entity-filters.js';
 import { registerGeoSqlFunctions } from './entities/geo-sql.js';
@@ -148,6 +149,7 @@ export function openStore(opts: StoreOptions): Store {
   const readFilter: ReadFilter = (scope) => (scope.assignees === undefined ? undefined : permissions.readFilter(scope.tenant, scope.assignees));
   const entities = createEntityRepository(db, iris, runner.atomic, readFilter);
   const history = createHistoryRepository({ db, iris, buckets, caches, transaction: runner.atomic });
+  const usage = createStorageUsage(db, isMemory(path) ? undefined : { path, busyTimeoutMs });
   const store: Store = {
     transaction: runner.transaction,
     write: runner.write,
@@ -183,6 +185,7 @@ export function openStore(opts: StoreOptions): Store {
     close() {
       if (!db.open) return;
       runner.shutdown();
+      usage.close();
       checkpointer?.stop();
       try {
         checkpointHere('TRUNCATE');
@@ -194,7 +197,9 @@ export function openStore(opts: StoreOptions): Store {
       log.info('store closed', { path });
     },
     isOpen: () => db.open,
-    hasRoom: () => disk === undefined || disk.hasRoom(),
+    hasRoom: () => !usage.isOverBudget() && (disk === undefined || disk.hasRoom()),
+    freeDiskBytes: () => disk?.freeBytes(),
+    usage,
     diskStats(): DiskStats {
       const dbBytes = pragmaNumber(db, 'page_count') * pragmaNumber(db, 'page_size');
       return { dbBytes, walBytes: isMemory(path) ? 0 : fileSize(`${path}-wal`) };

@@ -19,6 +19,7 @@ import type { ReadScope } from './read-scope.js';
 import type { PermissionRepository } from './identity/permissions.js';
 import type { SubjectRepository } from './identity/subjects.js';
 import type { TxContext } from './tx-context.js';
+import type { StorageUsage } from './storage-usage.js';
 
 export type { TxContext };
 
@@ -100,9 +101,14 @@ export interface Store {
   checkpoint(mode?: 'PASSIVE' | 'TRUNCATE'): void;
   /**
    * Whether the database's file system has more free space than storage.min-free-bytes (always, in
-   * memory). Checked before each write; the figure is at most a few seconds old.
+   * memory), and the database is not held at its disk budget (storage.max-bytes, `usage`). Checked
+   * before each write; the free-space figure is at most a few seconds old.
    */
   hasRoom(): boolean;
+  /** Free bytes of the database's file system by the latest figure; undefined when unknown or in memory. */
+  freeDiskBytes(): number | undefined;
+  /** Pages in use, bytes per tier (dbstat), the daily figures and the budget's hold on writes. */
+  readonly usage: StorageUsage;
   /** Commits what is queued synchronously, checkpoints and closes. Idempotent. */
   close(): void;
   isOpen(): boolean;

@@ -15,6 +15,9 @@ export { runRetention, type RetentionDeps, type RetentionReport, type RetentionR
 export { runRollups, type RollupReport } from './rollups.js';
 /** The history policy (rollups, retention per level, tenant and type) from the configuration. */
 export { historyPolicyOf, removesHistory, type HistoryPolicy } from './policy.js';
+/** The disk budget (storage.max-bytes) and the figures of GET /edgeld/v1/storage. */
+export { createDiskBudget, type BudgetLevel, type DiskBudget } from './disk-budget.js';
+export { reportStorage, tiersAgeSeconds, type StorageReport } from './storage-report.js';
 export type { TemporalPage } from './read.js';
 export type {
   AggrMethod, Duration, TemporalFormat, TemporalQuery, TemporalRange, TemporalReadResult, TemporalRequest,

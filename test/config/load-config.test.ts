@@ -40,7 +40,7 @@ describe('defaultConfig', () => {
         headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, maxConnections: 1_024,
         tlsKey: '', tlsCert: '', redirectPort: -1,
       },
-      storage: { dir: './data', busyTimeout: 5_000, minFreeBytes: 67_108_864, walLimitBytes: 4_194_304, checkpointSchedule: '* * * * *' },
+      storage: { dir: './data', busyTimeout: 5_000, minFreeBytes: 67_108_864, walLimitBytes: 4_194_304, checkpointSchedule: '* * * * *', maxBytes: 0 },
       mqtt: {
         port: 1883, host: '0.0.0.0', wsPort: -1, connectTimeout: 5_000, tlsPort: -1, tlsKey: '', tlsCert: '', defaultEntityType: 'Device',
         autoprovision: 'auto', maxPayload: 65_536,
@@ -115,6 +115,7 @@ describe('CONFIG_OPTIONS', () => {
       'storage.min-free-bytes',
       'storage.wal-limit-bytes',
       'storage.checkpoint-schedule',
+      'storage.max-bytes',
       'mqtt.port',
       'mqtt.host',
       'mqtt.ws-port',

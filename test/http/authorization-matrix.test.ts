@@ -200,7 +200,7 @@ const MATRIX: Record<string, Row | Row[]> = {
   [`GET ${V1}/auth/subjects/users`]: { need: 'admin', req: () => get(`${V1}/auth/subjects/users`) },
   [`DELETE ${V1}/auth/subjects/users/:sub`]: { need: 'admin', req: async (w) => del(`${V1}/auth/subjects/users/${enc(await w.user())}`) },
 
-  // Devices and the federation status: the admin role.
+  // Devices, the federation status and the storage figures: the admin role.
   'POST /edgeld/v1/devices': { need: 'admin', req: () => send('POST', '/edgeld/v1/devices', { deviceId: `new${++made}` }) },
   'GET /edgeld/v1/devices': { need: 'admin', req: async (w) => (await w.device(), get('/edgeld/v1/devices')), mentions: (w) => w.device() },
   'GET /edgeld/v1/devices/:deviceId': { need: 'admin', req: async (w) => get(`/edgeld/v1/devices/${enc(await w.device())}`) },
@@ -211,6 +211,8 @@ const MATRIX: Record<string, Row | Row[]> = {
   // outside behaviour §8's public reads, so a token is needed even where public permissions are on.
   'GET /edgeld/v1/commands': { need: 'read', withPublic: 401, req: async (w) => (await w.entity(), get(`/edgeld/v1/commands?entity=${enc(await w.commanded())}`)) },
   [`GET ${V1}/federation/status`]: { need: 'admin', req: () => get(`${V1}/federation/status`) },
+  // The database's use of the disk and its budget: an operator's business.
+  'GET /edgeld/v1/storage': { need: 'admin', req: () => get('/edgeld/v1/storage') },
 };
 
 /** Routes that are a value of a registered route's last parameter, answered by their own handlers (resourceBeside). */

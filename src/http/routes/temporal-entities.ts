@@ -128,7 +128,7 @@ const WITHOUT_OBSERVED_AT = '199 edgeld "no instance has observedAt in this rang
 
 /** The NGSILD-Warning of an answer whose window starts before raw history was removed. */
 const rawDropped = (before: number): string =>
-  `199 edgeld "raw instances before ${new Date(before).toISOString()} were removed by retention: aggregations by whole minutes or hours there are answered from the rollups, other reads show what is left"`;
+  `199 edgeld "raw instances before ${new Date(before).toISOString()} were removed by retention or the disk budget: aggregations by whole minutes or hours there are answered from the rollups, other reads show what is left"`;
 
 /** The warnings of a temporal answer, as one NGSILD-Warning value (none: no header). */
 function warningsOf(found: TemporalReadResult): Record<string, string> {

@@ -28,6 +28,7 @@ import { up as commandLog } from './migration-024-command-log.js';
 import { up as commandsFinished } from './migration-025-commands-finished.js';
 import { up as entityExpiry } from './migration-026-entity-expiry.js';
 import { up as rollups } from './migration-027-rollups.js';
+import { up as storageDaily } from './migration-028-storage-daily.js';
 
 /** Where applied migrations are reported (the store's logger fits). */
 export interface MigrationLog {
@@ -126,6 +127,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 25, up: commandsFinished },
   { version: 26, up: entityExpiry },
   { version: 27, up: rollups },
+  { version: 28, up: storageDaily },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {
