@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The sizing table of attribute history (docs/operations.md, "Sizing history"): for a number of
+// The sizing table of attribute history (docs/history.md, "Sizing history"): for a number of
 // sensors reporting one number at a rate, the bytes a day of raw instances and of per-minute and
 // per-hour summaries take, and how many days of history a 32 GB card holds, keeping raw instances
 // only or raw instances 30 days, minute summaries a year and hour summaries for ever. Computed from

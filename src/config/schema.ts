@@ -145,7 +145,7 @@ export const configSchema = z
         checkpointSchedule: z.string().regex(CRON, 'expected a cron expression of 5 or 6 fields')
           .default('* * * * *').describe('When a passive WAL checkpoint copies committed pages into the database file (cron, UTC)'),
 
-        // The disk budget (docs/operations.md, Disk budget).
+        // The disk budget (docs/history.md, Disk budget).
         maxBytes: nonNegativeInt(0, 'Disk budget of the database, in bytes of pages in use (WAL not counted): above 95%, the oldest raw history buckets whose summaries exist are dropped, then the oldest minute summaries, down to 90%; when nothing can go, writes get 507 and MQTT measurements are dropped (0: off)'),
       })
       .prefault({}),

@@ -1,4 +1,4 @@
-// docs/operations.md "Sizing history" shows the table scripts/history-sizing.mjs prints for the
+// docs/history.md "Sizing history" shows the table scripts/history-sizing.mjs prints for the
 // command it gives: the test runs that command and compares, so the page cannot drift from the
 // script; and the script's arithmetic is checked on one line of the table and on its edge cases.
 
@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { daysToFill, sizingRow } from '../../scripts/history-sizing.mjs';
 import { ROOT, readPage, shellBlocksOfSection } from './markdown.js';
 
-const PAGE = 'docs/operations.md';
+const PAGE = 'docs/history.md';
 const SECTION = 'Sizing history';
 const SCRIPT = 'scripts/history-sizing.mjs';
 

@@ -1,4 +1,4 @@
-// Route of the database's use of the disk (GET /edgeld/v1/storage, docs/operations.md, Disk budget):
+// Route of the database's use of the disk (GET /edgeld/v1/storage, docs/history.md, Disk budget):
 // pages in use against storage.max-bytes, free disk space, bytes per level of history (measured in
 // the background, with their age), bytes written per UTC day over the last week and the days left.
 
