@@ -138,7 +138,7 @@ export const configSchema = z
       .strictObject({
         dir: z.string().min(1).default('./data').describe('Directory holding the SQLite database'),
         busyTimeout: nonNegativeInt(5_000, 'Milliseconds SQLite waits for a lock before failing'),
-        minFreeBytes: nonNegativeInt(67_108_864, 'Free bytes the disk of storage.dir must keep: below, writes get 507 and MQTT measurements are dropped (0: off)'),
+        minFreeBytes: nonNegativeInt(67_108_864, 'Free bytes the disk of storage.dir must keep: below, writes get 507 and MQTT measurements are refused (QoS 1: not acknowledged) (0: off)'),
         walLimitBytes: z.int().min(1_048_576, 'expected at least 1048576 (1 MiB)').max(1_073_741_824, 'expected at most 1073741824 (1 GiB)')
           .default(4_194_304)
           .describe('WAL size past which a checkpoint copies it into the database file, and that it is trimmed back to: larger writes fewer bytes per update (SD wear), holds more disk and makes the start after a crash read more'),
@@ -146,7 +146,7 @@ export const configSchema = z
           .default('* * * * *').describe('When a passive WAL checkpoint copies committed pages into the database file (cron, UTC)'),
 
         // The disk budget (docs/history.md, Disk budget).
-        maxBytes: nonNegativeInt(0, 'Disk budget of the database, in bytes of pages in use (WAL not counted): above 95%, the oldest raw history buckets whose summaries exist are dropped, then the oldest minute summaries, down to 90%; when nothing can go, writes get 507 and MQTT measurements are dropped (0: off)'),
+        maxBytes: nonNegativeInt(0, 'Disk budget of the database, in bytes of pages in use (WAL not counted): above 95%, the oldest raw history buckets whose summaries exist are dropped, then the oldest minute summaries, down to 90%; when nothing can go, writes get 507 and MQTT measurements are refused (QoS 1: not acknowledged) (0: off)'),
       })
       .prefault({}),
     mqtt: z

@@ -137,10 +137,29 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
     ? actor.then((a) => ingest.handle(a, measurement, payload, identity))
     : ingest.handle(actor, measurement, payload, identity);
   const answer = (outcome: IngestOutcome | undefined): void => {
+    if (outcome?.stored === false && outcome.reason === 'disk-full' && packet.qos > 0) {
+      refuseUnacknowledged(done);
+      return;
+    }
     if (!relayAnyway && outcome?.stored !== true) neutralize(packet);
     done(null);
   };
   void handled.then(answer, answer);
+}
+
+/**
+ * How long a QoS 1 measurement refused for want of room holds its connection before closing it: the
+ * client's packets wait meanwhile, and its reconnections come no faster than this.
+ */
+const NO_ROOM_HOLD_MS = 2_000;
+
+/**
+ * A measurement the store has no room for (storage.min-free-bytes, storage.max-bytes) is not
+ * acknowledged: MQTT 3.1.1 cannot refuse one PUBLISH, so the connection ends after a short hold,
+ * and the device sends the message again when it is back (its session keeps it), once room is made.
+ */
+function refuseUnacknowledged(done: (err: Error | null) => void): void {
+  setTimeout(() => done(new Error('no room for the measurement: not acknowledged')), NO_ROOM_HOLD_MS).unref();
 }
 
 /**

@@ -1,5 +1,5 @@
 // A nearly full disk (storage.min-free-bytes above the free space): writes get 507 InsufficientStorage
-// ProblemDetails and MQTT measurements are dropped and counted, while reads keep working and the data
+// ProblemDetails and MQTT measurements are refused (QoS 1: not acknowledged), while reads keep working and the data
 // written before stays intact.
 
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ const ERR = 'https://uri.etsi.org/ngsi-ld/errors/';
 const ID = 'urn:ngsi-ld:Sensor:s1';
 
 describe('storage.min-free-bytes above the free space', () => {
-  it('answers writes 507 InsufficientStorage, drops MQTT measurements with a counter, and keeps reads working', async () => {
+  it('answers writes 507 InsufficientStorage, refuses MQTT measurements (QoS 1 unacknowledged) with a counter, and keeps reads working', async () => {
     const dbPath = `${dir.path}/edgeld.db`;
     const roomy = await startTestBroker({ dbPath, config: { storage: { minFreeBytes: 0 } } });
     expect((await roomy.request('POST', '/ngsi-ld/v1/entities', { body: { id: ID, type: 'Sensor', t: { type: 'Property', value: 1 } } })).status).toBe(201);
@@ -45,11 +45,21 @@ describe('storage.min-free-bytes above the free space', () => {
       await b.broker.listen();
       const client = await connectClient(`mqtt://127.0.0.1:${b.broker.mqttPort}`);
       try {
-        // PUBACK comes once the message is handled: here, dropped.
-        await client.publishAsync('ngsi/default/meter1/attrs', JSON.stringify({ energy: 5 }), { qos: 1 });
-        await client.publishAsync('ngsi/default/meter1/attrs', JSON.stringify({ energy: 6 }), { qos: 1 });
+        // QoS 0: no acknowledgement to withhold: dropped and counted.
+        await client.publishAsync('ngsi/default/meter1/attrs', JSON.stringify({ energy: 5 }), { qos: 0 });
+        // QoS 1: not acknowledged; the connection ends (the device sends it again later).
+        let acked = false;
+        client.publish('ngsi/default/meter1/attrs', JSON.stringify({ energy: 6 }), { qos: 1 }, (err) => void (acked = err === undefined || err === null));
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error('the connection was not closed')), 10_000);
+          client.once('close', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+        expect(acked).toBe(false);
       } finally {
-        await client.endAsync();
+        await client.endAsync(true);
       }
       const stats = b.broker.mqttIngest.stats();
       expect(stats.dropped['disk-full']).toBe(2);

@@ -1,5 +1,5 @@
 // The disk budget (storage.max-bytes) on a real database file: four days of history in day buckets;
-// with the rollups not computed nothing can go, so writes get 507 and MQTT measurements are dropped;
+// with the rollups not computed nothing can go, so writes get 507 and MQTT measurements are not acknowledged;
 // once the rollups exist, the oldest raw buckets go first (an hourly aggregation over them is still
 // answered, from the hour summaries, with the NGSILD-Warning header) and writes are accepted again;
 // with a smaller budget the minute summaries follow the raw buckets. GET /edgeld/v1/storage shows the
@@ -14,6 +14,7 @@ import { DEFAULT_CONTEXT_VOCAB } from '../../../src/ngsi/index.js';
 import type { HistoryInstance } from '../../../src/store/index.js';
 import { startTestBroker, tempDir, T0, type ConfigPatch, type TestBroker } from '../../helpers/broker.js';
 import { connectClient } from '../../helpers/mqtt.js';
+import { waitUntil } from '../../helpers/fake-cloud.js';
 import { property } from '../../store/helpers.js';
 
 const dir = tempDir('edgeld-disk-budget-');
@@ -114,7 +115,7 @@ describe('storage.max-bytes', () => {
     }
   });
 
-  it('drops nothing while the rollups are missing: writes get 507 and MQTT measurements are dropped; once they exist, the oldest raw buckets go', async () => {
+  it('drops nothing while the rollups are missing: writes get 507 and MQTT measurements are not acknowledged; once they exist, the oldest raw buckets go and the device\'s measurement is stored', async () => {
     const lines: LogLine[] = [];
     const maxBytes = Math.floor(filled * 0.9);
     const b = await startBudgetBroker({ storage: { maxBytes } }, lines);
@@ -133,16 +134,26 @@ describe('storage.max-bytes', () => {
       expect(held.written.daysLeft).toBe(0);
 
       await b.broker.listen();
-      const client = await connectClient(`mqtt://127.0.0.1:${b.broker.mqttPort}`);
-      try {
-        await client.publishAsync('ngsi/default/meter9/attrs', JSON.stringify({ energy: 5 }), { qos: 1 });
-      } finally {
-        await client.endAsync();
-      }
-      expect(b.broker.mqttIngest.stats()).toMatchObject({ stored: 0, dropped: { 'disk-full': 1 } });
+      // A device with a session of its own: the measurement is not acknowledged, the connection ends,
+      // and the device sends it again after reconnecting, until there is room.
+      const client = await connectClient(`mqtt://127.0.0.1:${b.broker.mqttPort}`, { clientId: 'meter9', clean: false, reconnectPeriod: 200 });
+      const acknowledged = client.publishAsync('ngsi/default/meter9/attrs', JSON.stringify({ energy: 5 }), { qos: 1 });
+      await waitUntil(() => b.broker.mqttIngest.stats().dropped['disk-full'] >= 1, 10_000, 'the measurement refused');
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('the connection was not closed')), 10_000);
+        client.once('close', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      expect(b.broker.mqttIngest.stats().stored).toBe(0);
 
       await b.broker.temporal.applyRollups(T0);
       await b.broker.diskBudget.check();
+      // Room again: the message sent again is stored and acknowledged.
+      await acknowledged;
+      await client.endAsync();
+      expect(b.broker.mqttIngest.stats().stored).toBe(1);
       const drops = lines.filter((l) => l.msg === 'disk budget: history dropped');
       // Two buckets are enough to get back to the low watermark (the minute summaries took some room).
       expect(drops.map((l) => l.table)).toEqual(['history_20260427', 'history_20260428']);
