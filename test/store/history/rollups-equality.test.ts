@@ -10,6 +10,7 @@ import { silentLogger } from '../../../src/lib/index.js';
 import { runRollups } from '../../../src/temporal/index.js';
 import type { HistoryInstance, HistorySeries, PeriodGrid, PeriodStats, Store } from '../../../src/store/index.js';
 import type { Json } from '../../../src/ngsi/index.js';
+import { fuzzRuns } from '../../helpers/fuzz-runs.js';
 import { memoryStore, NS, property } from '../helpers.js';
 
 const MINUTE = 60_000;
@@ -149,6 +150,6 @@ describe('aggregations from the rollups', () => {
         }
       }
       for (const s of stores.splice(0)) s.close();
-    }), { numRuns: 60 });
+    }), { numRuns: fuzzRuns(60) });
   });
 });
