@@ -41,14 +41,16 @@ export async function runRollups(deps: RollupDeps, now: number): Promise<RollupR
   const { rollups } = store.history;
   const report: RollupReport = { read: 0, rolled: { minute: 0, hour: 0 } };
   const stopped = (): boolean => !store.isOpen() || signal?.aborted === true;
+  // Raw rows may also be gone before what retention says: the disk budget drops whole buckets.
+  const mergeBefore = Math.max(deps.mergeBefore, rollups.droppedBefore('raw') ?? Number.NEGATIVE_INFINITY);
+  const closedBefore = now - ROLLUP_GRACE_MS;
   for (;;) {
     if (stopped()) return report;
-    const read = rollups.scan(SCAN_CHUNK, deps.mergeBefore);
+    const read = rollups.scan(SCAN_CHUNK, mergeBefore, closedBefore);
     report.read += read;
     if (read === 0) break;
     await nextTurn();
   }
-  const closedBefore = now - ROLLUP_GRACE_MS;
   for (const tier of ROLLUP_TIERS) {
     for (;;) {
       if (stopped()) return report;

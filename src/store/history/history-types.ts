@@ -165,10 +165,11 @@ export interface RollupRow {
 export interface RollupRepository {
   /**
    * Reads up to `limit` raw rows not taken into account yet (in one transaction): marks the minutes
-   * and hours they fall in, or adds those before `mergeBefore` to their summaries. Returns how many
-   * rows it read; 0 when none is left.
+   * and hours they fall in, or adds those before `mergeBefore` to their summaries; a minute closed by
+   * `closedBefore` whose rows are all among those read is summarized at once. Returns how many rows
+   * it read; 0 when none is left.
    */
-  scan(limit: number, mergeBefore: number): number;
+  scan(limit: number, mergeBefore: number, closedBefore?: number): number;
   /**
    * Computes again up to `limit` marked summaries of a tier whose period ended by `closedBefore`,
    * stopping after a few milliseconds of work; returns how many (0: none is left).

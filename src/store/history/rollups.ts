@@ -82,9 +82,8 @@ const COUNTED = 'observed_at IS NOT NULL AND (value IS NOT NULL OR num IS NOT NU
  * over the rows, then the first and last numbers by one seek each on (series, t) per summary (of
  * instances at the same instant, the first and the last written).
  */
-function summarySql(table: string, where: string, stepMs: number, onePeriod = false): string {
-  // NOTE: the rows of one period of some series come from the (series, t) index in series order: grouped by series alone, without a sort.
-  const start = onePeriod ? 'CAST(@lo AS INTEGER)' : `(t - (((t % ${stepMs}) + ${stepMs}) % ${stepMs}))`;
+function summarySql(table: string, where: string, stepMs: number): string {
+  const start = `(t - (((t % ${stepMs}) + ${stepMs}) % ${stepMs}))`;
   const at = (edge: 'first_t' | 'last_t', order: 'ASC' | 'DESC'): string => `(SELECT num FROM ${table} x
     WHERE x.series = g.series AND x.t = g.${edge} AND x.observed_at IS NOT NULL AND (x.value IS NOT NULL OR x.num IS NOT NULL)
     ORDER BY x.rowid ${order} LIMIT 1)`;
@@ -97,12 +96,8 @@ function summarySql(table: string, where: string, stepMs: number, onePeriod = fa
         min(CASE WHEN ${IS_STRING} THEN json_extract(value, '$.value') END) AS min_s,
         max(CASE WHEN ${IS_STRING} THEN json_extract(value, '$.value') END) AS max_s,
         min(t) AS first_t, max(t) AS last_t
-      FROM ${table} WHERE ${where} AND ${COUNTED} GROUP BY series${onePeriod ? '' : ', start'}) g`;
+      FROM ${table} WHERE ${where} AND ${COUNTED} GROUP BY series, start) g`;
 }
-
-/** The distinct values of each series over [lo, hi) in a raw table (what an hour's summary takes from the raw rows). */
-const distinctSql = (table: string): string => `SELECT series, count(DISTINCT ${DISTINCT_KEY}) AS distinct_n FROM ${table}
-  WHERE series IN (SELECT value FROM json_each(?)) AND t >= ? AND t < ? AND ${COUNTED} GROUP BY series`;
 
 /** Adds a summary to the one stored (or stores it): every statistic merges but the distinct count. */
 const MERGE_SQL = (table: string): string => `
@@ -153,9 +148,11 @@ function prepareStatements(db: BetterSqlite3.Database) {
     setProgress: db.prepare<[string, number]>('INSERT OR REPLACE INTO rollup_progress (bucket, last_rowid) VALUES (?, ?)'),
     forgetProgress: db.prepare<[string]>('DELETE FROM rollup_progress WHERE bucket = ?'),
     mark: db.prepare<[number, number, number]>('INSERT OR IGNORE INTO rollup_dirty (tier, start, series) VALUES (?, ?, ?)'),
+    isMarked: db.prepare<[number, number, number], number>('SELECT 1 FROM rollup_dirty WHERE tier = ? AND start = ? AND series = ?').pluck(),
     closed: db.prepare<[number, number, number], { start: number; series: number }>(
       'SELECT start, series FROM rollup_dirty WHERE tier = ? AND start <= ? ORDER BY start, series LIMIT CAST(? AS INTEGER)'),
-    unmark: db.prepare<[number, number, number]>('DELETE FROM rollup_dirty WHERE tier = ? AND start = ? AND series = ?'),
+    unmarkRange: db.prepare<[number, number, number, string]>(
+      'DELETE FROM rollup_dirty WHERE tier = ? AND start >= ? AND start < ? AND series IN (SELECT value FROM json_each(?))'),
     earliestDirty: db.prepare<[number], number | null>('SELECT min(start) FROM rollup_dirty WHERE tier = ?').pluck(),
     unmarkSeries: db.prepare<[string]>('DELETE FROM rollup_dirty WHERE series IN (SELECT value FROM json_each(?))'),
     getState: db.prepare<[string], number>('SELECT value FROM rollup_state WHERE key = ?').pluck(),
@@ -171,7 +168,7 @@ interface Rollups {
   readonly st: ReturnType<typeof prepareStatements>;
   /** The summary tables that exist, by name. */
   readonly existing: Map<string, RollupTable>;
-  /** Series per statement computing summaries, by tier (see rollTier). */
+  /** Marked summaries per statement computing them, by tier (see rollTier). */
   readonly batch: Record<RollupTier, number>;
 }
 
@@ -180,7 +177,7 @@ function openRollups(db: BetterSqlite3.Database, buckets: BucketCatalogue): Roll
   for (const { name } of db.prepare<[], { name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rollup\\_%' ESCAPE '\\'`).all()) {
     if (TABLE_NAME.test(name)) existing.set(name, tableOfName(name));
   }
-  return { db, buckets, sql: statementCache(db), st: prepareStatements(db), existing, batch: { minute: 16, hour: 4 } };
+  return { db, buckets, sql: statementCache(db), st: prepareStatements(db), existing, batch: { minute: 64, hour: 8 } };
 }
 
 /** The table of a tier holding t, created (in the caller's transaction) when missing. */
@@ -213,11 +210,13 @@ function markPeriods(r: Rollups, series: number, t: number): void {
  * Reads up to `limit` rows of a raw table after its watermark; returns how many. NOTE: the rows are
  * grouped in SQL by series and minute: JavaScript sees one row per period to mark, not one per instance.
  */
-function scanBucket(r: Rollups, name: string, limit: number, mergeBefore: number): number {
+function scanBucket(r: Rollups, name: string, limit: number, mergeBefore: number, closedBefore: number): number {
   const after = r.st.progress.get(name) ?? 0;
-  const last = r.sql.get(`SELECT max(rowid) FROM (SELECT rowid FROM ${name} WHERE rowid > ? ORDER BY rowid LIMIT CAST(? AS INTEGER))`).pluck()
+  const upTo = r.sql.get(`SELECT max(rowid) FROM (SELECT rowid FROM ${name} WHERE rowid > ? ORDER BY rowid LIMIT CAST(? AS INTEGER))`).pluck()
     .get(after, limit) as number | null;
-  if (last === null) return 0;
+  if (upTo === null) return 0;
+  const last = minuteEnd(r, name, upTo, limit);
+  const direct = summarizeFresh(r, name, after, last, mergeBefore, closedBefore);
   const minute = `(t - (((t % ${TIER_MS.minute}) + ${TIER_MS.minute}) % ${TIER_MS.minute}))`;
   const groups = r.sql.get(`SELECT series, CASE WHEN observed_at IS NOT NULL THEN ${minute} END AS m, count(*) FROM ${name}
     WHERE rowid > ? AND rowid <= ? GROUP BY series, m`).raw().all(after, last) as Array<[number, number | null, number]>;
@@ -232,7 +231,7 @@ function scanBucket(r: Rollups, name: string, limit: number, mergeBefore: number
       merging = true;
       continue;
     }
-    r.st.mark.run(TIER_CODE.minute, m, series);
+    if (direct.get(series)?.has(m) !== true) r.st.mark.run(TIER_CODE.minute, m, series);
     // NOTE: groups come by series then minute: an hour is marked once per run of its minutes.
     const h = periodStart('hour', m);
     if (h !== hour || series !== hourSeries) r.st.mark.run(TIER_CODE.hour, h, series);
@@ -250,26 +249,140 @@ function scanBucket(r: Rollups, name: string, limit: number, mergeBefore: number
 }
 
 /**
- * The summaries of a period of some series from the raw rows. An hour adds up its minutes (computed
- * just before; the raw rows are then read once more only for the distinct count), unless minute
- * summaries were removed there.
+ * The last rowid of a read that ends at `upTo`, taken on to the end of that row's minute (at most
+ * `limit` rows more): rows arrive in time order, so a minute is then mostly read whole, and
+ * summarized as it is read rather than marked and read again.
  */
-function summariesOf(r: Rollups, tier: RollupTier, start: number, series: readonly number[]): RollupRow[] {
-  const raw = r.buckets.existingFor(start);
-  if (raw === undefined) return [];
-  const step = TIER_MS[tier];
-  const ids = JSON.stringify(series);
-  const minutesDropped = r.st.getState.get('minute_dropped_before');
-  if (tier === 'minute' || (minutesDropped !== undefined && minutesDropped > start)) {
-    return r.sql.get(summarySql(raw.name, 'series IN (SELECT value FROM json_each(@ids)) AND t >= @lo AND t < @hi', step, true))
-      .all({ ids, lo: start, hi: start + step }) as RollupRow[];
+function minuteEnd(r: Rollups, name: string, upTo: number, limit: number): number {
+  const t = r.sql.get(`SELECT t FROM ${name} WHERE rowid = ?`).pluck().get(upTo) as number | undefined;
+  if (t === undefined) return upTo;
+  const end = periodStart('minute', t) + TIER_MS.minute;
+  let last = upTo;
+  const next = r.sql.get(`SELECT rowid, t FROM ${name} WHERE rowid > ? ORDER BY rowid LIMIT CAST(? AS INTEGER)`).raw().all(upTo, limit) as Array<[number, number]>;
+  for (const [rowid, at] of next) {
+    if (at >= end) break;
+    last = rowid;
   }
-  const hours = mergeSummaries(readRows(r, 'minute', series, start, start + step), start);
-  // NOTE: the distinct count of a dense hour is not kept: reading its rows again would hold the event loop.
-  const counted = hours.filter((h) => h.n <= MAX_DISTINCT_ROWS).map((h) => h.series);
-  const distinct = new Map(counted.length === 0 ? [] : (r.sql.get(distinctSql(raw.name)).all(JSON.stringify(counted), start, start + step) as
-    Array<{ series: number; distinct_n: number }>).map((d) => [d.series, d.distinct_n]));
-  for (const h of hours) h.distinct_n = distinct.get(h.series) ?? null;
+  return last;
+}
+
+/**
+ * The minutes of the rows read that closed and that nothing summarized or marked before: their rows
+ * are all among those read (a row of theirs read before would have marked or summarized them), so
+ * their summaries come from these rows, in the same pass, with no mark and no second reading. A
+ * minute split between two reads is summarized from the first and marked by the second: it is then
+ * computed again from its raw rows. Returns the minutes summarized, by series.
+ */
+function summarizeFresh(r: Rollups, name: string, after: number, last: number, mergeBefore: number, closedBefore: number): Map<number, Set<number>> {
+  const done = new Map<number, Set<number>>();
+  if (!Number.isFinite(closedBefore)) return done;
+  const closed = periodStart('minute', closedBefore);
+  const rows = r.sql.get(summarySql(name, 'rowid > @after AND rowid <= @last AND t >= @mergeBefore AND t < @closed', TIER_MS.minute))
+    .all({ after, last, mergeBefore, closed }) as RollupRow[];
+  for (const row of rows) {
+    if (r.st.isMarked.get(TIER_CODE.minute, row.t, row.series) !== undefined) continue;
+    const table = rollupTableOf('minute', row.t).name;
+    if (r.existing.has(table) && r.sql.get(`SELECT 1 FROM ${table} WHERE series = ? AND t = ?`).pluck().get(row.series, row.t) !== undefined) continue;
+    storeSummaries(r, [row], 'minute', false);
+    let set = done.get(row.series);
+    if (set === undefined) done.set(row.series, (set = new Set()));
+    set.add(row.t);
+  }
+  return done;
+}
+
+/** The distinct values of each series over [lo, hi) in a raw table (what an hour's summary takes from the raw rows). */
+const distinctSql = (table: string): string => `SELECT series, count(DISTINCT ${DISTINCT_KEY}) AS distinct_n FROM ${table}
+  WHERE series IN (SELECT value FROM json_each(?)) AND t >= ? AND t < ? AND ${COUNTED} GROUP BY series`;
+
+/** The counted rows of some series over [lo, hi) in a raw table: series, t, num, and the value's JSON when num is null. */
+const rowsSql = (table: string): string => `SELECT series, t, num, CASE WHEN num IS NULL THEN value END FROM ${table}
+  WHERE series IN (SELECT value FROM json_each(@ids)) AND t >= @lo AND t < @hi AND ${COUNTED} ORDER BY series, t, rowid`;
+
+type RawRow = [series: number, t: number, num: number | null, value: string | null];
+
+/** The payload members that tell values apart, in the order the raw aggregation takes them (DISTINCT_KEY). */
+const KEY_MEMBERS = ['value', 'object', 'languageMap', 'vocab', 'json', 'valueList', 'objectList'] as const;
+
+/**
+ * What tells a value apart, as SQLite's count(DISTINCT) over DISTINCT_KEY sees it: the number, else
+ * the first payload member present (a string as it is, anything else as its JSON text); its string
+ * value too when it is one (for the string counts and extremes).
+ */
+function keyOf(num: number | null, value: string | null): { key: number | string | null; text: string | null } {
+  if (num !== null) return { key: num, text: null };
+  if (value === null) return { key: null, text: null };
+  const parsed = JSON.parse(value) as Record<string, unknown>;
+  const text = typeof parsed['value'] === 'string' ? parsed['value'] : null;
+  for (const m of KEY_MEMBERS) {
+    const x = parsed[m];
+    if (x === undefined || x === null) continue;
+    if (typeof x === 'boolean') return { key: x ? 1 : 0, text };
+    return { key: typeof x === 'string' || typeof x === 'number' ? x : JSON.stringify(x), text };
+  }
+  return { key: null, text };
+}
+
+/** Summaries per series and period of rows ordered by series, t and insertion (the statistics of aggregateSql). */
+function summarize(rows: readonly RawRow[], step: number): RollupRow[] {
+  const out: RollupRow[] = [];
+  let m: RollupRow | undefined;
+  let distinct = new Set<number | string>();
+  for (const [series, t, num, value] of rows) {
+    const start = Math.floor(t / step) * step;
+    if (m === undefined || m.series !== series || m.t !== start) {
+      if (m !== undefined) m.distinct_n = distinct.size;
+      m = {
+        series, t: start, n: 0, numbers: 0, strings: 0, distinct_n: 0, sum: null, sumsq: null, min: null, max: null, min_s: null, max_s: null,
+        first_t: t, last_t: t, first_num: num, last_num: num,
+      };
+      distinct = new Set();
+      out.push(m);
+    }
+    const { key, text } = keyOf(num, value);
+    m.n += 1;
+    if (key !== null) distinct.add(key);
+    if (num !== null) {
+      m.numbers += 1;
+      m.sum = m.sum === null ? num : m.sum + num;
+      m.sumsq = m.sumsq === null ? num * num : m.sumsq + num * num;
+      m.min = m.min === null || num < m.min ? num : m.min;
+      m.max = m.max === null || num > m.max ? num : m.max;
+    } else if (text !== null) {
+      m.strings += 1;
+      m.min_s = m.min_s === null || text < m.min_s ? text : m.min_s;
+      m.max_s = m.max_s === null || text > m.max_s ? text : m.max_s;
+    }
+    // Rows come by time, then insertion: the last one is the last written at the latest instant.
+    m.last_t = t;
+    m.last_num = num;
+  }
+  if (m !== undefined) m.distinct_n = distinct.size;
+  return out;
+}
+
+/**
+ * The summaries of some series over [lo, hi) (whole periods of the tier, in one raw table) from the
+ * raw rows, read once in order and summed up in JavaScript. An hour adds up its minutes (computed
+ * just before; its raw rows are then read once more, in SQL, only for the distinct count), unless
+ * minute summaries were removed there.
+ */
+function summariesOf(r: Rollups, tier: RollupTier, raw: string, series: readonly number[], lo: number, hi: number): RollupRow[] {
+  const step = TIER_MS[tier];
+  const read = (ids: readonly number[], from: number, to: number): RawRow[] =>
+    r.sql.get(rowsSql(raw)).raw().all({ ids: JSON.stringify(ids), lo: from, hi: to }) as RawRow[];
+  const minutesDropped = r.st.getState.get('minute_dropped_before');
+  if (tier === 'minute' || (minutesDropped !== undefined && minutesDropped > lo)) return summarize(read(series, lo, hi), step);
+  const hours: RollupRow[] = [];
+  for (let h = lo; h < hi; h += step) {
+    const inHour = mergeSummaries(readRows(r, 'minute', series, h, h + step), h);
+    // NOTE: the distinct count of a dense hour is not kept: reading its rows again would hold the event loop.
+    const counted = inHour.filter((x) => x.n <= MAX_DISTINCT_ROWS).map((x) => x.series);
+    const distinct = new Map(counted.length === 0 ? [] : (r.sql.get(distinctSql(raw)).all(JSON.stringify(counted), h, h + step) as
+      Array<{ series: number; distinct_n: number }>).map((d) => [d.series, d.distinct_n]));
+    for (const x of inHour) x.distinct_n = x.n <= MAX_DISTINCT_ROWS ? distinct.get(x.series) ?? 0 : null;
+    hours.push(...inHour);
+  }
   return hours;
 }
 
@@ -314,48 +427,54 @@ export function addSummary(m: RollupRow, x: RollupRow): void {
 /** Milliseconds of work one call of roll() may take, statement by statement, before it returns. */
 const ROLL_BUDGET_MS = 20;
 
+type DirtyKey = { start: number; series: number };
+
 /**
- * Computes again up to `limit` marked summaries of the tier closed by `closedBefore`, in statements
- * of a few series each, until ROLL_BUDGET_MS is spent; returns how many it computed (0: none left).
- * NOTE: how many series a statement takes follows how long the last one took: a plant of many
- * sparse series takes them by hundreds, a few dense series (thousands of rows a minute) one by one.
+ * Computes again up to `limit` marked summaries of the tier closed by `closedBefore`, a run of keys
+ * at a time, until ROLL_BUDGET_MS is spent; returns how many it computed (0: none is left).
+ * NOTE: a run is the keys of consecutive periods in one raw table and one summary table, computed
+ * by one statement over their time range; how many keys it takes follows how long the last one took.
  */
 function rollTier(r: Rollups, tier: RollupTier, closedBefore: number, limit: number): number {
   const step = TIER_MS[tier];
-  const keys = r.st.closed.all(TIER_CODE[tier], closedBefore - step, limit);
-  const byStart = new Map<number, number[]>();
-  for (const k of keys) {
-    const list = byStart.get(k.start);
-    if (list === undefined) byStart.set(k.start, [k.series]);
-    else list.push(k.series);
-  }
+  const keys: DirtyKey[] = r.st.closed.all(TIER_CODE[tier], closedBefore - step, limit);
   const began = performance.now();
   let done = 0;
-  for (const [start, series] of byStart) {
-    for (let i = 0; i < series.length;) {
-      const part = series.slice(i, i + r.batch[tier]);
-      const at = performance.now();
-      rollPart(r, tier, start, part);
-      const took = performance.now() - at;
-      r.batch[tier] = Math.max(1, Math.min(500, Math.round(part.length * (took > 0 ? Math.min(4, ROLL_BUDGET_MS / 4 / took) : 4))));
-      i += part.length;
-      done += part.length;
-      if (performance.now() - began >= ROLL_BUDGET_MS) return done;
-    }
+  for (let i = 0; i < keys.length;) {
+    const first = keys[i]!;
+    const raw = r.buckets.existingFor(first.start);
+    const table = rollupTableOf(tier, first.start).name;
+    let j = i + 1;
+    while (j < keys.length && j - i < r.batch[tier] && r.buckets.existingFor(keys[j]!.start) === raw
+      && rollupTableOf(tier, keys[j]!.start).name === table) j++;
+    const at = performance.now();
+    rollRun(r, tier, raw?.name, keys.slice(i, j));
+    const took = performance.now() - at;
+    r.batch[tier] = Math.max(1, Math.min(2_000, Math.round((j - i) * (took > 0 ? Math.min(4, ROLL_BUDGET_MS / 4 / took) : 4))));
+    done += j - i;
+    i = j;
+    if (performance.now() - began >= ROLL_BUDGET_MS) break;
   }
   return done;
 }
 
-function rollPart(r: Rollups, tier: RollupTier, start: number, series: readonly number[]): void {
-  const found = summariesOf(r, tier, start, series);
-  storeSummaries(r, found, tier, false);
-  const kept = new Set(found.map((x) => x.series));
-  const table = rollupTableOf(tier, start);
-  for (const s of series) {
-    // A period left without instances (deleted ones) has no summary.
-    if (!kept.has(s) && r.existing.has(table.name)) r.sql.get(`DELETE FROM ${table.name} WHERE series = ? AND t = ?`).run(s, start);
-    r.st.unmark.run(TIER_CODE[tier], start, s);
+/**
+ * Computes again every summary of the keys' series over the keys' time range: the summaries there
+ * are replaced by those of the raw rows (a period left without instances has none), and the marks
+ * of those series in the range are removed.
+ */
+function rollRun(r: Rollups, tier: RollupTier, raw: string | undefined, keys: readonly DirtyKey[]): void {
+  const series = [...new Set(keys.map((k) => k.series))];
+  const lo = keys[0]!.start;
+  const hi = keys[keys.length - 1]!.start + TIER_MS[tier];
+  const found = raw === undefined ? [] : summariesOf(r, tier, raw, series, lo, hi);
+  const ids = JSON.stringify(series);
+  const table = rollupTableOf(tier, lo);
+  if (r.existing.has(table.name)) {
+    r.sql.get(`DELETE FROM ${table.name} WHERE series IN (SELECT value FROM json_each(?)) AND t >= ? AND t < ?`).run(ids, lo, hi);
   }
+  storeSummaries(r, found, tier, false);
+  r.st.unmarkRange.run(TIER_CODE[tier], lo, hi, ids);
 }
 
 function completeBefore(r: Rollups, tier: RollupTier): number {
@@ -397,10 +516,10 @@ export function createRollupRepository({ db, buckets, transaction }: RollupDeps)
   const r = openRollups(db, buckets);
   const { st, sql } = r;
   return {
-    scan: (limit, mergeBefore) => transaction(() => {
+    scan: (limit, mergeBefore, closedBefore = Number.NEGATIVE_INFINITY) => transaction(() => {
       let read = 0;
       for (const b of buckets.list()) {
-        read += scanBucket(r, b.name, limit - read, mergeBefore);
+        read += scanBucket(r, b.name, limit - read, mergeBefore, closedBefore);
         if (read >= limit) break;
       }
       return read;

@@ -113,7 +113,8 @@ describe('the rollup job', () => {
     expect(s.history.rollups.completeBefore('minute')).toBe(Number.NEGATIVE_INFINITY);
     const report = await roll(s, H0 + 5 * HOUR);
     expect(report.read).toBe(12_000);
-    expect(report.rolled).toEqual({ minute: 200, hour: 4 });
+    // Minutes closed and read whole are summarized as they are read; the hours once closed.
+    expect(report.rolled.hour).toBe(4);
     expect(s.history.rollups.count('minute')).toBe(200);
     expect(s.history.rollups.completeBefore('minute')).toBe(H0 + 5 * HOUR - MINUTE);
     s.history.upsertObserved('', [instance(TEMP, H0 + 90 * MINUTE + 1, 1)]);
