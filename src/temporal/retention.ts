@@ -69,24 +69,33 @@ interface Cut {
   filter: SeriesFilter;
 }
 
-/**
- * The cuts of one level: the whole-table horizon (the earliest, so that no series loses rows it
- * keeps), then row deletions for the series kept shorter. A series falls under the most specific
- * rule (tenant and type before tenant), the others under the default.
- */
-function cutsOf(deps: RetentionDeps, level: HistoryLevel, now: number, cap: number): { tables: number; rows: Cut[] } {
+/** The series each rule governs, once per run: a series falls under the most specific rule (tenant and type before tenant). */
+interface RuledSeries {
+  rule: RetentionRule;
+  series: number[];
+}
+
+function seriesOfRules(deps: RetentionDeps): { ruled: RuledSeries[]; claimed: number[] } {
   const rules = [...(deps.rules ?? [])].sort((a, b) => Number(b.type !== undefined) - Number(a.type !== undefined));
   const claimed = new Set<number>();
-  const ruled: Array<{ horizon: number; series: number[] }> = [];
-  for (const rule of rules) {
+  const ruled = rules.map((rule) => {
     const series = deps.store.history.seriesOf(rule.tenant, rule.type).filter((s) => !claimed.has(s));
     for (const s of series) claimed.add(s);
-    ruled.push({ horizon: Math.min(cap, horizonOf(now, rule.retention[level] ?? deps.retention[level])), series });
-  }
+    return { rule, series };
+  });
+  return { ruled, claimed: [...claimed] };
+}
+
+/**
+ * The cuts of one level: the whole-table horizon (the earliest, so that no series loses rows it
+ * keeps), then row deletions for the series kept shorter; the series no rule governs follow the default.
+ */
+function cutsOf(deps: RetentionDeps, rules: ReturnType<typeof seriesOfRules>, level: HistoryLevel, now: number, cap: number): { tables: number; rows: Cut[] } {
+  const ruled = rules.ruled.map(({ rule, series }) => ({ horizon: Math.min(cap, horizonOf(now, rule.retention[level] ?? deps.retention[level])), series }));
   const byDefault = Math.min(cap, horizonOf(now, deps.retention[level]));
   const tables = Math.min(byDefault, ...ruled.map((r) => r.horizon));
   const rows: Cut[] = [];
-  if (byDefault > tables) rows.push({ horizon: byDefault, filter: { exclude: [...claimed] } });
+  if (byDefault > tables) rows.push({ horizon: byDefault, filter: { exclude: rules.claimed } });
   for (const r of ruled) if (r.horizon > tables && r.series.length > 0) rows.push({ horizon: r.horizon, filter: { include: r.series } });
   return { tables, rows };
 }
@@ -144,12 +153,13 @@ export async function runRetention(deps: RetentionDeps, now: number): Promise<Re
   if (deps.rollups === true) {
     await runRollups({ store, log, mergeBefore: mergeHorizon(now, deps.retention, deps.rules ?? []), ...(deps.signal ? { signal: deps.signal } : {}) }, now);
   }
+  const rules = seriesOfRules(deps);
   for (const level of HISTORY_LEVELS) {
     if (level !== 'raw' && deps.rollups !== true) continue;
     // Raw rows go once both tiers summarize them; minute summaries once the hour ones exist.
     const cap = level === 'raw' && deps.rollups === true ? Math.min(rollups.completeBefore('minute'), rollups.completeBefore('hour'), now - ROLLUP_GRACE_MS)
       : level === 'minute' ? rollups.completeBefore('hour') : Number.POSITIVE_INFINITY;
-    if (!(await applyLevel(deps, level, cutsOf(deps, level, now, cap), report))) break;
+    if (!(await applyLevel(deps, level, cutsOf(deps, rules, level, now, cap), report))) break;
   }
   if (report.dropped.length > 0 || report.pruned > 0) {
     log.info('history retention', { horizon: report.horizon === undefined ? undefined : new Date(report.horizon).toISOString(), dropped: report.dropped.length, pruned: report.pruned });

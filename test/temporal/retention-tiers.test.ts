@@ -31,7 +31,7 @@ function instance(entityId: string, at: number, value: number): HistoryInstance 
 }
 
 /** One instance every 10 minutes of an entity from START for `days`. */
-function tenMinutely(entityId: string, days: number, tenant = ''): HistoryInstance[] {
+function tenMinutely(entityId: string, days: number): HistoryInstance[] {
   const list: HistoryInstance[] = [];
   for (let t = START; t < START + days * DAY; t += 10 * MINUTE) list.push(instance(entityId, t, (t - START) / MINUTE));
   return list;

@@ -3,40 +3,16 @@
 // cmd topic and answers OK on cmdexe, and the card shows OK without a reload. With authentication on,
 // a subject that may only read sees the card without Send, and a refused write shows the broker's error.
 
-import { rmSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/index.js';
 import { waitUntil } from '../helpers/fake-cloud.js';
 import { addUser } from '../helpers/identity.js';
 import { connectClient, endClient } from '../helpers/mqtt.js';
 import { ROOM, VALVE, VALVE_DEVICE, seedGateway, seedValve } from './seed.js';
-import { buildPage, launchBrowser, screenshot, startUiBroker, withoutCommandMisses, type Browser, type UiBroker } from './support.js';
+import { screenshot, useUiHarness, withoutCommandMisses, type Browser, type UiBroker } from './support.js';
 
-let uiDir: string;
-const cleanups: Array<() => Promise<void>> = [];
-
-beforeAll(async () => {
-  uiDir = (await buildPage()).dir;
-});
-afterAll(() => {
-  rmSync(dirname(uiDir), { recursive: true, force: true });
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function open(errors: string[]): Promise<Browser> {
-  const browser = await launchBrowser(errors);
-  cleanups.push(() => browser.close());
-  return browser;
-}
-
-async function broker(config: Parameters<typeof startUiBroker>[0]['config'] = {}): Promise<UiBroker> {
-  const b = await startUiBroker({ uiDir, config });
-  cleanups.push(() => b.close());
-  return b;
-}
+const ui = useUiHarness();
+const { cleanups, open, broker } = ui;
 
 /** Runs the steps; when one fails, the page as it was goes to test-artifacts/ before the error. */
 async function shotOnFailure(page: Browser['page'], name: string, steps: () => Promise<void>): Promise<void> {

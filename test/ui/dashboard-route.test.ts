@@ -7,33 +7,23 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildUi } from '../../scripts/build-ui.mjs';
 import { acceptsGzip } from '../../src/http/routes/dashboard.js';
 import { createFixedClock, silentLogger } from '../../src/lib/index.js';
 import { createBroker, type Broker } from '../../src/server.js';
 import { T0, testConfig, type ConfigPatch } from '../helpers/broker.js';
 import { connectClient, endClient, subscribe } from '../helpers/mqtt.js';
-import { buildPage, startUiBroker } from './support.js';
+import { startUiBroker, useUiHarness } from './support.js';
 
 const NOT_FOUND = 'https://uri.etsi.org/ngsi-ld/errors/ResourceNotFound';
-let uiDir: string;
-const cleanups: Array<() => Promise<void> | void> = [];
-
-beforeAll(async () => {
-  uiDir = (await buildPage()).dir;
-});
-afterAll(() => {
-  rmSync(dirname(uiDir), { recursive: true, force: true });
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const ui = useUiHarness();
+const { cleanups } = ui;
 
 /** The app in-process (no listener), over an in-memory database. */
 function app(opts: { dir?: string; config?: ConfigPatch } = {}): Broker {
   const config = testConfig({ ...opts.config, log: { level: 'silent' } });
-  const broker = createBroker({ config, log: silentLogger, clock: createFixedClock(T0), dbPath: ':memory:', dashboardDir: opts.dir ?? uiDir });
+  const broker = createBroker({ config, log: silentLogger, clock: createFixedClock(T0), dbPath: ':memory:', dashboardDir: opts.dir ?? ui.dir });
   cleanups.push(() => broker.close());
   return broker;
 }
@@ -64,7 +54,7 @@ describe('GET / and /ui/', () => {
     const etag = res.headers.get('etag');
     expect(etag).toMatch(/^"[\w-]+"$/);
     const html = await res.text();
-    expect(html).toBe(readFileSync(join(uiDir, 'index.html'), 'utf8'));
+    expect(html).toBe(readFileSync(join(ui.dir, 'index.html'), 'utf8'));
     expect(assetsOf(html)).toHaveLength(2);
     const again = await get(b, '/ui/', { 'If-None-Match': etag ?? '' });
     expect(again.status).toBe(304);
@@ -101,7 +91,7 @@ describe('GET /ui/assets/{file}', () => {
       expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
       expect(res.headers.get('content-type')).toBe(name.endsWith('.js') ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8');
       const body = gunzipSync(Buffer.from(await res.arrayBuffer()));
-      expect(body.equals(readFileSync(join(uiDir, 'assets', name)))).toBe(true);
+      expect(body.equals(readFileSync(join(ui.dir, 'assets', name)))).toBe(true);
     }
   });
 
@@ -176,8 +166,7 @@ function upgradeStatus(port: number, path: string): Promise<number> {
 
 describe('path traversal over a real socket', () => {
   it('never serves a file outside the asset directory, whatever the request target', async () => {
-    const b = await startUiBroker({ uiDir });
-    cleanups.push(() => b.close());
+    const b = await ui.broker();
     const port = Number(new URL(b.base).port);
     const secret = readFileSync(new URL('../../package.json', import.meta.url), 'utf8').slice(0, 40);
     for (const target of [
@@ -219,8 +208,7 @@ describe('lazy loading', () => {
 
 describe('/ui/config.json and MQTT over WebSocket on the HTTP port', () => {
   it('tells the page where notifications arrive, and takes MQTT over WebSocket at /mqtt only', async () => {
-    const b = await startUiBroker({ uiDir });
-    cleanups.push(() => b.close());
+    const b = await ui.broker();
     const config = await b.call('GET', '/ui/config.json');
     expect(config.headers.get('cache-control')).toBe('no-store');
     expect(config.json).toEqual({ mqtt: { websocketPath: '/mqtt', notificationUri: `mqtt://127.0.0.1:${b.mqttPort}` } });
@@ -239,8 +227,7 @@ describe('/ui/config.json and MQTT over WebSocket on the HTTP port', () => {
   });
 
   it('serves a request asking for another protocol (Upgrade: h2c, as curl --http2 sends) as plain HTTP, body included', async () => {
-    const b = await startUiBroker({ uiDir });
-    cleanups.push(() => b.close());
+    const b = await ui.broker();
     const port = Number(new URL(b.base).port);
     const h2c = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n';
     const entity = (id: string, pad: number): string =>
@@ -266,7 +253,7 @@ describe('/ui/config.json and MQTT over WebSocket on the HTTP port', () => {
   });
 
   it('stops promptly with a WebSocket client connected (upgraded sockets do not hold the HTTP drain)', async () => {
-    const b = await startUiBroker({ uiDir });
+    const b = await startUiBroker({ uiDir: ui.dir });
     const client = await connectClient(`${b.base.replace('http:', 'ws:')}/mqtt`);
     cleanups.push(() => {
       client.end(true);
@@ -277,8 +264,7 @@ describe('/ui/config.json and MQTT over WebSocket on the HTTP port', () => {
   });
 
   it('refuses WebSocket upgrades when the dashboard is off', async () => {
-    const b = await startUiBroker({ uiDir, config: { dashboard: { enabled: false } } });
-    cleanups.push(() => b.close());
+    const b = await ui.broker({ dashboard: { enabled: false } });
     expect(await upgradeStatus(Number(new URL(b.base).port), '/mqtt')).toBe(404);
   });
 });

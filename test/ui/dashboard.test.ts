@@ -2,39 +2,15 @@
 // entities, the chart draws the seeded series, a measurement published over MQTT appears on the open
 // page within 2 s without a reload, and with authentication on a subject sees only what it may read.
 
-import { rmSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/index.js';
 import { addUser } from '../helpers/identity.js';
 import { connectClient, endClient } from '../helpers/mqtt.js';
 import { ALARMS, BOILER, PUMP, ROOM, SERIES_LENGTH, SPARE, seedGateway } from './seed.js';
-import { buildPage, launchBrowser, screenshot, startUiBroker, withoutCommandMisses, type Browser, type UiBroker } from './support.js';
+import { screenshot, useUiHarness, withoutCommandMisses, type Browser } from './support.js';
 
-let uiDir: string;
-const cleanups: Array<() => Promise<void>> = [];
-
-beforeAll(async () => {
-  uiDir = (await buildPage()).dir;
-});
-afterAll(() => {
-  rmSync(dirname(uiDir), { recursive: true, force: true });
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function open(errors: string[]): Promise<Browser> {
-  const browser = await launchBrowser(errors);
-  cleanups.push(() => browser.close());
-  return browser;
-}
-
-async function broker(config: Parameters<typeof startUiBroker>[0]['config'] = {}): Promise<UiBroker> {
-  const b = await startUiBroker({ uiDir, config });
-  cleanups.push(() => b.close());
-  return b;
-}
+const ui = useUiHarness();
+const { cleanups, open, broker } = ui;
 
 const row = (id: string): string => `tr[data-id="${id}"]`;
 

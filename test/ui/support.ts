@@ -3,10 +3,12 @@
 // SQLite, embedded MQTT broker), and a headless Chromium with a fresh profile.
 
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { buildUi } from '../../scripts/build-ui.mjs';
 import { systemClock, silentLogger } from '../../src/lib/index.js';
 import { createBroker, type Broker } from '../../src/server.js';
@@ -19,6 +21,49 @@ export async function buildPage(): Promise<{ dir: string; gzipTotal: number; fil
   const dir = mkdtempSync(join(tmpdir(), 'edgeld-ui-'));
   const built = await buildUi({ outDir: join(dir, 'ui') });
   return { dir: built.outDir, gzipTotal: built.gzipTotal, files: built.files };
+}
+
+/** What a dashboard test file shares: the page built once, and what each test starts, closed after it. */
+export interface UiHarness {
+  /** The built page's directory (set once the file's tests start). */
+  readonly dir: string;
+  /** Closed after each test, the last pushed first. */
+  readonly cleanups: Array<() => Promise<void> | void>;
+  /** A browser, closed after the test. */
+  open(errors: string[]): Promise<Browser>;
+  /** A broker serving the page, closed after the test. */
+  broker(config?: ConfigPatch): Promise<UiBroker>;
+}
+
+/** Registers the hooks of a dashboard test file (call it at the top level of the file). */
+export function useUiHarness(): UiHarness {
+  let dir = '';
+  const cleanups: Array<() => Promise<void> | void> = [];
+  beforeAll(async () => {
+    dir = (await buildPage()).dir;
+  });
+  afterAll(() => {
+    rmSync(dirname(dir), { recursive: true, force: true });
+  });
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  return {
+    get dir() {
+      return dir;
+    },
+    cleanups,
+    async open(errors) {
+      const browser = await launchBrowser(errors);
+      cleanups.push(() => browser.close());
+      return browser;
+    },
+    async broker(config = {}) {
+      const b = await startUiBroker({ uiDir: dir, config });
+      cleanups.push(() => b.close());
+      return b;
+    },
+  };
 }
 
 export interface UiBroker {

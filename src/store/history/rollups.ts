@@ -256,14 +256,11 @@ function scanBucket(r: Rollups, name: string, limit: number, mergeBefore: number
 function minuteEnd(r: Rollups, name: string, upTo: number, limit: number): number {
   const t = r.sql.get(`SELECT t FROM ${name} WHERE rowid = ?`).pluck().get(upTo) as number | undefined;
   if (t === undefined) return upTo;
-  const end = periodStart('minute', t) + TIER_MS.minute;
-  let last = upTo;
-  const next = r.sql.get(`SELECT rowid, t FROM ${name} WHERE rowid > ? ORDER BY rowid LIMIT CAST(? AS INTEGER)`).raw().all(upTo, limit) as Array<[number, number]>;
-  for (const [rowid, at] of next) {
-    if (at >= end) break;
-    last = rowid;
-  }
-  return last;
+  // The rows up to the first of a later minute, among the next `limit`.
+  const last = r.sql.get(`SELECT max(rowid) FROM (SELECT rowid, t FROM ${name} WHERE rowid > @upTo ORDER BY rowid LIMIT CAST(@limit AS INTEGER))
+    WHERE rowid < coalesce((SELECT min(rowid) FROM (SELECT rowid, t FROM ${name} WHERE rowid > @upTo ORDER BY rowid LIMIT CAST(@limit AS INTEGER))
+      WHERE t >= @end), 9223372036854775807)`).pluck().get({ upTo, limit, end: periodStart('minute', t) + TIER_MS.minute }) as number | null;
+  return last ?? upTo;
 }
 
 /**
@@ -295,84 +292,18 @@ function summarizeFresh(r: Rollups, name: string, after: number, last: number, m
 const distinctSql = (table: string): string => `SELECT series, count(DISTINCT ${DISTINCT_KEY}) AS distinct_n FROM ${table}
   WHERE series IN (SELECT value FROM json_each(?)) AND t >= ? AND t < ? AND ${COUNTED} GROUP BY series`;
 
-/** The counted rows of some series over [lo, hi) in a raw table: series, t, num, and the value's JSON when num is null. */
-const rowsSql = (table: string): string => `SELECT series, t, num, CASE WHEN num IS NULL THEN value END FROM ${table}
-  WHERE series IN (SELECT value FROM json_each(@ids)) AND t >= @lo AND t < @hi AND ${COUNTED} ORDER BY series, t, rowid`;
-
-type RawRow = [series: number, t: number, num: number | null, value: string | null];
-
-/** The payload members that tell values apart, in the order the raw aggregation takes them (DISTINCT_KEY). */
-const KEY_MEMBERS = ['value', 'object', 'languageMap', 'vocab', 'json', 'valueList', 'objectList'] as const;
-
-/**
- * What tells a value apart, as SQLite's count(DISTINCT) over DISTINCT_KEY sees it: the number, else
- * the first payload member present (a string as it is, anything else as its JSON text); its string
- * value too when it is one (for the string counts and extremes).
- */
-function keyOf(num: number | null, value: string | null): { key: number | string | null; text: string | null } {
-  if (num !== null) return { key: num, text: null };
-  if (value === null) return { key: null, text: null };
-  const parsed = JSON.parse(value) as Record<string, unknown>;
-  const text = typeof parsed['value'] === 'string' ? parsed['value'] : null;
-  for (const m of KEY_MEMBERS) {
-    const x = parsed[m];
-    if (x === undefined || x === null) continue;
-    if (typeof x === 'boolean') return { key: x ? 1 : 0, text };
-    return { key: typeof x === 'string' || typeof x === 'number' ? x : JSON.stringify(x), text };
-  }
-  return { key: null, text };
-}
-
-/** Summaries per series and period of rows ordered by series, t and insertion (the statistics of aggregateSql). */
-function summarize(rows: readonly RawRow[], step: number): RollupRow[] {
-  const out: RollupRow[] = [];
-  let m: RollupRow | undefined;
-  let distinct = new Set<number | string>();
-  for (const [series, t, num, value] of rows) {
-    const start = Math.floor(t / step) * step;
-    if (m === undefined || m.series !== series || m.t !== start) {
-      if (m !== undefined) m.distinct_n = distinct.size;
-      m = {
-        series, t: start, n: 0, numbers: 0, strings: 0, distinct_n: 0, sum: null, sumsq: null, min: null, max: null, min_s: null, max_s: null,
-        first_t: t, last_t: t, first_num: num, last_num: num,
-      };
-      distinct = new Set();
-      out.push(m);
-    }
-    const { key, text } = keyOf(num, value);
-    m.n += 1;
-    if (key !== null) distinct.add(key);
-    if (num !== null) {
-      m.numbers += 1;
-      m.sum = m.sum === null ? num : m.sum + num;
-      m.sumsq = m.sumsq === null ? num * num : m.sumsq + num * num;
-      m.min = m.min === null || num < m.min ? num : m.min;
-      m.max = m.max === null || num > m.max ? num : m.max;
-    } else if (text !== null) {
-      m.strings += 1;
-      m.min_s = m.min_s === null || text < m.min_s ? text : m.min_s;
-      m.max_s = m.max_s === null || text > m.max_s ? text : m.max_s;
-    }
-    // Rows come by time, then insertion: the last one is the last written at the latest instant.
-    m.last_t = t;
-    m.last_num = num;
-  }
-  if (m !== undefined) m.distinct_n = distinct.size;
-  return out;
-}
-
 /**
  * The summaries of some series over [lo, hi) (whole periods of the tier, in one raw table) from the
- * raw rows, read once in order and summed up in JavaScript. An hour adds up its minutes (computed
- * just before; its raw rows are then read once more, in SQL, only for the distinct count), unless
- * minute summaries were removed there.
+ * raw rows. An hour adds up its minutes (computed just before; its raw rows are then read once more
+ * only for the distinct count), unless minute summaries were removed there.
  */
 function summariesOf(r: Rollups, tier: RollupTier, raw: string, series: readonly number[], lo: number, hi: number): RollupRow[] {
   const step = TIER_MS[tier];
-  const read = (ids: readonly number[], from: number, to: number): RawRow[] =>
-    r.sql.get(rowsSql(raw)).raw().all({ ids: JSON.stringify(ids), lo: from, hi: to }) as RawRow[];
   const minutesDropped = r.st.getState.get('minute_dropped_before');
-  if (tier === 'minute' || (minutesDropped !== undefined && minutesDropped > lo)) return summarize(read(series, lo, hi), step);
+  if (tier === 'minute' || (minutesDropped !== undefined && minutesDropped > lo)) {
+    return r.sql.get(summarySql(raw, 'series IN (SELECT value FROM json_each(@ids)) AND t >= @lo AND t < @hi', step))
+      .all({ ids: JSON.stringify(series), lo, hi }) as RollupRow[];
+  }
   const hours: RollupRow[] = [];
   for (let h = lo; h < hi; h += step) {
     const inHour = mergeSummaries(readRows(r, 'minute', series, h, h + step), h);
