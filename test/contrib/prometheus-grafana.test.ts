@@ -163,6 +163,28 @@ describe('the dashboard\'s temporal API panels (Infinity)', () => {
     ]);
   });
 
+  it('is importable: every panel on an input data source, unique ids, a 24-column grid without overlaps', () => {
+    const inputs = new Set((dashboard.__inputs as Array<{ name: string }>).map((i) => '${' + i.name + '}'));
+    const cells = new Set<string>();
+    const ids = new Set<number>();
+    for (const p of panels) {
+      expect(ids.has(p.id as number), `panel id ${p.id}`).toBe(false);
+      ids.add(p.id as number);
+      const { x, y, w, h } = p.gridPos as { x: number; y: number; w: number; h: number };
+      expect(x + w, p.title as string).toBeLessThanOrEqual(24);
+      for (let i = x; i < x + w; i++) {
+        for (let j = y; j < y + h; j++) {
+          expect(cells.has(`${i},${j}`), `${p.title} overlaps at ${i},${j}`).toBe(false);
+          cells.add(`${i},${j}`);
+        }
+      }
+      if (p.type === 'row') continue;
+      expect(inputs.has(p.datasource.uid as string), p.title as string).toBe(true);
+      for (const t of p.targets) expect(t.datasource, p.title as string).toEqual(p.datasource);
+    }
+    expect(dashboard.templating.list.find((v: { name: string }) => v.name === 'instance').datasource.uid).toBe('${DS_PROMETHEUS}');
+  });
+
   it.each(infinityTargets())('$panel: its URL answers 200 from edgeld, in rows of its columns', async ({ target }) => {
     const headers = Object.fromEntries((target.url_options.headers as Array<{ key: string; value: string }>).map((h) => [h.key, h.value]));
     const res = await fetch(edge.base + interpolate(target.url as string), { method: target.url_options.method as string, headers });
