@@ -6,10 +6,10 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** README.md and every page of docs/, as paths relative to the repository root. */
+/** README.md, every page of docs/ and contrib/README.md, as paths relative to the repository root. */
 export function markdownPages(): string[] {
   const docs = readdirSync(`${ROOT}docs`).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`);
-  return ['README.md', ...docs];
+  return ['README.md', ...docs, 'contrib/README.md'];
 }
 
 export function readPage(page: string): string {

@@ -163,10 +163,15 @@ describe('GET /metrics: storage and process', () => {
     expect((await scrape(second)).value('edgeld_entities')).toBe(2);
   });
 
-  it('includes Node\'s process metrics: resident memory, event-loop lag, heap', async () => {
+  it('includes Node\'s process metrics: resident memory, CPU, start time, event-loop lag, heap', async () => {
     const b = await broker();
     const m = await scrape(b);
     expect(m.value('process_resident_memory_bytes')).toBeGreaterThan(0);
+    // contrib/prometheus/alerts.yml and contrib/grafana/edgeld.json read these three.
+    expect(m.types.get('process_cpu_seconds_total')).toBe('counter');
+    expect(m.value('process_cpu_seconds_total')).toBeGreaterThan(0);
+    const started = m.value('process_start_time_seconds') ?? 0;
+    expect(Math.abs(started - (Date.now() / 1000 - process.uptime()))).toBeLessThan(5);
     expect(m.types.get('nodejs_eventloop_lag_seconds')).toBe('gauge');
     expect(m.value('nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
     // A second scrape registers nothing twice.
