@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import type { Client } from 'aedes';
 import MemoryPersistence from 'aedes-persistence/asyncPersistence.js';
 import { copyPacket, decodePacket, encodePacket } from './packet-codec.js';
+import { isSharedDelivery } from './shared-groups.js';
 import type { MqttQueuedPacket, MqttSessionStore, MqttWillRecord } from '../lib/index.js';
 
 type Packet = Parameters<MemoryPersistence['storeRetained']>[0];
@@ -49,6 +50,14 @@ function optionsOf(sub: Subscription): string {
 function parseOptions(text: string): Record<string, unknown> {
   const parsed: unknown = JSON.parse(text);
   return typeof parsed === 'object' && parsed !== null ? { ...parsed } : {};
+}
+
+/** Aedes' in-memory persistence, messages of shared subscriptions kept out of the session queues (shared-groups.ts). */
+export class MemorySessionPersistence extends MemoryPersistence {
+  override async outgoingUpdate(client: Client, packet: Packet): Promise<void> {
+    if (isSharedDelivery(packet)) return;
+    await super.outgoingUpdate(client, packet);
+  }
 }
 
 export class SqlitePersistence extends MemoryPersistence {
@@ -120,6 +129,8 @@ export class SqlitePersistence extends MemoryPersistence {
 
   /** A delivery starts (its message id is assigned), or a PUBREL takes the place of its publish. */
   override async outgoingUpdate(client: Client, packet: Packet): Promise<void> {
+    // A message of a shared subscription is kept by its group, not in the session's queue.
+    if (isSharedDelivery(packet)) return;
     const { brokerId, brokerCounter, messageId } = packet as Packet & { messageId?: number }; // NOTE: PUBREL has no broker ids
     if (brokerId !== undefined && brokerCounter !== undefined && messageId !== undefined
       && this.#store.assignMessageId(client.id, brokerId, brokerCounter, messageId)) return;
