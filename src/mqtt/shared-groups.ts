@@ -79,7 +79,7 @@ export interface SharedGroups {
   leave(client: Client, filters: readonly string[]): void;
   /** The client's connection is gone: its unacknowledged messages go to other members. */
   disconnected(client: Client): void;
-  /** A client connected: a clean session starts without the memberships of an earlier one. */
+  /** A client is connected (CONNACK sent): a clean session starts without the memberships of an earlier one; a persistent one takes what its groups kept. */
   connected(client: Client): void;
   stats(): SharedStats;
   close(): void;
@@ -135,7 +135,8 @@ export function createSharedGroups(deps: SharedGroupsDeps): SharedGroups {
   function send(group: Group, member: Member, message: Message): 'sent' | 'away' | 'refused' {
     const { client } = member;
     const deliver = client && deliveryOf(client);
-    if (client === undefined || deliver === undefined || client.closed) return 'away';
+    // NOTE: nothing goes to a client before its CONNACK (a persistent member rejoins while connecting).
+    if (client === undefined || deliver === undefined || client.closed || !client.connected) return 'away';
     const qos = minQos(member.qos, message.qos);
     const packet: Record<string, unknown> = {
       cmd: 'publish', topic: message.topic, payload: message.payload, qos, retain: false, dup: false,
@@ -306,10 +307,11 @@ export function createSharedGroups(deps: SharedGroupsDeps): SharedGroups {
       if (client.clean) for (const [group, member] of gone) removeMember(group, member);
     },
     connected(client) {
-      if (!client.clean) return;
       for (const group of [...groups.values()]) {
         const member = memberOf(group, client.id);
-        if (member !== undefined && member.client === undefined) removeMember(group, member);
+        if (member === undefined) continue;
+        if (member.client === client) drain(group);
+        else if (member.client === undefined && client.clean) removeMember(group, member);
       }
     },
     stats: () => {

@@ -65,7 +65,7 @@ export function startSharedGroups(aedes: Aedes, hooks: MqttAccessHooks, store: M
   const groups = createSharedGroups({ aedes, mayRead: (client, packet) => hooks.authorizeForward(client, packet) !== null, log });
   aedes.on('unsubscribe', (filters, client) => groups.leave(client, filters));
   aedes.on('clientDisconnect', (client) => groups.disconnected(client));
-  aedes.on('client', (client) => groups.connected(client));
+  aedes.on('clientReady', (client) => groups.connected(client));
   if (store === undefined) return groups;
   let after: { clientId: string; topic: string } | undefined;
   for (let page = store.subscriptionsPage(after, PAGE); page.length > 0; page = store.subscriptionsPage(after, PAGE)) {

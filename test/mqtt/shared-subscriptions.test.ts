@@ -150,6 +150,18 @@ describe('shared subscriptions ($share/<group>/<filter>) for MQTT 3.1.1 clients'
     expect(b.sharedStats()).toMatchObject({ groups: 1, members: 1 });
   });
 
+  it('delivers nothing published on the name Aedes keeps a shared filter under', async () => {
+    const { url } = await start();
+    const m = await member(url);
+    await subscribeTo(m, '$share/g/t');
+    const pub = await connectClient(url);
+    clients.push(pub);
+    await pub.publishAsync('$edgeld/share/g/t', 'forged', { qos: 1 });
+    await pub.publishAsync('t', 'marker', { qos: 1 });
+    await m.until(1);
+    expect(m.got).toEqual(['marker']);
+  });
+
   it('UNSUBSCRIBE leaves the group; the last member leaving removes it; a clean session leaves at disconnect', async () => {
     const { b, url } = await start();
     const [m1, m2] = [await member(url), await member(url)];
