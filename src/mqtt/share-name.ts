@@ -17,7 +17,7 @@ export interface ShareName {
 }
 
 /** The `$edgeld/share/` form of a `$share/` filter; any other filter as it is. */
-export function storedShareFilter(filter: string): string {
+function storedShareFilter(filter: string): string {
   return filter.startsWith(SHARE_PREFIX) ? STORED_SHARE_PREFIX + filter.slice(SHARE_PREFIX.length) : filter;
 }
 
@@ -44,14 +44,21 @@ export function parseShareName(stored: string): ShareName | 'invalid' | undefine
 /** The packets of a client as its parser emits them: SUBSCRIBE and UNSUBSCRIBE carry filters. */
 interface FilterPacket {
   cmd: string;
-  subscriptions?: Array<{ topic: string }>;
+  subscriptions?: Array<{ topic: string; qos: number }>;
   unsubscriptions?: string[];
 }
 
-/** Renames the `$share/` filters of a SUBSCRIBE or UNSUBSCRIBE to their stored form, in place. */
+/**
+ * Renames the `$share/` filters of a SUBSCRIBE or UNSUBSCRIBE to their stored form, in place; a shared
+ * subscription asks for QoS 1 at most (its group follows each message to a PUBACK, shared-groups.ts).
+ */
 export function renameSharedFilters(packet: FilterPacket): void {
   if (packet.cmd === 'subscribe' && packet.subscriptions !== undefined) {
-    for (const sub of packet.subscriptions) if (sub.topic.startsWith(SHARE_PREFIX)) sub.topic = storedShareFilter(sub.topic);
+    for (const sub of packet.subscriptions) {
+      if (!sub.topic.startsWith(SHARE_PREFIX)) continue;
+      sub.topic = storedShareFilter(sub.topic);
+      if (sub.qos > 1) sub.qos = 1;
+    }
   } else if (packet.cmd === 'unsubscribe' && packet.unsubscriptions !== undefined) {
     const u = packet.unsubscriptions;
     for (let i = 0; i < u.length; i++) if (u[i]!.startsWith(SHARE_PREFIX)) u[i] = storedShareFilter(u[i]!); // NOTE: i < length

@@ -51,9 +51,10 @@ export function withSharedSubscriptions(hooks: MqttAccessHooks, groups: () => Sh
           done(err, null);
           return;
         }
-        // NOTE: a granted subscription's qos is 0, 1 or 2.
-        groups()?.join(client, subscription.topic, granted.qos as MqttQos);
-        done(null, { ...subscription, qos: granted.qos });
+        // At most QoS 1: a group follows each message to its PUBACK (QoS 2 exchanges stay Aedes' own, with its session queue).
+        const qos: MqttQos = granted.qos > 0 ? 1 : 0;
+        groups()?.join(client, subscription.topic, qos);
+        done(null, { ...subscription, qos });
       });
     },
     authorizeForward: (client, packet) => (packet.topic.startsWith(STORED_SHARE_PREFIX) ? null : forward(client, packet)),
@@ -69,8 +70,7 @@ export function startSharedGroups(aedes: Aedes, hooks: MqttAccessHooks, store: M
   if (store === undefined) return groups;
   let after: { clientId: string; topic: string } | undefined;
   for (let page = store.subscriptionsPage(after, PAGE); page.length > 0; page = store.subscriptionsPage(after, PAGE)) {
-    // NOTE: a stored qos is 0, 1 or 2.
-    for (const s of page) if (s.topic.startsWith(STORED_SHARE_PREFIX)) groups.restore(s.clientId, s.topic, s.qos as MqttQos);
+    for (const s of page) if (s.topic.startsWith(STORED_SHARE_PREFIX)) groups.restore(s.clientId, s.topic, s.qos > 0 ? 1 : 0);
     const last = page[page.length - 1]!; // NOTE: page.length > 0
     after = { clientId: last.clientId, topic: last.topic };
   }
