@@ -116,7 +116,8 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
   let groups: SharedGroups | undefined;
   const accessHooks = opts.hooks ?? createAnonymousHooks(log);
   const hooks = withSharedSubscriptions(accessHooks, () => groups, log);
-  const persistence = opts.persistence && new SqlitePersistence(opts.persistence);
+  const sessionEnded = (clientId: string): void => groups?.forget(clientId);
+  const persistence = opts.persistence && new SqlitePersistence(opts.persistence, sessionEnded);
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...opts.limits };
   const gate = createConnectionGate({ limits, log, clock: opts.clock ?? systemClock });
   const delivery = opts.commands && createCommandDelivery(opts.commands, (client, tenant, deviceId) => hooks.isDeviceClient?.(client, tenant, deviceId) ?? true, log);
@@ -128,7 +129,7 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
     authorizePublish: hooks.authorizePublish,
     authorizeSubscribe: hooks.authorizeSubscribe,
     authorizeForward: delivery ? delivery.forward(hooks.authorizeForward) : hooks.authorizeForward,
-    persistence: persistence ?? new MemorySessionPersistence(),
+    persistence: persistence ?? new MemorySessionPersistence(sessionEnded),
   });
   watchClients(aedes, log);
   groups = startSharedGroups(aedes, accessHooks, opts.persistence, log);

@@ -52,22 +52,39 @@ function parseOptions(text: string): Record<string, unknown> {
   return typeof parsed === 'object' && parsed !== null ? { ...parsed } : {};
 }
 
+/** Told when a session's subscriptions are wiped (a clean session starts, a session expires): its shared memberships end. */
+type SessionEnd = (clientId: string) => void;
+
 /** Aedes' in-memory persistence, messages of shared subscriptions kept out of the session queues (shared-groups.ts). */
 export class MemorySessionPersistence extends MemoryPersistence {
+  readonly #onSessionEnd: SessionEnd | undefined;
+
+  constructor(onSessionEnd?: SessionEnd) {
+    super();
+    this.#onSessionEnd = onSessionEnd;
+  }
+
   override async outgoingUpdate(client: Client, packet: Packet): Promise<void> {
     if (isSharedDelivery(packet)) return;
     await super.outgoingUpdate(client, packet);
+  }
+
+  override async cleanSubscriptions(client: Client): Promise<void> {
+    await super.cleanSubscriptions(client);
+    this.#onSessionEnd?.(client.id);
   }
 }
 
 export class SqlitePersistence extends MemoryPersistence {
   readonly #store: MqttSessionStore;
+  readonly #onSessionEnd: SessionEnd | undefined;
   /** The Aedes instance (its id is read when a will is stored); set by setup. */
   #broker: { id: string } = { id: '' };
 
-  constructor(store: MqttSessionStore) {
+  constructor(store: MqttSessionStore, onSessionEnd?: SessionEnd) {
     super();
     this.#store = store;
+    this.#onSessionEnd = onSessionEnd;
   }
 
   /** Called by Aedes before it accepts clients: loads retained messages and persistent subscriptions. */
@@ -115,6 +132,7 @@ export class SqlitePersistence extends MemoryPersistence {
   override async cleanSubscriptions(client: Client): Promise<void> {
     this.#store.clearSubscriptions(client.id);
     await super.cleanSubscriptions(client);
+    this.#onSessionEnd?.(client.id);
   }
 
   override async outgoingEnqueue(sub: { clientId: string }, packet: Packet): Promise<void> {

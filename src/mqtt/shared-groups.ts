@@ -80,8 +80,10 @@ export interface SharedGroups {
   leave(client: Client, filters: readonly string[]): void;
   /** The client's connection is gone: its unacknowledged messages go to other members. */
   disconnected(client: Client): void;
-  /** A client is connected (CONNACK sent): a clean session starts without the memberships of an earlier one; a persistent one takes what its groups kept. */
+  /** A client is connected (CONNACK sent): a persistent member takes what its groups kept. */
   connected(client: Client): void;
+  /** The session of a client id ended (a clean session starts, or it expired): it leaves every group. */
+  forget(clientId: string): void;
   stats(): SharedStats;
   close(): void;
 }
@@ -149,11 +151,17 @@ class SharedGroupSet implements SharedGroups {
   }
 
   connected(client: Client): void {
+    for (const group of this.#groups.values()) if (memberOf(group, client.id)?.client === client) this.#drain(group);
+  }
+
+  forget(clientId: string): void {
     for (const group of [...this.#groups.values()]) {
-      const member = memberOf(group, client.id);
+      const member = memberOf(group, clientId);
       if (member === undefined) continue;
-      if (member.client === client) this.#drain(group);
-      else if (member.client === undefined && client.clean) this.#removeMember(group, member);
+      const { client } = member;
+      member.client = undefined;
+      if (client !== undefined) this.#takeBack(client, group);
+      this.#removeMember(group, member);
     }
   }
 

@@ -208,4 +208,14 @@ describe('shared subscriptions ($share/<group>/<filter>) for MQTT 3.1.1 clients'
     const got = await within(new Promise<string>((resolve) => back.on('message', (_t, p) => resolve(p.toString()))), 5_000, 'the kept message');
     expect(got).toBe('kept');
   });
+
+  it('ends the memberships of a persistent session when its client comes back with a clean one', async () => {
+    const { b, url } = await start();
+    const away = await member(url, { clientId: 'agent-9', clean: false });
+    await subscribeTo(away, '$share/g/c');
+    await within(away.client.endAsync(), 5_000, 'DISCONNECT');
+    expect(b.sharedStats()).toMatchObject({ groups: 1, members: 1 });
+    await member(url, { clientId: 'agent-9', clean: true });
+    expect(b.sharedStats()).toEqual({ groups: 0, members: 0, dropped: 0 });
+  });
 });
