@@ -16,6 +16,7 @@ import {
 } from './listeners.js';
 import { MemorySessionPersistence, SqlitePersistence } from './persistence.js';
 import type { SharedGroups, SharedStats } from './shared-groups.js';
+import { filterOf } from './share-name.js';
 import { renameSharedFiltersOf, startSharedGroups, withSharedSubscriptions } from './shared-subscriptions.js';
 import { createCommandDelivery, type CommandPort } from './commands.js';
 import { publishStaleWills } from './wills.js';
@@ -135,8 +136,9 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
   groups = startSharedGroups(aedes, accessHooks, opts.persistence, log);
   if (delivery) {
     aedes.on('client', (client) => delivery.connected(client));
-    // NOTE: a refused filter is granted 128 (its qos here), outside Aedes' QoS type.
-    aedes.on('subscribe', (subscriptions) => delivery.subscribed(subscriptions.filter((s) => (s.qos as number) !== 128).map((s) => s.topic)));
+    // NOTE: a refused filter is granted 128 or more (its qos here), outside Aedes' QoS type. A device
+    // may take its commands through a shared subscription too.
+    aedes.on('subscribe', (subscriptions) => delivery.subscribed(subscriptions.filter((s) => (s.qos as number) < 128).map((s) => filterOf(s.topic))));
   }
   // Before any client connects: a client of the earlier run must not find its old will pending.
   if (persistence) {

@@ -21,6 +21,12 @@ function storedShareFilter(filter: string): string {
   return filter.startsWith(SHARE_PREFIX) ? STORED_SHARE_PREFIX + filter.slice(SHARE_PREFIX.length) : filter;
 }
 
+/** The filter whose messages a subscription receives: a shared one's filter, any other as it is. */
+export function filterOf(stored: string): string {
+  const name = parseShareName(stored);
+  return typeof name === 'object' ? name.filter : stored;
+}
+
 /** The filter as the client named it (`$share/…`), for the log. */
 export function clientShareFilter(stored: string): string {
   return stored.startsWith(STORED_SHARE_PREFIX) ? SHARE_PREFIX + stored.slice(STORED_SHARE_PREFIX.length) : stored;

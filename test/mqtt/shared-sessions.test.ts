@@ -95,4 +95,30 @@ describe('shared subscriptions of the gateway', () => {
     const got = await admin.waitFor('ngsi/default/dev1/attrs', '{"temperature":21}');
     expect(got.topic).toBe('ngsi/default/dev1/attrs');
   });
+
+  it('carries the gateway\'s commands to a device subscribed through a shared subscription, followed to its PUBACK', async () => {
+    const b = await startAuthBroker();
+    closers.push(() => b.close());
+    await b.broker.listen();
+    const url = `mqtt://127.0.0.1:${b.broker.mqttPort}`;
+    const entity = 'urn:ngsi-ld:Valve:shared-1';
+    const admin = { claims: { roles: [ADMIN_ROLE] } };
+    expect((await b.as('alice', 'POST', '/ngsi-ld/v1/entities', { body: { id: entity, type: 'Valve' } })).status).toBe(201);
+    const reg = await b.as('root', 'POST', '/edgeld/v1/devices', { body: { deviceId: 'v1', entityId: entity, commands: [{ name: 'open' }] }, ...admin });
+    expect(reg.status, reg.text).toBe(201);
+    const device = await connectInbox(url, { clientId: 'v1', username: 'v1', password: reg.json.secret });
+    closers.push(() => void device.client.end(true));
+    expect(await trySubscribe(device.client, '$share/valves/ngsi/default/v1/cmd', 1)).toBe(true);
+    const issued = await b.as('alice', 'POST', `/ngsi-ld/v1/entities/${encodeURIComponent(entity)}/attrs`, { body: { open: { type: 'Property', value: 'wide' } } });
+    expect(issued.status, issued.text).toBe(204);
+    const at = await within(new Promise<string>((resolve) => {
+      const check = (): void => void (device.messages.length > 0 ? resolve(device.messages[0]!.payload) : setTimeout(check, 5));
+      check();
+    }), 5_000, 'the command at the device');
+    expect(JSON.parse(at)).toMatchObject({ name: 'open', value: 'wide' });
+    const status = async (): Promise<unknown> => (await b.as('root', 'GET', `/ngsi-ld/v1/entities/${encodeURIComponent(entity)}`, admin)).json.open_status?.value;
+    await within((async () => {
+      while ((await status()) !== 'DELIVERED') await new Promise((r) => setTimeout(r, 10));
+    })(), 5_000, 'DELIVERED');
+  });
 });
