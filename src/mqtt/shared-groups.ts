@@ -1,9 +1,10 @@
 // The groups of shared subscriptions (MQTT 5 §4.8.2) on the embedded broker: each message matching a
 // group's filter goes to one connected member (round robin), at the lower of the member's granted QoS
 // and the message's, through the member's own delivery path (Aedes numbers it, writes it and, for a
-// persistent session, leaves the stored queue alone: see isSharedDelivery). A QoS 1/2 message not
-// acknowledged when its member goes goes to another member; with no member connected, messages wait
-// in the group, MAX_PENDING at most (the ones after are dropped and counted).
+// persistent session, leaves the stored queue alone: see isSharedDelivery). A QoS 1 message not
+// acknowledged when its member's connection ends goes to another member; with no member connected,
+// messages wait in the group, MAX_PENDING at most (the ones after are dropped and counted). Waiting
+// and unacknowledged messages are held in memory only.
 
 import type { Aedes, AedesPublishPacket, Client } from 'aedes';
 import type { Logger } from '../lib/index.js';
