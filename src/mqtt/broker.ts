@@ -14,7 +14,10 @@ import { createAnonymousHooks, type MqttAccessHooks } from './hooks.js';
 import {
   acceptWebSocketUpgrades, listenTcp, listenTls, listenWebSocket, type Listener, type SecureListener, type UpgradeAcceptor,
 } from './listeners.js';
-import { SqlitePersistence } from './persistence.js';
+import { MemorySessionPersistence, SqlitePersistence } from './persistence.js';
+import type { SharedGroups, SharedStats } from './shared-groups.js';
+import { filterOf } from './share-name.js';
+import { renameSharedFiltersOf, startSharedGroups, withSharedSubscriptions } from './shared-subscriptions.js';
 import { createCommandDelivery, type CommandPort } from './commands.js';
 import { publishStaleWills } from './wills.js';
 
@@ -66,6 +69,8 @@ export interface MqttBroker {
   setTlsPair(pair: TlsPair): void;
   /** Publishes on behalf of the gateway; resolves once Aedes has taken the packet (stored for QoS 1/2). */
   publish(topic: string, payload: Buffer | string, qos: MqttQos): Promise<void>;
+  /** The groups of shared subscriptions (`$share/<group>/<filter>`) now, and the messages they dropped. */
+  sharedStats(): SharedStats;
   /** Closes the connections of the clients authenticated as `subject` (deleted); returns how many. */
   closeClientsOf(subject: string): number;
   /** Stops accepting, disconnects every client, closes the listeners; resolves when no socket is left. */
@@ -109,8 +114,11 @@ function closeClientsOf(aedes: Aedes, hooks: MqttAccessHooks, subject: string, l
 /** Starts Aedes and its listeners; rejects with `MqttListenError` when a port cannot be opened. */
 export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBroker> {
   const { log } = opts;
-  const hooks = opts.hooks ?? createAnonymousHooks(log);
-  const persistence = opts.persistence && new SqlitePersistence(opts.persistence);
+  let groups: SharedGroups | undefined;
+  const accessHooks = opts.hooks ?? createAnonymousHooks(log);
+  const hooks = withSharedSubscriptions(accessHooks, () => groups, log);
+  const sessionEnded = (clientId: string): void => groups?.forget(clientId);
+  const persistence = opts.persistence && new SqlitePersistence(opts.persistence, sessionEnded);
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...opts.limits };
   const gate = createConnectionGate({ limits, log, clock: opts.clock ?? systemClock });
   const delivery = opts.commands && createCommandDelivery(opts.commands, (client, tenant, deviceId) => hooks.isDeviceClient?.(client, tenant, deviceId) ?? true, log);
@@ -122,13 +130,15 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
     authorizePublish: hooks.authorizePublish,
     authorizeSubscribe: hooks.authorizeSubscribe,
     authorizeForward: delivery ? delivery.forward(hooks.authorizeForward) : hooks.authorizeForward,
-    ...(persistence ? { persistence } : {}),
+    persistence: persistence ?? new MemorySessionPersistence(sessionEnded),
   });
   watchClients(aedes, log);
+  groups = startSharedGroups(aedes, accessHooks, opts.persistence, log);
   if (delivery) {
     aedes.on('client', (client) => delivery.connected(client));
-    // NOTE: a refused filter is granted 128 (its qos here), outside Aedes' QoS type.
-    aedes.on('subscribe', (subscriptions) => delivery.subscribed(subscriptions.filter((s) => (s.qos as number) !== 128).map((s) => s.topic)));
+    // NOTE: a refused filter is granted 128 or more (its qos here), outside Aedes' QoS type. A device
+    // may take its commands through a shared subscription too.
+    aedes.on('subscribe', (subscriptions) => delivery.subscribed(subscriptions.filter((s) => (s.qos as number) < 128).map((s) => filterOf(s.topic))));
   }
   // Before any client connects: a client of the earlier run must not find its old will pending.
   if (persistence) {
@@ -136,7 +146,7 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
       .catch((err: unknown) => log.warn('mqtt wills of an earlier run not published', { err }));
   }
   const handle = (stream: Parameters<Aedes['handle']>[0], req?: Parameters<Aedes['handle']>[1]): void => {
-    aedes.handle(stream, req);
+    renameSharedFiltersOf(aedes.handle(stream, req), log);
   };
   const listeners: Listener[] = [];
   let tlsListener: SecureListener | undefined;
@@ -146,6 +156,7 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
   const closeAll = async (): Promise<void> => {
     const all = [...listeners, ...(wsListener ? [wsListener] : []), ...(tlsListener ? [tlsListener] : []), ...(upgrades ? [upgrades] : [])];
     const closing = all.map((l) => l.close());
+    groups?.close();
     await new Promise<void>((resolve) => aedes.close(() => resolve()));
     for (const l of all) l.destroySockets();
     await Promise.all(closing);
@@ -195,6 +206,7 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
       const packet = { cmd: 'publish' as const, topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload, qos, retain: false, dup: false };
       aedes.publish(packet, (err) => (err ? reject(new Error(`the embedded MQTT broker refused the publish: ${err.message}`, { cause: err })) : resolve()));
     }),
+    sharedStats: () => groups?.stats() ?? { groups: 0, members: 0, dropped: 0 },
     closeClientsOf: (subject) => closeClientsOf(aedes, hooks, subject, log),
     close: () => (closed ??= closeAll()),
   };

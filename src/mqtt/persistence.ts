@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import type { Client } from 'aedes';
 import MemoryPersistence from 'aedes-persistence/asyncPersistence.js';
 import { copyPacket, decodePacket, encodePacket } from './packet-codec.js';
+import { isSharedDelivery } from './shared-groups.js';
 import type { MqttQueuedPacket, MqttSessionStore, MqttWillRecord } from '../lib/index.js';
 
 type Packet = Parameters<MemoryPersistence['storeRetained']>[0];
@@ -51,14 +52,39 @@ function parseOptions(text: string): Record<string, unknown> {
   return typeof parsed === 'object' && parsed !== null ? { ...parsed } : {};
 }
 
+/** Told when a session's subscriptions are wiped (a clean session starts, a session expires): its shared memberships end. */
+type SessionEnd = (clientId: string) => void;
+
+/** Aedes' in-memory persistence, messages of shared subscriptions kept out of the session queues (shared-groups.ts). */
+export class MemorySessionPersistence extends MemoryPersistence {
+  readonly #onSessionEnd: SessionEnd | undefined;
+
+  constructor(onSessionEnd?: SessionEnd) {
+    super();
+    this.#onSessionEnd = onSessionEnd;
+  }
+
+  override async outgoingUpdate(client: Client, packet: Packet): Promise<void> {
+    if (isSharedDelivery(packet)) return;
+    await super.outgoingUpdate(client, packet);
+  }
+
+  override async cleanSubscriptions(client: Client): Promise<void> {
+    await super.cleanSubscriptions(client);
+    this.#onSessionEnd?.(client.id);
+  }
+}
+
 export class SqlitePersistence extends MemoryPersistence {
   readonly #store: MqttSessionStore;
+  readonly #onSessionEnd: SessionEnd | undefined;
   /** The Aedes instance (its id is read when a will is stored); set by setup. */
   #broker: { id: string } = { id: '' };
 
-  constructor(store: MqttSessionStore) {
+  constructor(store: MqttSessionStore, onSessionEnd?: SessionEnd) {
     super();
     this.#store = store;
+    this.#onSessionEnd = onSessionEnd;
   }
 
   /** Called by Aedes before it accepts clients: loads retained messages and persistent subscriptions. */
@@ -106,6 +132,7 @@ export class SqlitePersistence extends MemoryPersistence {
   override async cleanSubscriptions(client: Client): Promise<void> {
     this.#store.clearSubscriptions(client.id);
     await super.cleanSubscriptions(client);
+    this.#onSessionEnd?.(client.id);
   }
 
   override async outgoingEnqueue(sub: { clientId: string }, packet: Packet): Promise<void> {
@@ -120,6 +147,8 @@ export class SqlitePersistence extends MemoryPersistence {
 
   /** A delivery starts (its message id is assigned), or a PUBREL takes the place of its publish. */
   override async outgoingUpdate(client: Client, packet: Packet): Promise<void> {
+    // A message of a shared subscription is kept by its group, not in the session's queue.
+    if (isSharedDelivery(packet)) return;
     const { brokerId, brokerCounter, messageId } = packet as Packet & { messageId?: number }; // NOTE: PUBREL has no broker ids
     if (brokerId !== undefined && brokerCounter !== undefined && messageId !== undefined
       && this.#store.assignMessageId(client.id, brokerId, brokerCounter, messageId)) return;
