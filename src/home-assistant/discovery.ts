@@ -1,0 +1,170 @@
+// Home Assistant MQTT discovery (pure): the retained config messages of a device's entity (a sensor
+// or binary_sensor per measured attribute, a button, number or switch per declared command), the
+// JSON state their state topics carry, and the topics of this integration on the embedded broker.
+
+import type { Attribute, Entity, Json, TermMapper } from '../ngsi/index.js';
+import { unitOf } from './units.js';
+
+/** Where the gateway keeps its Home Assistant states and listens for Home Assistant's commands. */
+export const HOME_ASSISTANT_PREFIX = 'edgeld/ha/';
+/** The gateway's own availability: `online` while it runs (retained), `offline` once it stopped. */
+export const GATEWAY_STATUS_TOPIC = `${HOME_ASSISTANT_PREFIX}status`;
+export const ONLINE = 'online';
+export const OFFLINE = 'offline';
+/** Who published a config (Home Assistant logs it). */
+const ORIGIN = { name: 'edgeld' };
+/** What a button press sends (Home Assistant's default payload_press); written as the command's value. */
+export const PRESS = 'PRESS';
+
+export interface DiscoveryOptions {
+  /** integrations.home-assistant.discovery-prefix. */
+  readonly prefix: string;
+  /** integrations.home-assistant.node-id. */
+  readonly nodeId: string;
+}
+
+/** A device as discovery sees it. */
+export interface DiscoveredDevice {
+  readonly tenant: string;
+  readonly deviceId: string;
+  readonly entityType: string;
+  /** The names of its declared commands. */
+  readonly commands: readonly string[];
+}
+
+export type CommandComponent = 'button' | 'number' | 'switch';
+
+/** What a device publishes: config topic → payload, its state payload, and the component of each command. */
+export interface Discovery {
+  readonly configs: ReadonlyMap<string, string>;
+  readonly state: string;
+  readonly commands: ReadonlyMap<string, CommandComponent>;
+}
+
+const tenantSegment = (tenant: string): string => (tenant === '' ? 'default' : tenant);
+
+/** The topic a device's state is kept on (retained JSON, one member per discovered attribute). */
+export function stateTopicOf(tenant: string, deviceId: string): string {
+  return `${HOME_ASSISTANT_PREFIX}${tenantSegment(tenant)}/${deviceId}/state`;
+}
+
+/** The topic Home Assistant sends a command on: `edgeld/ha/<tenant>/<deviceId>/<command, URI-encoded>/set`. */
+export function commandTopicOf(tenant: string, deviceId: string, command: string): string {
+  return `${HOME_ASSISTANT_PREFIX}${tenantSegment(tenant)}/${deviceId}/${encodeURIComponent(command)}/set`;
+}
+
+/** The device and command a command topic names (tenant '' for `default`), or undefined for any other topic. */
+export function parseCommandTopic(topic: string): { tenantSegment: string; deviceId: string; command: string } | undefined {
+  if (!topic.startsWith(HOME_ASSISTANT_PREFIX)) return undefined;
+  const parts = topic.slice(HOME_ASSISTANT_PREFIX.length).split('/');
+  if (parts.length !== 4 || parts[3] !== 'set' || parts[0] === '' || parts[1] === '' || parts[2] === '') return undefined;
+  try {
+    return { tenantSegment: parts[0]!, deviceId: parts[1]!, command: decodeURIComponent(parts[2]!) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** FNV-1a, 32 bits, as 8 hex digits: tells apart names that read alike once sanitized. */
+function shortHash(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, '0');
+}
+
+/** An id Home Assistant accepts in a discovery topic ([a-zA-Z0-9_-]); a name changed on the way gets a hash of itself. */
+export function objectIdOf(text: string): string {
+  const safe = text.replace(/[^A-Za-z0-9_-]/g, '_');
+  return safe === text ? text : `${safe}_${shortHash(text)}`;
+}
+
+const configTopic = (o: DiscoveryOptions, component: string, objectId: string): string => `${o.prefix}/${component}/${o.nodeId}/${objectId}/config`;
+
+/** The config of the gateway itself: the device every other one is `via_device` of. */
+export function gatewayConfig(o: DiscoveryOptions): { topic: string; payload: string } {
+  const payload = {
+    name: 'Gateway', unique_id: `${o.nodeId}_gateway`, device_class: 'connectivity', entity_category: 'diagnostic',
+    state_topic: GATEWAY_STATUS_TOPIC, payload_on: ONLINE, payload_off: OFFLINE,
+    device: { identifiers: [o.nodeId], name: `edgeld ${o.nodeId}`, manufacturer: 'edgeld', model: 'NGSI-LD gateway' },
+    origin: ORIGIN,
+  };
+  return { topic: configTopic(o, 'binary_sensor', 'gateway'), payload: JSON.stringify(payload) };
+}
+
+/** The value of an attribute's default instance when it is a Property with a scalar value. */
+function scalarOf(instances: readonly Attribute[] | undefined): string | number | boolean | undefined {
+  const a = instances?.find((i) => i.datasetId === undefined);
+  if (a?.kind !== 'Property') return undefined;
+  const v = a.value;
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? v : undefined;
+}
+
+const componentOfCommand = (value: Json | undefined): CommandComponent =>
+  typeof value === 'boolean' ? 'switch' : typeof value === 'number' ? 'number' : 'button';
+
+/** Builds the configs of one device (no entity yet: its commands only, as buttons). */
+export function discoveryOf(o: DiscoveryOptions, device: DiscoveredDevice, entity: Entity | undefined, mapper: TermMapper): Discovery {
+  const seg = tenantSegment(device.tenant);
+  const deviceObject = objectIdOf(`${seg}_${device.deviceId}`);
+  const stateTopic = stateTopicOf(device.tenant, device.deviceId);
+  const common = {
+    availability: [
+      { topic: `ngsi/${seg}/${device.deviceId}/status`, payload_available: ONLINE, payload_not_available: OFFLINE },
+      { topic: GATEWAY_STATUS_TOPIC, payload_available: ONLINE, payload_not_available: OFFLINE },
+    ],
+    availability_mode: 'all',
+    device: {
+      identifiers: [`${o.nodeId}_${deviceObject}`], name: device.deviceId, manufacturer: 'edgeld',
+      model: mapper.compactIri(device.entityType), via_device: o.nodeId,
+    },
+    origin: ORIGIN,
+  };
+  const configs = new Map<string, string>();
+  const state: Record<string, string | number | boolean> = {};
+  const put = (component: string, name: string, members: Record<string, unknown>): void => {
+    const objectId = objectIdOf(`${seg}_${device.deviceId}_${name}`);
+    configs.set(configTopic(o, component, objectId), JSON.stringify({ name, unique_id: `${o.nodeId}_${objectId}`, ...members, ...common }));
+  };
+  const template = (name: string): string => `value_json[${JSON.stringify(name)}]`;
+  const commandAttrs = new Set<string>();
+  const commands = new Map<string, CommandComponent>();
+  for (const name of device.commands) {
+    const attr = mapper.expandTerm(name);
+    commandAttrs.add(attr);
+    const value = scalarOf(entity?.attrs[attr]);
+    const component = componentOfCommand(value);
+    commands.set(name, component);
+    const command_topic = commandTopicOf(device.tenant, device.deviceId, name);
+    if (component === 'button') {
+      put('button', name, { command_topic, payload_press: PRESS });
+      continue;
+    }
+    state[name] = value!; // NOTE: a switch or number holds a boolean or number (componentOfCommand)
+    if (component === 'switch') {
+      put('switch', name, { command_topic, state_topic: stateTopic, value_template: `{{ 'ON' if ${template(name)} else 'OFF' }}`, payload_on: 'ON', payload_off: 'OFF' });
+    } else {
+      const step = Number.isInteger(value) ? 1 : 0.01;
+      put('number', name, { command_topic, state_topic: stateTopic, value_template: `{{ ${template(name)} }}`, min: -1e9, max: 1e9, step, mode: 'box' });
+    }
+  }
+  for (const [attr, instances] of Object.entries(entity?.attrs ?? {})) {
+    if (commandAttrs.has(attr)) continue;
+    const value = scalarOf(instances);
+    if (value === undefined) continue;
+    const name = mapper.compactIri(attr);
+    state[name] = value;
+    if (typeof value === 'boolean') {
+      put('binary_sensor', name, { state_topic: stateTopic, value_template: `{{ 'ON' if ${template(name)} else 'OFF' }}`, payload_on: 'ON', payload_off: 'OFF' });
+      continue;
+    }
+    // NOTE: a unit or a device class on a text state makes Home Assistant refuse the state.
+    const unit = typeof value === 'number' ? unitOf(instances.find((i) => i.datasetId === undefined)?.unitCode, name) : undefined;
+    put('sensor', name, {
+      state_topic: stateTopic, value_template: `{{ ${template(name)} }}`,
+      ...(unit ? { unit_of_measurement: unit.unit } : {}),
+      ...(unit?.deviceClass ? { device_class: unit.deviceClass } : {}),
+      ...(typeof value === 'number' ? { state_class: unit?.stateClass ?? 'measurement' } : {}),
+    });
+  }
+  return { configs, state: JSON.stringify(state), commands };
+}

@@ -1,0 +1,46 @@
+// Home Assistant MQTT discovery (integrations.home-assistant): built when enabled, publishing on the
+// embedded broker in-process, with Home Assistant's commands written through the entity use cases
+// (the write core's permission checks, then the command dispatcher). Off, its journal reader's
+// cursor is dropped so that it holds no journal rows back.
+
+import type { Config } from '../config/index.js';
+import type { EntityService } from '../entities/index.js';
+import { createHomeAssistant, type HomeAssistant } from '../home-assistant/index.js';
+import type { ContextService } from '../jsonld/index.js';
+import type { Logger } from '../lib/index.js';
+import { appendAttributes } from '../ngsi/index.js';
+import type { JournalFeed, Store } from '../store/index.js';
+import type { Runtime } from './runtime.js';
+
+export interface HomeAssistantWiring {
+  config: Config;
+  store: Store;
+  feed: JournalFeed;
+  contexts: ContextService;
+  entities: EntityService;
+  log: Logger;
+  runtime: Runtime;
+}
+
+/** The journal reader of the integration (as in home-assistant/service.ts). */
+const READER = 'home-assistant';
+
+export function buildHomeAssistant(deps: HomeAssistantWiring): HomeAssistant | undefined {
+  const { enabled, discoveryPrefix, nodeId } = deps.config.integrations.homeAssistant;
+  if (!enabled) {
+    if (deps.store.journal.cursor(READER) !== undefined) deps.store.journal.dropReader(READER);
+    return undefined;
+  }
+  return createHomeAssistant({
+    store: deps.store, feed: deps.feed, contexts: deps.contexts, log: deps.log.child('home-assistant'),
+    options: { prefix: discoveryPrefix, nodeId },
+    publish: (topic, payload, retain) => {
+      const mqtt = deps.runtime.mqtt;
+      return mqtt ? mqtt.publish(topic, payload, 1, retain) : Promise.reject(new Error('the embedded MQTT broker is not running'));
+    },
+    writeCommand: async (actor, entityId, attr, value) => {
+      await deps.entities.update(actor, entityId, (current, now) =>
+        appendAttributes(current, { [attr]: [{ kind: 'Property', value, createdAt: now, modifiedAt: now, sub: {} }] }, { noOverwrite: false, now }));
+    },
+  });
+}
