@@ -29,7 +29,7 @@ import { buildFoundation } from './server/foundation.js';
 import { buildRegistrations } from './server/registrations.js';
 import { createRegistrationLens } from './server/csource-lens.js';
 import { buildHttp } from './server/http.js';
-import { buildHomeAssistant } from './server/home-assistant.js';
+import { buildHomeAssistant, deviceWrittenOf } from './server/home-assistant.js';
 import type { HomeAssistant } from './home-assistant/index.js';
 import { buildLoginLimiter, buildSecretChecks } from './server/login-limiter.js';
 import { closeAll, horizonsOf, listenAll, type LifecycleDeps } from './server/lifecycle.js';
@@ -158,11 +158,8 @@ export function createBroker(deps: BrokerDeps): Broker {
   const { registrations, distributed } = buildRegistrations({ config, runtime, store, clock, newId, contexts, announce: (change) => events.emit(change) });
   const commands = buildCommands({ store, feed, core, contexts, clock, log, newId: deps.newId, runtime });
   const homeAssistant = buildHomeAssistant({ config, store, feed, contexts, entities, log, runtime });
-  const deviceWritten = (tenant: string, deviceId: string): void => {
-    commands.deviceWritten(tenant, deviceId);
-    homeAssistant?.deviceWritten(tenant, deviceId);
-  };
-  const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType, checkSecret, onWritten: deviceWritten });
+  const onWritten = deviceWrittenOf(commands, homeAssistant);
+  const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType, checkSecret, onWritten });
   const jobs = createJobScheduler({ log: log.child('jobs') });
   const horizons = horizonsOf(config);
   // Journal consumers: each registers on the feed when built.

@@ -49,7 +49,7 @@ export function stateTopicOf(tenant: string, deviceId: string): string {
 }
 
 /** The topic Home Assistant sends a command on: `edgeld/ha/<tenant>/<deviceId>/<command, URI-encoded>/set`. */
-export function commandTopicOf(tenant: string, deviceId: string, command: string): string {
+function commandTopicOf(tenant: string, deviceId: string, command: string): string {
   return `${HOME_ASSISTANT_PREFIX}${tenantSegment(tenant)}/${deviceId}/${encodeURIComponent(command)}/set`;
 }
 
@@ -73,7 +73,7 @@ function shortHash(text: string): string {
 }
 
 /** An id Home Assistant accepts in a discovery topic ([a-zA-Z0-9_-]); a name changed on the way gets a hash of itself. */
-export function objectIdOf(text: string): string {
+function objectIdOf(text: string): string {
   const safe = text.replace(/[^A-Za-z0-9_-]/g, '_');
   return safe === text ? text : `${safe}_${shortHash(text)}`;
 }

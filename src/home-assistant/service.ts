@@ -70,146 +70,159 @@ function commandValueOf(component: CommandComponent, payload: Buffer): { value: 
   }
 }
 
-export function createHomeAssistant(deps: HomeAssistantDeps): HomeAssistant {
-  const { store, log, options } = deps;
-  const devices = new Map<string, Known>();
-  const byEntity = new Map<string, Known[]>();
-  let running = false;
+/** What the integration's functions share. */
+interface Discoverer {
+  readonly deps: HomeAssistantDeps;
+  readonly devices: Map<string, Known>;
+  readonly byEntity: Map<string, Known[]>;
   /** Every publication runs in this chain, one after the other: a device's messages never overtake each other. */
-  let chain: Promise<void> = Promise.resolve();
-  const enqueue = (work: () => Promise<void>): Promise<void> => (chain = chain.then(work).catch((err: unknown) => {
-    log.warn('home assistant discovery not published', { err });
+  chain: Promise<void>;
+  running: boolean;
+}
+
+function enqueue(s: Discoverer, work: () => Promise<void>): Promise<void> {
+  return (s.chain = s.chain.then(work).catch((err: unknown) => {
+    s.deps.log.warn('home assistant discovery not published', { err });
   }));
+}
 
-  const publish = async (topic: string, payload: string): Promise<void> => {
-    try {
-      await deps.publish(topic, payload, true);
-    } catch (err) {
-      log.debug('home assistant message not published', { topic, err });
-    }
-  };
+async function publish(s: Discoverer, topic: string, payload: string): Promise<void> {
+  try {
+    await s.deps.publish(topic, payload, true);
+  } catch (err) {
+    s.deps.log.debug('home assistant message not published', { topic, err });
+  }
+}
 
-  const forget = (k: Known): void => {
-    devices.delete(keyOf(k.tenant, k.record.deviceId));
-    const ekey = keyOf(k.tenant, k.record.entityId);
-    const rest = (byEntity.get(ekey) ?? []).filter((o) => o !== k);
-    if (rest.length === 0) byEntity.delete(ekey);
-    else byEntity.set(ekey, rest);
-  };
+function forget(s: Discoverer, k: Known): void {
+  s.devices.delete(keyOf(k.tenant, k.record.deviceId));
+  const ekey = keyOf(k.tenant, k.record.entityId);
+  const rest = (s.byEntity.get(ekey) ?? []).filter((o) => o !== k);
+  if (rest.length === 0) s.byEntity.delete(ekey);
+  else s.byEntity.set(ekey, rest);
+}
 
-  const remember = (k: Known): void => {
-    devices.set(keyOf(k.tenant, k.record.deviceId), k);
-    const ekey = keyOf(k.tenant, k.record.entityId);
-    byEntity.set(ekey, [...(byEntity.get(ekey) ?? []), k]);
-  };
+function remember(s: Discoverer, k: Known): void {
+  s.devices.set(keyOf(k.tenant, k.record.deviceId), k);
+  const ekey = keyOf(k.tenant, k.record.entityId);
+  s.byEntity.set(ekey, [...(s.byEntity.get(ekey) ?? []), k]);
+}
 
-  /** Publishes what changed of a device's configs and state (all of it the first time). */
-  const publishDevice = async (k: Known, entity: ChangeEvent['entity']): Promise<void> => {
-    const device = { tenant: k.tenant, deviceId: k.record.deviceId, entityType: k.record.entityType, commands: k.record.commands.map((c) => c.name) };
-    const next = discoveryOf(options, device, entity, k.mapper);
-    const before = k.published;
-    k.published = next;
-    for (const [topic, payload] of next.configs) if (before?.configs.get(topic) !== payload) await publish(topic, payload);
-    for (const topic of before?.configs.keys() ?? []) if (!next.configs.has(topic)) await publish(topic, '');
-    if (before?.state !== next.state) await publish(stateTopicOf(k.tenant, k.record.deviceId), next.state);
-  };
+/** Publishes what changed of a device's configs and state (all of it the first time). */
+async function publishDevice(s: Discoverer, k: Known, entity: ChangeEvent['entity']): Promise<void> {
+  const device = { tenant: k.tenant, deviceId: k.record.deviceId, entityType: k.record.entityType, commands: k.record.commands.map((c) => c.name) };
+  const next = discoveryOf(s.deps.options, device, entity, k.mapper);
+  const before = k.published;
+  k.published = next;
+  for (const [topic, payload] of next.configs) if (before?.configs.get(topic) !== payload) await publish(s, topic, payload);
+  for (const topic of before?.configs.keys() ?? []) if (!next.configs.has(topic)) await publish(s, topic, '');
+  if (before?.state !== next.state) await publish(s, stateTopicOf(k.tenant, k.record.deviceId), next.state);
+}
 
-  const unpublishDevice = async (k: Known): Promise<void> => {
-    for (const topic of k.published?.configs.keys() ?? []) await publish(topic, '');
-    await publish(stateTopicOf(k.tenant, k.record.deviceId), '');
-  };
+async function unpublishDevice(s: Discoverer, k: Known): Promise<void> {
+  for (const topic of k.published?.configs.keys() ?? []) await publish(s, topic, '');
+  await publish(s, stateTopicOf(k.tenant, k.record.deviceId), '');
+}
 
-  /** Reads a device record into memory and publishes it; undefined when its @context cannot be resolved. */
-  const load = async (tenant: string, record: DeviceRecord, previous: Known | undefined): Promise<void> => {
-    let mapper: TermMapper;
-    try {
-      // NOTE: a DeviceContext is a ContextInput (checked when the device was registered).
-      mapper = record.context === undefined ? deps.contexts.core : await deps.contexts.resolve(record.context as ContextInput);
-    } catch (err) {
-      log.warn('a device is not discovered: its @context cannot be resolved', { tenant, deviceId: record.deviceId, err });
-      return;
-    }
-    const k: Known = { tenant, record, mapper, published: previous?.published };
-    if (previous !== undefined) forget(previous);
-    remember(k);
-    await publishDevice(k, store.entities.get({ tenant }, record.entityId));
-  };
+/** Reads a device record into memory and publishes it (not when its @context cannot be resolved). */
+async function load(s: Discoverer, tenant: string, record: DeviceRecord): Promise<void> {
+  const previous = s.devices.get(keyOf(tenant, record.deviceId));
+  let mapper: TermMapper;
+  try {
+    // NOTE: a DeviceContext is a ContextInput (checked when the device was registered).
+    mapper = record.context === undefined ? s.deps.contexts.core : await s.deps.contexts.resolve(record.context as ContextInput);
+  } catch (err) {
+    s.deps.log.warn('a device is not discovered: its @context cannot be resolved', { tenant, deviceId: record.deviceId, err });
+    return;
+  }
+  const k: Known = { tenant, record, mapper, published: previous?.published };
+  if (previous !== undefined) forget(s, previous);
+  remember(s, k);
+  await publishDevice(s, k, s.deps.store.entities.get({ tenant }, record.entityId));
+}
 
-  const refresh = async (tenant: string, deviceId: string): Promise<void> => {
-    const previous = devices.get(keyOf(tenant, deviceId));
-    const record = store.devices.get(tenant, deviceId);
-    if (record !== undefined) return load(tenant, record, previous);
-    if (previous === undefined) return;
-    forget(previous);
-    await unpublishDevice(previous);
-  };
+async function refresh(s: Discoverer, tenant: string, deviceId: string): Promise<void> {
+  const record = s.deps.store.devices.get(tenant, deviceId);
+  if (record !== undefined) return load(s, tenant, record);
+  const previous = s.devices.get(keyOf(tenant, deviceId));
+  if (previous === undefined) return;
+  forget(s, previous);
+  await unpublishDevice(s, previous);
+}
 
-  const handle = async (changes: ChangeEvent[]): Promise<void> => {
-    // The newest state of each entity a device writes: one publication per device and batch.
-    const latest = new Map<Known[], ChangeEvent>();
-    for (const change of changes) {
-      if (change.kind === 'historyChanged' || change.kind === 'registrationChanged') continue;
-      const list = byEntity.get(keyOf(change.tenant, change.id));
-      if (list !== undefined) latest.set(list, change);
-    }
-    for (const [list, change] of latest) for (const k of list) await publishDevice(k, change.entity);
-  };
+async function handle(s: Discoverer, changes: ChangeEvent[]): Promise<void> {
+  // The newest state of each entity a device writes: one publication per device and batch.
+  const latest = new Map<Known[], ChangeEvent>();
+  for (const change of changes) {
+    if (change.kind === 'historyChanged' || change.kind === 'registrationChanged') continue;
+    const list = s.byEntity.get(keyOf(change.tenant, change.id));
+    if (list !== undefined) latest.set(list, change);
+  }
+  for (const [list, change] of latest) for (const k of list) await publishDevice(s, k, change.entity);
+}
 
+async function loadAll(s: Discoverer): Promise<void> {
+  const gateway = gatewayConfig(s.deps.options);
+  await publish(s, gateway.topic, gateway.payload);
+  await publish(s, GATEWAY_STATUS_TOPIC, ONLINE);
+  const { devices } = s.deps.store;
+  for (let after = 0, page = devices.everyTenant(0, PAGE); page.length > 0; page = devices.everyTenant(after, PAGE)) {
+    for (const { tenant, device } of page) await load(s, tenant, device);
+    after = page[page.length - 1]!.seq;
+  }
+}
+
+async function applyCommand(s: Discoverer, actor: Principal, tenant: string, deviceId: string, command: string, payload: Buffer): Promise<void> {
+  const { log } = s.deps;
+  const k = s.devices.get(keyOf(tenant, deviceId));
+  const component = k?.published?.commands.get(command);
+  if (k === undefined || component === undefined) {
+    log.info('home assistant command dropped: no such command of a device', { tenant, deviceId, command });
+    return;
+  }
+  const parsed = commandValueOf(component, payload);
+  if ('expected' in parsed) {
+    log.info('home assistant command dropped: a bad payload', { tenant, deviceId, command, expected: parsed.expected });
+    return;
+  }
+  try {
+    await s.deps.writeCommand(actor, k.record.entityId, k.mapper.expandTerm(command), parsed.value);
+  } catch (err) {
+    log.info('home assistant command not written', { tenant, deviceId, command, subject: actor.subject ?? null, err });
+  }
+}
+
+export function createHomeAssistant(deps: HomeAssistantDeps): HomeAssistant {
+  const s: Discoverer = { deps, devices: new Map(), byEntity: new Map(), chain: Promise.resolve(), running: false };
+  // Registered now, so that a reader seen for the first time starts at the journal's end as it is now.
   const follower: JournalFollower = deps.feed.register({
     reader: READER,
-    handle: (changes) => enqueue(() => handle(changes)),
+    handle: (changes) => enqueue(s, () => handle(s, changes)),
     saveEveryMs: 1_000,
-    ignoresAll: () => !running || devices.size === 0,
-    failed: (err, retry) => log.warn('home assistant states not published; retrying', { err, delayMs: retry.delayMs }),
+    // NOTE: what changes while not running is published whole at start.
+    ignoresAll: () => !s.running || s.devices.size === 0,
+    failed: (err, retry) => deps.log.warn('home assistant states not published; retrying', { err, delayMs: retry.delayMs }),
   });
-
-  const loadAll = async (): Promise<void> => {
-    const gateway = gatewayConfig(options);
-    await publish(gateway.topic, gateway.payload);
-    await publish(GATEWAY_STATUS_TOPIC, ONLINE);
-    for (let after = 0, page = store.devices.everyTenant(0, PAGE); page.length > 0; page = store.devices.everyTenant(after, PAGE)) {
-      for (const { tenant, device } of page) await load(tenant, device, devices.get(keyOf(tenant, device.deviceId)));
-      after = page[page.length - 1]!.seq;
-    }
-  };
-
   return {
     async start() {
-      running = true;
-      await enqueue(loadAll);
+      s.running = true;
+      await enqueue(s, () => loadAll(s));
       follower.start();
-      log.info('home assistant discovery published', { prefix: options.prefix, nodeId: options.nodeId, devices: devices.size });
+      deps.log.info('home assistant discovery published', { prefix: deps.options.prefix, nodeId: deps.options.nodeId, devices: s.devices.size });
     },
     async stop() {
-      if (!running) return;
-      running = false;
+      if (!s.running) return;
+      s.running = false;
       await follower.stop();
-      await enqueue(() => publish(GATEWAY_STATUS_TOPIC, OFFLINE));
+      await enqueue(s, () => publish(s, GATEWAY_STATUS_TOPIC, OFFLINE));
     },
     deviceWritten(tenant, deviceId) {
-      if (running) void enqueue(() => refresh(tenant, deviceId));
+      if (s.running) void enqueue(s, () => refresh(s, tenant, deviceId));
     },
-    async command(actor, tenant, deviceId, command, payload) {
-      const k = devices.get(keyOf(tenant, deviceId));
-      const component = k?.published?.commands.get(command);
-      if (k === undefined || component === undefined) {
-        log.info('home assistant command dropped: no such command of a device', { tenant, deviceId, command });
-        return;
-      }
-      const parsed = commandValueOf(component, payload);
-      if ('expected' in parsed) {
-        log.info('home assistant command dropped: a bad payload', { tenant, deviceId, command, expected: parsed.expected });
-        return;
-      }
-      try {
-        await deps.writeCommand(actor, k.record.entityId, k.mapper.expandTerm(command), parsed.value);
-      } catch (err) {
-        log.info('home assistant command not written', { tenant, deviceId, command, subject: actor.subject ?? null, err });
-      }
-    },
+    command: (actor, tenant, deviceId, command, payload) => applyCommand(s, actor, tenant, deviceId, command, payload),
     idle: async () => {
       await follower.idle();
-      await chain;
+      await s.chain;
     },
   };
 }

@@ -3,6 +3,7 @@
 // (the write core's permission checks, then the command dispatcher). Off, its journal reader's
 // cursor is dropped so that it holds no journal rows back.
 
+import type { CommandDispatcher } from '../commands/index.js';
 import type { Config } from '../config/index.js';
 import type { EntityService } from '../entities/index.js';
 import { createHomeAssistant, type HomeAssistant } from '../home-assistant/index.js';
@@ -24,6 +25,14 @@ export interface HomeAssistantWiring {
 
 /** The journal reader of the integration (as in home-assistant/service.ts). */
 const READER = 'home-assistant';
+
+/** A device record was written: the command dispatcher and Home Assistant's configs follow. */
+export function deviceWrittenOf(commands: Pick<CommandDispatcher, 'deviceWritten'>, homeAssistant: HomeAssistant | undefined): (tenant: string, deviceId: string) => void {
+  return (tenant, deviceId) => {
+    commands.deviceWritten(tenant, deviceId);
+    homeAssistant?.deviceWritten(tenant, deviceId);
+  };
+}
 
 export function buildHomeAssistant(deps: HomeAssistantWiring): HomeAssistant | undefined {
   const { enabled, discoveryPrefix, nodeId } = deps.config.integrations.homeAssistant;
