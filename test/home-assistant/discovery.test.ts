@@ -4,6 +4,9 @@
 // and switch becoming commands of the dispatcher, the configs removed with the device, and nothing
 // published when the integration is off (the default).
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MqttClient } from 'mqtt';
 import { startTestBroker, type ConfigPatch, type TestBroker } from '../helpers/broker.js';
@@ -208,6 +211,39 @@ describe('a device deleted', () => {
     await late.client.publishAsync('homeassistant/marker', 'end', { qos: 1 });
     await waitUntil(() => late.last.has('homeassistant/marker'), 5_000, 'the marker');
     expect([...late.last.keys()].filter((t) => t.includes('b1'))).toEqual([]);
+  });
+});
+
+describe('a restart', () => {
+  it('says offline at shutdown, then publishes the configs and state again at start (retained copies replaced, not doubled)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'edgeld-ha-'));
+    const dbPath = join(dir, 'edgeld.db');
+    try {
+      const first = (b = await startTestBroker({ config: ON, dbPath }));
+      await first.broker.listen();
+      const ha = await listen(first, ['homeassistant/#', 'edgeld/ha/#']);
+      await registerBoiler(first);
+      await waitUntil(() => EXPECTED.every((t) => ha.last.has(t)), 5_000, 'the configs');
+      await first.close();
+      b = undefined;
+      expect(ha.last.get('edgeld/ha/status')).toBe('offline');
+      const second = (b = await startTestBroker({ config: ON, dbPath }));
+      await second.broker.listen();
+      const seen: string[] = [];
+      const again = await listen(second, ['homeassistant/#', 'edgeld/ha/#']);
+      again.client.on('message', (topic) => seen.push(topic));
+      await waitUntil(() => again.last.get('edgeld/ha/status') === 'online' && EXPECTED.every((t) => again.last.has(t)), 5_000, 'online again');
+      expect(again.json(STATE)).toMatchObject({ temperature: 61.5, power: false });
+      await second.broker.homeAssistant!.idle();
+      await again.client.publishAsync('homeassistant/marker', 'end', { qos: 1 });
+      await waitUntil(() => again.last.has('homeassistant/marker'), 5_000, 'the marker');
+      // Each config at most twice: its retained copy at subscription, and its publication at start if that came after.
+      for (const topic of EXPECTED) expect(seen.filter((t) => t === topic).length, topic).toBeLessThanOrEqual(2);
+    } finally {
+      await b?.close();
+      b = undefined;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
