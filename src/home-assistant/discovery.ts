@@ -39,6 +39,8 @@ export interface Discovery {
   readonly configs: ReadonlyMap<string, string>;
   readonly state: string;
   readonly commands: ReadonlyMap<string, CommandComponent>;
+  /** What the configs were built from: the same shape, the same configs. */
+  readonly shape: string;
 }
 
 const tenantSegment = (tenant: string): string => (tenant === '' ? 'default' : tenant);
@@ -102,10 +104,73 @@ function scalarOf(instances: readonly Attribute[] | undefined): string | number 
 const componentOfCommand = (value: Json | undefined): CommandComponent =>
   typeof value === 'boolean' ? 'switch' : typeof value === 'number' ? 'number' : 'button';
 
-/** Builds the configs of one device (no entity yet: its commands only, as buttons). */
-export function discoveryOf(o: DiscoveryOptions, device: DiscoveredDevice, entity: Entity | undefined, mapper: TermMapper): Discovery {
+/** One announced attribute or command: what its config is made of (never its value). */
+interface Item {
+  readonly component: 'sensor' | 'binary_sensor' | CommandComponent;
+  readonly name: string;
+  /** Of a numeric sensor. */
+  readonly unitCode?: string | undefined;
+}
+
+/** The items of a device and its state, in one pass over the entity. */
+function scan(device: DiscoveredDevice, entity: Entity | undefined, mapper: TermMapper): { items: Item[]; state: Record<string, string | number | boolean> } {
+  const items: Item[] = [];
+  const state: Record<string, string | number | boolean> = {};
+  const commandAttrs = new Set<string>();
+  for (const name of device.commands) {
+    const attr = mapper.expandTerm(name);
+    commandAttrs.add(attr);
+    const value = scalarOf(entity?.attrs[attr]);
+    const component = componentOfCommand(value);
+    items.push({ component, name });
+    // NOTE: a switch or number holds a boolean or number (componentOfCommand).
+    if (component !== 'button') state[name] = value!;
+  }
+  for (const [attr, instances] of Object.entries(entity?.attrs ?? {})) {
+    if (commandAttrs.has(attr)) continue;
+    const value = scalarOf(instances);
+    if (value === undefined) continue;
+    const name = mapper.compactIri(attr);
+    state[name] = value;
+    if (typeof value === 'boolean') items.push({ component: 'binary_sensor', name });
+    // NOTE: a unit or a device class on a text state makes Home Assistant refuse the state.
+    else items.push({ component: 'sensor', name, unitCode: typeof value === 'number' ? instances.find((i) => i.datasetId === undefined)?.unitCode ?? '' : undefined });
+  }
+  return { items, state };
+}
+
+const template = (name: string): string => `value_json[${JSON.stringify(name)}]`;
+const onOff = (name: string): Record<string, string> => ({ value_template: `{{ 'ON' if ${template(name)} else 'OFF' }}`, payload_on: 'ON', payload_off: 'OFF' });
+
+/** The members of an item's config proper to its component. */
+function membersOf(item: Item, stateTopic: string, commandTopic: string): Record<string, unknown> {
+  const { name } = item;
+  switch (item.component) {
+    case 'button': return { command_topic: commandTopic, payload_press: PRESS };
+    case 'switch': return { command_topic: commandTopic, state_topic: stateTopic, ...onOff(name) };
+    case 'number': return { command_topic: commandTopic, state_topic: stateTopic, value_template: `{{ ${template(name)} }}`, min: -1e9, max: 1e9, step: 0.01, mode: 'box' };
+    case 'binary_sensor': return { state_topic: stateTopic, ...onOff(name) };
+    case 'sensor': {
+      const unit = item.unitCode === undefined ? undefined : unitOf(item.unitCode, name);
+      return {
+        state_topic: stateTopic, value_template: `{{ ${template(name)} }}`,
+        ...(unit ? { unit_of_measurement: unit.unit } : {}),
+        ...(unit?.deviceClass ? { device_class: unit.deviceClass } : {}),
+        ...(item.unitCode !== undefined ? { state_class: unit?.stateClass ?? 'measurement' } : {}),
+      };
+    }
+  }
+}
+
+/**
+ * Builds the configs of one device (no entity yet: its commands only, as buttons) and its state.
+ * The configs of `previous` are kept when the device announces the same items (only values changed).
+ */
+export function discoveryOf(o: DiscoveryOptions, device: DiscoveredDevice, entity: Entity | undefined, mapper: TermMapper, previous?: Discovery): Discovery {
+  const { items, state } = scan(device, entity, mapper);
+  const shape = JSON.stringify([device.entityType, items]);
+  if (previous !== undefined && previous.shape === shape) return { ...previous, state: JSON.stringify(state) };
   const seg = tenantSegment(device.tenant);
-  const deviceObject = objectIdOf(`${seg}_${device.deviceId}`);
   const stateTopic = stateTopicOf(device.tenant, device.deviceId);
   const common = {
     availability: [
@@ -114,57 +179,18 @@ export function discoveryOf(o: DiscoveryOptions, device: DiscoveredDevice, entit
     ],
     availability_mode: 'all',
     device: {
-      identifiers: [`${o.nodeId}_${deviceObject}`], name: device.deviceId, manufacturer: 'edgeld',
-      model: mapper.compactIri(device.entityType), via_device: o.nodeId,
+      identifiers: [`${o.nodeId}_${objectIdOf(`${seg}_${device.deviceId}`)}`], name: device.deviceId, manufacturer: 'edgeld',
+      model: device.entityType, via_device: o.nodeId,
     },
     origin: ORIGIN,
   };
   const configs = new Map<string, string>();
-  const state: Record<string, string | number | boolean> = {};
-  const put = (component: string, name: string, members: Record<string, unknown>): void => {
-    const objectId = objectIdOf(`${seg}_${device.deviceId}_${name}`);
-    configs.set(configTopic(o, component, objectId), JSON.stringify({ name, unique_id: `${o.nodeId}_${objectId}`, ...members, ...common }));
-  };
-  const template = (name: string): string => `value_json[${JSON.stringify(name)}]`;
-  const commandAttrs = new Set<string>();
   const commands = new Map<string, CommandComponent>();
-  for (const name of device.commands) {
-    const attr = mapper.expandTerm(name);
-    commandAttrs.add(attr);
-    const value = scalarOf(entity?.attrs[attr]);
-    const component = componentOfCommand(value);
-    commands.set(name, component);
-    const command_topic = commandTopicOf(device.tenant, device.deviceId, name);
-    if (component === 'button') {
-      put('button', name, { command_topic, payload_press: PRESS });
-      continue;
-    }
-    state[name] = value!; // NOTE: a switch or number holds a boolean or number (componentOfCommand)
-    if (component === 'switch') {
-      put('switch', name, { command_topic, state_topic: stateTopic, value_template: `{{ 'ON' if ${template(name)} else 'OFF' }}`, payload_on: 'ON', payload_off: 'OFF' });
-    } else {
-      const step = Number.isInteger(value) ? 1 : 0.01;
-      put('number', name, { command_topic, state_topic: stateTopic, value_template: `{{ ${template(name)} }}`, min: -1e9, max: 1e9, step, mode: 'box' });
-    }
+  for (const item of items) {
+    const objectId = objectIdOf(`${seg}_${device.deviceId}_${item.name}`);
+    const members = membersOf(item, stateTopic, commandTopicOf(device.tenant, device.deviceId, item.name));
+    configs.set(configTopic(o, item.component, objectId), JSON.stringify({ name: item.name, unique_id: `${o.nodeId}_${objectId}`, ...members, ...common }));
+    if (item.component === 'button' || item.component === 'switch' || item.component === 'number') commands.set(item.name, item.component);
   }
-  for (const [attr, instances] of Object.entries(entity?.attrs ?? {})) {
-    if (commandAttrs.has(attr)) continue;
-    const value = scalarOf(instances);
-    if (value === undefined) continue;
-    const name = mapper.compactIri(attr);
-    state[name] = value;
-    if (typeof value === 'boolean') {
-      put('binary_sensor', name, { state_topic: stateTopic, value_template: `{{ 'ON' if ${template(name)} else 'OFF' }}`, payload_on: 'ON', payload_off: 'OFF' });
-      continue;
-    }
-    // NOTE: a unit or a device class on a text state makes Home Assistant refuse the state.
-    const unit = typeof value === 'number' ? unitOf(instances.find((i) => i.datasetId === undefined)?.unitCode, name) : undefined;
-    put('sensor', name, {
-      state_topic: stateTopic, value_template: `{{ ${template(name)} }}`,
-      ...(unit ? { unit_of_measurement: unit.unit } : {}),
-      ...(unit?.deviceClass ? { device_class: unit.deviceClass } : {}),
-      ...(typeof value === 'number' ? { state_class: unit?.stateClass ?? 'measurement' } : {}),
-    });
-  }
-  return { configs, state: JSON.stringify(state), commands };
+  return { configs, state: JSON.stringify(state), commands, shape };
 }

@@ -111,7 +111,7 @@ function remember(s: Discoverer, k: Known): void {
 /** Publishes what changed of a device's configs and state (all of it the first time). */
 async function publishDevice(s: Discoverer, k: Known, entity: ChangeEvent['entity']): Promise<void> {
   const device = { tenant: k.tenant, deviceId: k.record.deviceId, entityType: k.record.entityType, commands: k.record.commands.map((c) => c.name) };
-  const next = discoveryOf(s.deps.options, device, entity, k.mapper);
+  const next = discoveryOf(s.deps.options, device, entity, k.mapper, k.published);
   const before = k.published;
   k.published = next;
   for (const [topic, payload] of next.configs) if (before?.configs.get(topic) !== payload) await publish(s, topic, payload);

@@ -165,6 +165,32 @@ describe('Home Assistant states', () => {
   });
 });
 
+describe('a device record changed', () => {
+  it('re-publishes the configs: a command no longer declared is removed, a new type shows in every config', async () => {
+    const { broker, ha } = await startWithBoiler();
+    expect((await broker.request('PATCH', '/edgeld/v1/devices/b1', {
+      body: { entityType: 'Furnace', commands: [{ name: 'power' }, { name: 'setpoint' }] },
+    })).status).toBe(204);
+    await waitUntil(() => ha.last.get(configTopic('button', 'reboot')) === '', 5_000, 'the button removed');
+    await waitUntil(() => (ha.json(configTopic('sensor', 'temperature'))?.device as { model?: string } | undefined)?.model === 'Furnace', 5_000, 'the new model');
+    expect((ha.json(configTopic('switch', 'power'))?.device as { model?: string }).model).toBe('Furnace');
+  });
+
+  it('publishes no config again when only values change', async () => {
+    const { broker, ha } = await startWithBoiler();
+    const configsSeen: string[] = [];
+    ha.client.on('message', (topic) => {
+      if (topic.startsWith('homeassistant/')) configsSeen.push(topic);
+    });
+    expect((await broker.request('PATCH', `/ngsi-ld/v1/entities/${encodeURIComponent(ENTITY)}/attrs`, {
+      body: { temperature: { type: 'Property', value: 70, unitCode: 'CEL' }, mode: { type: 'Property', value: 'boost' } },
+    })).status).toBe(204);
+    await waitUntil(() => ha.json(STATE)?.temperature === 70, 5_000, 'the new state');
+    await broker.broker.homeAssistant!.idle();
+    expect(configsSeen).toEqual([]);
+  });
+});
+
 describe('Home Assistant commands', () => {
   it('turns a press, a number and a switch into commands of the dispatcher (their _status PENDING), sent to the device', async () => {
     const { broker, ha } = await startWithBoiler();
