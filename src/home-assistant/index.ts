@@ -4,3 +4,5 @@
 export { createHomeAssistant, type HomeAssistant, type HomeAssistantDeps } from './service.js';
 /** The topics of the integration on the embedded broker (the broker's topic classes name them). */
 export { HOME_ASSISTANT_PREFIX, parseCommandTopic } from './discovery.js';
+/** The integration turned off: its retained messages go before the broker loads them. */
+export { removeOwnRetained } from './retained.js';

@@ -13,6 +13,7 @@ import type { DeviceRecord, JournalFeed, JournalFollower, Store } from '../store
 import {
   GATEWAY_STATUS_TOPIC, OFFLINE, ONLINE, PRESS, discoveryOf, gatewayConfig, stateTopicOf, type CommandComponent, type Discovery, type DiscoveryOptions,
 } from './discovery.js';
+import { ownRetainedTopics } from './retained.js';
 
 /** The journal reader of the integration (its cursor's key). */
 const READER = 'home-assistant';
@@ -21,7 +22,7 @@ const PAGE = 500;
 const MAX_PRESS = 256;
 
 export interface HomeAssistantDeps {
-  store: Pick<Store, 'devices' | 'entities'>;
+  store: Pick<Store, 'devices' | 'entities' | 'mqttSessions'>;
   feed: JournalFeed;
   contexts: Pick<ContextService, 'resolve' | 'core'>;
   log: Logger;
@@ -172,6 +173,16 @@ async function loadAll(s: Discoverer): Promise<void> {
   }
 }
 
+/** Removes the retained configs and states of devices no longer registered (deleted while the gateway was down or the integration off). */
+async function removeStale(s: Discoverer): Promise<void> {
+  const current = new Set([gatewayConfig(s.deps.options).topic, GATEWAY_STATUS_TOPIC]);
+  for (const k of s.devices.values()) {
+    for (const topic of k.published?.configs.keys() ?? []) current.add(topic);
+    current.add(stateTopicOf(k.tenant, k.record.deviceId));
+  }
+  for (const topic of ownRetainedTopics(s.deps.store, s.deps.options)) if (!current.has(topic)) await publish(s, topic, '');
+}
+
 async function applyCommand(s: Discoverer, actor: Principal, tenant: string, deviceId: string, command: string, payload: Buffer): Promise<void> {
   const { log } = s.deps;
   const k = s.devices.get(keyOf(tenant, deviceId));
@@ -206,7 +217,10 @@ export function createHomeAssistant(deps: HomeAssistantDeps): HomeAssistant {
   return {
     async start() {
       s.running = true;
-      await enqueue(s, () => loadAll(s));
+      await enqueue(s, async () => {
+        await loadAll(s);
+        await removeStale(s);
+      });
       follower.start();
       deps.log.info('home assistant discovery published', { prefix: deps.options.prefix, nodeId: deps.options.nodeId, devices: s.devices.size });
     },

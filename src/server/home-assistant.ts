@@ -6,7 +6,7 @@
 import type { CommandDispatcher } from '../commands/index.js';
 import type { Config } from '../config/index.js';
 import type { EntityService } from '../entities/index.js';
-import { createHomeAssistant, type HomeAssistant } from '../home-assistant/index.js';
+import { createHomeAssistant, removeOwnRetained, type HomeAssistant } from '../home-assistant/index.js';
 import type { ContextService } from '../jsonld/index.js';
 import type { Logger } from '../lib/index.js';
 import { appendAttributes } from '../ngsi/index.js';
@@ -36,13 +36,19 @@ export function deviceWrittenOf(commands: Pick<CommandDispatcher, 'deviceWritten
 
 export function buildHomeAssistant(deps: HomeAssistantWiring): HomeAssistant | undefined {
   const { enabled, discoveryPrefix, nodeId } = deps.config.integrations.homeAssistant;
+  const options = { prefix: discoveryPrefix, nodeId };
   if (!enabled) {
-    if (deps.store.journal.cursor(READER) !== undefined) deps.store.journal.dropReader(READER);
+    // It ran before: what it announced is withdrawn (its reader's cursor says it ran).
+    if (deps.store.journal.cursor(READER) !== undefined) {
+      const removed = removeOwnRetained(deps.store, options);
+      deps.store.journal.dropReader(READER);
+      deps.log.info('home assistant discovery off: its retained messages removed', { removed });
+    }
     return undefined;
   }
   return createHomeAssistant({
     store: deps.store, feed: deps.feed, contexts: deps.contexts, log: deps.log.child('home-assistant'),
-    options: { prefix: discoveryPrefix, nodeId },
+    options,
     publish: (topic, payload, retain) => {
       const mqtt = deps.runtime.mqtt;
       return mqtt ? mqtt.publish(topic, payload, 1, retain) : Promise.reject(new Error('the embedded MQTT broker is not running'));

@@ -273,6 +273,58 @@ describe('a restart', () => {
   });
 });
 
+describe('retained messages of an earlier run', () => {
+  /** A first run with the integration on and the boiler registered, in a database file. */
+  async function firstRun(dbPath: string): Promise<void> {
+    const first = (b = await startTestBroker({ config: ON, dbPath }));
+    await first.broker.listen();
+    const ha = await listen(first, ['homeassistant/#']);
+    await registerBoiler(first);
+    await waitUntil(() => EXPECTED.every((t) => ha.last.has(t)), 5_000, 'the configs');
+    await first.close();
+    b = undefined;
+  }
+
+  /** What a client subscribing now gets, up to a marker of its own. */
+  async function retainedNow(broker: TestBroker): Promise<string[]> {
+    const late = await listen(broker, ['homeassistant/#', 'edgeld/ha/#']);
+    await late.client.publishAsync('homeassistant/marker', 'end', { qos: 1 });
+    await waitUntil(() => late.last.has('homeassistant/marker'), 5_000, 'the marker');
+    return [...late.last.keys()].filter((t) => t !== 'homeassistant/marker').sort();
+  }
+
+  it('of a device deleted while the gateway was down are removed at start', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'edgeld-ha-'));
+    try {
+      await firstRun(join(dir, 'edgeld.db'));
+      const second = (b = await startTestBroker({ config: ON, dbPath: join(dir, 'edgeld.db') }));
+      expect(second.broker.store.devices.delete('', 'b1')).toBe(true);
+      await second.broker.listen();
+      await second.broker.homeAssistant!.idle();
+      expect(await retainedNow(second)).toEqual(['edgeld/ha/status', 'homeassistant/binary_sensor/edgeld/gateway/config']);
+    } finally {
+      await b?.close();
+      b = undefined;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('are all removed when the integration is turned off', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'edgeld-ha-'));
+    try {
+      await firstRun(join(dir, 'edgeld.db'));
+      const off = (b = await startTestBroker({ dbPath: join(dir, 'edgeld.db') }));
+      await off.broker.listen();
+      expect(await retainedNow(off)).toEqual([]);
+      expect(off.broker.store.journal.cursor('home-assistant')).toBeUndefined();
+    } finally {
+      await b?.close();
+      b = undefined;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the integration off (the default)', () => {
   it('publishes no homeassistant/ or edgeld/ha/ topic and keeps no journal reader', async () => {
     const broker = (b = await startTestBroker());
