@@ -120,9 +120,13 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
     const c = classifyTopic(topic);
     if (c.kind === 'ha-command') {
       // NOTE: a command is a write, never a message to relay or retain (a retained press would repeat).
-      void commandFromHomeAssistant(ctx, ctx.homeAssistant, identity, c, packet).finally(() => {
+      const settled = (): void => {
         neutralize(packet);
         done(null);
+      };
+      commandFromHomeAssistant(ctx, ctx.homeAssistant, identity, c, packet).then(settled, (err: unknown) => {
+        log.warn('home assistant command not handled', { clientId: identity.clientId, topic, err });
+        settled();
       });
       return;
     }
