@@ -157,7 +157,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
   const { registrations, distributed } = buildRegistrations({ config, runtime, store, clock, newId, contexts, announce: (change) => events.emit(change) });
   const commands = buildCommands({ store, feed, core, contexts, clock, log, newId: deps.newId, runtime });
-  const homeAssistant = buildHomeAssistant({ config, store, feed, contexts, entities, log, runtime });
+  const homeAssistant = buildHomeAssistant({ config, store, feed, contexts, entities, log, clock, runtime });
   const onWritten = deviceWrittenOf(commands, homeAssistant);
   const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType, checkSecret, onWritten });
   const jobs = createJobScheduler({ log: log.child('jobs') });
@@ -178,7 +178,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   onSubjectGone((subject) => runtime.mqtt?.closeClientsOf(subject));
   const storage = buildStorageWatch({ config, store, clock, log, rollups: policy.rollups });
   const http = buildHttp({
-    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, commands, loginLimiter, secretChecks, entityExpiry, storage,
+    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, commands, homeAssistant, loginLimiter, secretChecks, entityExpiry, storage,
     services: { contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, distributed, permissions, subjects, devices, commandLog: createCommandLog({ store }), auth, identity },
   });
   const lifecycle: LifecycleDeps = {

@@ -7,7 +7,7 @@
 
 import type { ChangeEvent } from '../events.js';
 import type { ContextInput, ContextService } from '../jsonld/index.js';
-import type { Logger } from '../lib/index.js';
+import type { Clock, Logger } from '../lib/index.js';
 import type { EntityId, Iri, Json, Principal, TermMapper } from '../ngsi/index.js';
 import type { DeviceRecord, JournalFeed, JournalFollower, Store } from '../store/index.js';
 import {
@@ -26,6 +26,7 @@ export interface HomeAssistantDeps {
   feed: JournalFeed;
   contexts: Pick<ContextService, 'resolve' | 'core'>;
   log: Logger;
+  clock: Clock;
   options: DiscoveryOptions;
   /** Publishes QoS 1 on the embedded broker, retained or not; rejects when the broker is not running. */
   publish(topic: string, payload: string, retain: boolean): Promise<void>;
@@ -44,7 +45,21 @@ export interface HomeAssistant {
   command(actor: Principal, tenant: string, deviceId: string, command: string, payload: Buffer): Promise<void>;
   /** Resolves once every change committed so far is published. */
   idle(): Promise<void>;
+  stats(): HomeAssistantStats;
 }
+
+/** unknown: no such command of a registered device; payload: not a value of its component; refused: the write was refused (permission, entity gone). */
+export type CommandDrop = 'unknown' | 'payload' | 'refused';
+export const COMMAND_DROPS: readonly CommandDrop[] = ['unknown', 'payload', 'refused'];
+
+export interface HomeAssistantStats {
+  /** Commands from Home Assistant written. */
+  commands: number;
+  dropped: Record<CommandDrop, number>;
+}
+
+/** A dropped command is logged at most once a second per reason (a client flooding fills no log). */
+const LOG_EVERY_MS = 1_000;
 
 /** A device as last published. */
 interface Known {
@@ -79,6 +94,16 @@ interface Discoverer {
   /** Every publication runs in this chain, one after the other: a device's messages never overtake each other. */
   chain: Promise<void>;
   running: boolean;
+  readonly counts: HomeAssistantStats;
+  readonly loggedAt: Record<CommandDrop, number>;
+}
+
+function drop(s: Discoverer, reason: CommandDrop, fields: Record<string, unknown>): void {
+  s.counts.dropped[reason] += 1;
+  const now = s.deps.clock.now();
+  if (now - s.loggedAt[reason] < LOG_EVERY_MS) return;
+  s.loggedAt[reason] = now;
+  s.deps.log.info('home assistant command dropped', { reason, ...fields });
 }
 
 function enqueue(s: Discoverer, work: () => Promise<void>): Promise<void> {
@@ -184,27 +209,24 @@ async function removeStale(s: Discoverer): Promise<void> {
 }
 
 async function applyCommand(s: Discoverer, actor: Principal, tenant: string, deviceId: string, command: string, payload: Buffer): Promise<void> {
-  const { log } = s.deps;
   const k = s.devices.get(keyOf(tenant, deviceId));
   const component = k?.published?.commands.get(command);
-  if (k === undefined || component === undefined) {
-    log.info('home assistant command dropped: no such command of a device', { tenant, deviceId, command });
-    return;
-  }
+  if (k === undefined || component === undefined) return drop(s, 'unknown', { tenant, deviceId, command });
   const parsed = commandValueOf(component, payload);
-  if ('expected' in parsed) {
-    log.info('home assistant command dropped: a bad payload', { tenant, deviceId, command, expected: parsed.expected });
-    return;
-  }
+  if ('expected' in parsed) return drop(s, 'payload', { tenant, deviceId, command, expected: parsed.expected });
   try {
     await s.deps.writeCommand(actor, k.record.entityId, k.mapper.expandTerm(command), parsed.value);
+    s.counts.commands += 1;
   } catch (err) {
-    log.info('home assistant command not written', { tenant, deviceId, command, subject: actor.subject ?? null, err });
+    drop(s, 'refused', { tenant, deviceId, command, subject: actor.subject ?? null, err });
   }
 }
 
 export function createHomeAssistant(deps: HomeAssistantDeps): HomeAssistant {
-  const s: Discoverer = { deps, devices: new Map(), byEntity: new Map(), chain: Promise.resolve(), running: false };
+  const s: Discoverer = {
+    deps, devices: new Map(), byEntity: new Map(), chain: Promise.resolve(), running: false,
+    counts: { commands: 0, dropped: { unknown: 0, payload: 0, refused: 0 } }, loggedAt: { unknown: -Infinity, payload: -Infinity, refused: -Infinity },
+  };
   // Registered now, so that a reader seen for the first time starts at the journal's end as it is now.
   const follower: JournalFollower = deps.feed.register({
     reader: READER,
@@ -238,5 +260,6 @@ export function createHomeAssistant(deps: HomeAssistantDeps): HomeAssistant {
       await follower.idle();
       await s.chain;
     },
+    stats: () => ({ commands: s.counts.commands, dropped: { ...s.counts.dropped } }),
   };
 }

@@ -6,9 +6,10 @@
 import type { CommandDispatcher } from '../commands/index.js';
 import type { Config } from '../config/index.js';
 import type { EntityService } from '../entities/index.js';
-import { createHomeAssistant, removeOwnRetained, type HomeAssistant } from '../home-assistant/index.js';
+import { COMMAND_DROPS, createHomeAssistant, removeOwnRetained, type HomeAssistant } from '../home-assistant/index.js';
+import type { MetricsSource } from '../http/index.js';
 import type { ContextService } from '../jsonld/index.js';
-import type { Logger } from '../lib/index.js';
+import type { Clock, Logger } from '../lib/index.js';
 import { appendAttributes } from '../ngsi/index.js';
 import type { JournalFeed, Store } from '../store/index.js';
 import type { Runtime } from './runtime.js';
@@ -20,6 +21,7 @@ export interface HomeAssistantWiring {
   contexts: ContextService;
   entities: EntityService;
   log: Logger;
+  clock: Clock;
   runtime: Runtime;
 }
 
@@ -47,7 +49,7 @@ export function buildHomeAssistant(deps: HomeAssistantWiring): HomeAssistant | u
     return undefined;
   }
   return createHomeAssistant({
-    store: deps.store, feed: deps.feed, contexts: deps.contexts, log: deps.log.child('home-assistant'),
+    store: deps.store, feed: deps.feed, contexts: deps.contexts, log: deps.log.child('home-assistant'), clock: deps.clock,
     options,
     publish: (topic, payload, retain) => {
       const mqtt = deps.runtime.mqtt;
@@ -58,4 +60,20 @@ export function buildHomeAssistant(deps: HomeAssistantWiring): HomeAssistant | u
         appendAttributes(current, { [attr]: [{ kind: 'Property', value, createdAt: now, modifiedAt: now, sub: {} }] }, { noOverwrite: false, now }));
     },
   });
+}
+
+/** Home Assistant's commands written and dropped by reason; none when the integration is off. */
+export function homeAssistantMetrics(homeAssistant: HomeAssistant | undefined): MetricsSource[] {
+  if (homeAssistant === undefined) return [];
+  return [
+    { name: 'edgeld_home_assistant_commands_total', type: 'counter', help: 'Commands from Home Assistant written as command attributes', collect: () => homeAssistant.stats().commands },
+    {
+      name: 'edgeld_home_assistant_commands_dropped_total', type: 'counter', labelNames: ['reason'],
+      help: 'Commands from Home Assistant dropped, by reason (unknown, payload, refused)',
+      collect: () => {
+        const { dropped } = homeAssistant.stats();
+        return COMMAND_DROPS.map((reason) => ({ labels: { reason }, value: dropped[reason] }));
+      },
+    },
+  ];
 }

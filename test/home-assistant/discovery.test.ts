@@ -223,6 +223,11 @@ describe('Home Assistant commands', () => {
     await ha.client.publishAsync('edgeld/ha/default/b1/reboot/set', 'PRESS', { qos: 1 });
     await waitUntil(async () => (await recentCommands(broker)).length === 1, 5_000, 'the press');
     expect((await recentCommands(broker)).map((c) => c.name)).toEqual(['reboot']);
+    expect(broker.broker.homeAssistant!.stats()).toEqual({ commands: 1, dropped: { unknown: 0, payload: 2, refused: 0 } });
+    await ha.client.publishAsync('edgeld/ha/default/b1/mode/set', 'x', { qos: 1 });
+    const metrics = (await broker.request('GET', '/metrics')).text;
+    expect(metrics).toContain('edgeld_home_assistant_commands_dropped_total{reason="unknown"} 1');
+    expect(metrics).toContain('edgeld_home_assistant_commands_total 1');
   });
 });
 
