@@ -12,7 +12,7 @@ export const LAYERS = [
   ['lib'],
   ['ngsi', 'events'],
   ['store', 'jsonld', 'auth', 'config'],
-  ['entities', 'temporal', 'subscriptions', 'registrations', 'federation', 'permissions', 'devices', 'commands'],
+  ['entities', 'temporal', 'subscriptions', 'registrations', 'federation', 'permissions', 'devices', 'commands', 'home-assistant'],
   ['http', 'mqtt', 'jobs'],
   ['server'],
   ['main'],

@@ -29,6 +29,8 @@ import { buildFoundation } from './server/foundation.js';
 import { buildRegistrations } from './server/registrations.js';
 import { createRegistrationLens } from './server/csource-lens.js';
 import { buildHttp } from './server/http.js';
+import { buildHomeAssistant, deviceWrittenOf } from './server/home-assistant.js';
+import type { HomeAssistant } from './home-assistant/index.js';
 import { buildLoginLimiter, buildSecretChecks } from './server/login-limiter.js';
 import { closeAll, horizonsOf, listenAll, type LifecycleDeps } from './server/lifecycle.js';
 import { buildMqttAccess, createEndpointCheck } from './server/mqtt-access.js';
@@ -97,6 +99,8 @@ export interface Broker {
   mqttIngest: Ingest;
   /** The built-in identity provider (application.identity-provider.enabled); its JWKS is trusted locally. */
   identity: IdentityProvider | undefined;
+  /** Home Assistant MQTT discovery (integrations.home-assistant.enabled); undefined when off. */
+  homeAssistant: HomeAssistant | undefined;
   /** Forwards local changes upstream (federation.upstream.url); undefined when off. */
   federation: Federation | undefined;
   /**
@@ -153,7 +157,9 @@ export function createBroker(deps: BrokerDeps): Broker {
   });
   const { registrations, distributed } = buildRegistrations({ config, runtime, store, clock, newId, contexts, announce: (change) => events.emit(change) });
   const commands = buildCommands({ store, feed, core, contexts, clock, log, newId: deps.newId, runtime });
-  const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType, checkSecret, onWritten: commands.deviceWritten });
+  const homeAssistant = buildHomeAssistant({ config, store, feed, contexts, entities, log, clock, runtime });
+  const onWritten = deviceWrittenOf(commands, homeAssistant);
+  const devices = createDeviceService({ store, clock, contexts, defaultEntityType: config.mqtt.defaultEntityType, checkSecret, onWritten });
   const jobs = createJobScheduler({ log: log.child('jobs') });
   const horizons = horizonsOf(config);
   // Journal consumers: each registers on the feed when built.
@@ -166,22 +172,22 @@ export function createBroker(deps: BrokerDeps): Broker {
   const federation = buildFederation({ config, store, feed, contexts, clock, log, events, publicUrl, core, newId });
   const loginLimiter = buildLoginLimiter(deps);
   const { ingest, hooks } = buildMqttAccess({
-    ...deps, core, contexts, devices, registry: topicsOf, auth, mqtt, sessions: store.mqttSessions, loginLimiter, commands,
+    ...deps, core, contexts, devices, registry: topicsOf, auth, mqtt, sessions: store.mqttSessions, loginLimiter, commands, homeAssistant,
   });
   // A deleted subject's MQTT connections end (its subscriptions are suspended through `owners`).
   onSubjectGone((subject) => runtime.mqtt?.closeClientsOf(subject));
   const storage = buildStorageWatch({ config, store, clock, log, rollups: policy.rollups });
   const http = buildHttp({
-    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, commands, loginLimiter, secretChecks, entityExpiry, storage,
+    ...deps, store, events, runtime, verifier, notifier, ingest, mqttAccess: hooks, federation, commands, homeAssistant, loginLimiter, secretChecks, entityExpiry, storage,
     services: { contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, distributed, permissions, subjects, devices, commandLog: createCommandLog({ store }), auth, identity },
   });
   const lifecycle: LifecycleDeps = {
     config, log, clock, store, events, runtime, http, jobs, temporal, registrations, entityExpiry, hasRetention: removesHistory(policy), hasRollups: policy.rollups,
-    ...horizons, diskBudget: storage.budget, notifier, commands, mqttSender, mqttHooks: hooks, federation, verifier, identity,
+    ...horizons, diskBudget: storage.budget, notifier, commands, mqttSender, mqttHooks: hooks, federation, verifier, identity, homeAssistant,
   };
   return {
     app: http.app, store, contexts, entities, temporal, subscriptions, csourceSubscriptions, registrations, devices, subscriptionRegistry, notifier, commands, entityExpiry, events, publishLocal, mqttSender, identity,
-    federation,
+    federation, homeAssistant,
     diskBudget: storage.budget,
     mqttIngest: ingest,
     get mqttPort() {

@@ -286,6 +286,21 @@ export const configSchema = z
           .default('17 * * * *').describe('When finished commands older than commands.retention are removed (cron, UTC)'),
       })
       .prefault({}),
+    // Integrations with the tools people already run next to the gateway.
+    integrations: z
+      .strictObject({
+        homeAssistant: z
+          .strictObject({
+            enabled: z.boolean().default(false)
+              .describe('Publish Home Assistant MQTT discovery configs (retained) for every registered device on the embedded broker, keep their state topics current and turn Home Assistant\'s buttons, numbers and switches into device commands'),
+            discoveryPrefix: z.string().regex(/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/, 'expected topic levels of letters, digits, _ and - (no wildcard)')
+              .default('homeassistant').describe('The discovery prefix Home Assistant listens on (its MQTT integration\'s setting)'),
+            nodeId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected 1 to 64 letters, digits, _ and -')
+              .default('edgeld').describe('This gateway\'s node id in discovery topics, unique ids and the gateway device (distinct per gateway when several feed one Home Assistant)'),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
     // Transient entities (NGSI-LD §4.22): the removal of entities whose expiresAt came.
     entities: z
       .strictObject({

@@ -18,10 +18,10 @@ import type { MqttAccessHooks } from './hooks.js';
 import { DEFAULT_TENANT_SEGMENT, MEASUREMENT_PREFIX, parseMeasurementTopic, type Ingest } from './ingest.js';
 import { authorizeForwardWith, authorizePublishWith, authorizeSubscribeWith, willRefusal } from './authorize.js';
 import { MqttWillRefusedError } from './errors.js';
-import type { AccessContext, CommandAnswers, Identity, MqttAccessStats, MqttAuthentication, MqttSessionOwners } from './identity.js';
+import type { AccessContext, CommandAnswers, HomeAssistantCommands, Identity, MqttAccessStats, MqttAuthentication, MqttSessionOwners } from './identity.js';
 import { deviceSubject } from './identity.js';
 
-export { deviceSubject, type MqttAccessStats, type MqttAuthentication, type MqttSessionOwners } from './identity.js';
+export { deviceSubject, type HomeAssistantCommands, type MqttAccessStats, type MqttAuthentication, type MqttSessionOwners } from './identity.js';
 import { limitConnects } from './connect-limit.js';
 
 /** CONNACK return codes of MQTT 3.1.1. */
@@ -45,6 +45,8 @@ export interface MqttAccessDeps {
   loginLimiter?: LoginLimiter;
   /** Answers on `cmdexe` go to the command dispatcher; absent: they are dropped as no measurement. */
   commands?: CommandAnswers;
+  /** Home Assistant's commands go there; absent: the integration is off (its command topics are relayed as any). */
+  homeAssistant?: HomeAssistantCommands | undefined;
 }
 
 export interface MqttAccess extends MqttAccessHooks {
@@ -113,6 +115,7 @@ export function createMqttAccess(deps: MqttAccessDeps): MqttAccess {
   const ctx: AccessContext = {
     log: deps.log, ingest: deps.ingest, auth: deps.auth, identities: new WeakMap(), sessions: deps.sessions ?? memorySessionOwners(), stats,
     commands: deps.commands,
+    homeAssistant: deps.homeAssistant,
     // NOTE: a principal is read-only, so the one of a device and those of anonymous writers are made
     // once, not per message; the write path also keys its grouping on the principal object.
     anonymousOf: anonymousWriters(),

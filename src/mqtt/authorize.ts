@@ -9,7 +9,9 @@
 import type { PublishPacket } from 'aedes';
 import type { MqttAccessHooks } from './hooks.js';
 import { parseAnswer } from './commands.js';
-import { actorOf, identityOf, identityOfOwner, type AccessContext, type CommandAnswers, type Identity } from './identity.js';
+import { HOME_ASSISTANT_PREFIX } from '../home-assistant/index.js';
+import { anonymousIn } from '../ngsi/index.js';
+import { actorOf, identityOf, identityOfOwner, type AccessContext, type CommandAnswers, type HomeAssistantCommands, type Identity } from './identity.js';
 import { MEASUREMENT_PREFIX, parseMeasurementTopic, type IngestOutcome } from './ingest.js';
 import { REFUSED_TOPIC, classifyTopic, mayRead, notifyPrefixOf, publishRule, type Party, type TopicClass } from './topic-classes.js';
 
@@ -114,6 +116,21 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
     // device's subscribers see what it sends); never when a subject without write permission did.
     relayAnyway = isAdmin(party) || isOwnDevice(party, c);
   }
+  if (ctx.homeAssistant !== undefined && !isRefused && topic.startsWith(HOME_ASSISTANT_PREFIX)) {
+    const c = classifyTopic(topic);
+    if (c.kind === 'ha-command') {
+      // NOTE: a command is a write, never a message to relay or retain (a retained press would repeat).
+      const settled = (): void => {
+        neutralize(packet);
+        done(null);
+      };
+      commandFromHomeAssistant(ctx, ctx.homeAssistant, identity, c, packet).then(settled, (err: unknown) => {
+        log.warn('home assistant command not handled', { clientId: identity.clientId, topic, err });
+        settled();
+      });
+      return;
+    }
+  }
   if (!topic.startsWith(MEASUREMENT_PREFIX)) {
     done(null);
     return;
@@ -145,6 +162,25 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
     done(null);
   };
   void handled.then(answer, answer);
+}
+
+/**
+ * Home Assistant's button, number or switch (a message on `edgeld/ha/<tenant>/<deviceId>/<command>/set`):
+ * a write of the command attribute as the publishing client (its token's subject, or, with
+ * authentication off, the tenant's anonymous principal), checked by the write core like any write.
+ */
+async function commandFromHomeAssistant(
+  ctx: AccessContext, port: HomeAssistantCommands, identity: Identity, c: { tenant: string; deviceId: string; command: string }, packet: PublishPacket,
+): Promise<void> {
+  const actor = identity.kind === 'anonymous' ? anonymousIn(c.tenant)
+    : identity.kind === 'token' && identity.token !== undefined ? await ctx.auth?.principal(identity.token, c.tenant).catch(() => undefined)
+      : undefined;
+  if (actor === undefined) {
+    ctx.log.info('home assistant command refused: no principal may write it', { clientId: identity.clientId, user: identity.user, topic: packet.topic });
+    return;
+  }
+  const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
+  await port.command(actor, c.tenant, c.deviceId, c.command, payload);
 }
 
 /**

@@ -67,8 +67,8 @@ export interface MqttBroker {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** New TLS and wss connections get this key and certificate; open ones keep theirs. No-op without TLS. */
   setTlsPair(pair: TlsPair): void;
-  /** Publishes on behalf of the gateway; resolves once Aedes has taken the packet (stored for QoS 1/2). */
-  publish(topic: string, payload: Buffer | string, qos: MqttQos): Promise<void>;
+  /** Publishes on behalf of the gateway; resolves once Aedes has taken the packet (stored for QoS 1/2, and retained when asked). */
+  publish(topic: string, payload: Buffer | string, qos: MqttQos, retain?: boolean): Promise<void>;
   /** The groups of shared subscriptions (`$share/<group>/<filter>`) now, and the messages they dropped. */
   sharedStats(): SharedStats;
   /** Closes the connections of the clients authenticated as `subject` (deleted); returns how many. */
@@ -194,7 +194,7 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
       }
       (upgrades ??= acceptWebSocketUpgrades({ handle, gate, log })).handleUpgrade(req, socket, head);
     },
-    publish: (topic, payload, qos) => new Promise<void>((resolve, reject) => {
+    publish: (topic, payload, qos, retain = false) => new Promise<void>((resolve, reject) => {
       if (closed || aedes.closed) {
         reject(new Error('the embedded MQTT broker is stopped'));
         return;
@@ -203,7 +203,7 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
         reject(new Error(`not a topic name to publish on: '${topic}'`));
         return;
       }
-      const packet = { cmd: 'publish' as const, topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload, qos, retain: false, dup: false };
+      const packet = { cmd: 'publish' as const, topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload, qos, retain, dup: false };
       aedes.publish(packet, (err) => (err ? reject(new Error(`the embedded MQTT broker refused the publish: ${err.message}`, { cause: err })) : resolve()));
     }),
     sharedStats: () => groups?.stats() ?? { groups: 0, members: 0, dropped: 0 },

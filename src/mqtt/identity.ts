@@ -47,6 +47,12 @@ export interface CommandAnswers {
   maxPayload: number;
 }
 
+/** Where Home Assistant's commands (`edgeld/ha/…/set`) go. */
+export interface HomeAssistantCommands {
+  /** Writes the command as `actor`; resolves once written or refused. */
+  command(actor: Principal, tenant: string, deviceId: string, command: string, payload: Buffer): Promise<void>;
+}
+
 /** What the hooks share. */
 export interface AccessContext {
   log: Logger;
@@ -58,6 +64,8 @@ export interface AccessContext {
   /** The principal an anonymous client writes a device's measurements as (authentication off): the device's subject. */
   anonymousOf(tenant: string, deviceId: string): Principal;
   commands: CommandAnswers | undefined;
+  /** Present when the Home Assistant integration is on. */
+  homeAssistant: HomeAssistantCommands | undefined;
 }
 
 /** The subject a device writes as (audit, ownership of what it creates). */

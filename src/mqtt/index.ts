@@ -8,7 +8,7 @@ export {
 export type { MqttQos } from '../subscriptions/index.js';
 export { createAnonymousHooks, type MqttAccessHooks } from './hooks.js';
 export {
-  createMqttAccess, deviceSubject, topicMatches, type MqttAccess, type MqttAccessDeps, type MqttAccessStats, type MqttAuthentication, type MqttSessionOwners,
+  createMqttAccess, deviceSubject, topicMatches, type HomeAssistantCommands, type MqttAccess, type MqttAccessDeps, type MqttAccessStats, type MqttAuthentication, type MqttSessionOwners,
 } from './access.js';
 export { mayNotifyOn, notifyPrefixOf } from './topic-classes.js';
 export {

@@ -8,12 +8,15 @@
 // ngsi/<anything else>                     device (other)  read: the device it names, administrators
 // edgeld/notify/<subject>/…                notification    read: that subject, administrators; published by the broker only
 // edgeld/dashboard/…                       dashboard       read: the owner of the subscription notifying there, administrators; broker only
+// edgeld/ha/<tenant>/<deviceId>/<cmd>/set  HA command      read: administrators; published by subjects (a write of the command, checked by the write core)
+// edgeld/ha/…                              HA state        read: administrators; published by the broker only
 // $…                                       system          read: administrators; published by the broker only
 // anything else                            free            any authenticated client; a subscription's topic there is its owner's
 
 import { isTenantName } from '../ngsi/index.js';
 import { isDeviceId } from '../devices/index.js';
 import { boundedMemo } from '../lib/index.js';
+import { HOME_ASSISTANT_PREFIX, parseCommandTopic } from '../home-assistant/index.js';
 import { DEFAULT_TENANT_SEGMENT, MEASUREMENT_PREFIX } from './ingest.js';
 
 /** Where the notifications of a subject's subscriptions go: `edgeld/notify/<subject, URI-encoded>/…`. */
@@ -34,6 +37,9 @@ export type TopicClass =
   /** subject: undefined when the segment is no subject's encoding (administrators' only). */
   | { readonly kind: 'notification'; readonly subject: string | undefined }
   | { readonly kind: 'dashboard' }
+  /** Home Assistant's command for a device (tenant '' for the default one). */
+  | { readonly kind: 'ha-command'; readonly tenant: string; readonly deviceId: string; readonly command: string }
+  | { readonly kind: 'ha-state' }
   | { readonly kind: 'system' }
   | { readonly kind: 'free' };
 
@@ -47,6 +53,7 @@ const NGSI_OTHER: TopicClass = { kind: 'ngsi-other' };
 const DASHBOARD: TopicClass = { kind: 'dashboard' };
 const SYSTEM: TopicClass = { kind: 'system' };
 const FREE: TopicClass = { kind: 'free' };
+const HA_STATE: TopicClass = { kind: 'ha-state' };
 /** Topics classified at most (the same few are published on again and again). */
 const MAX_CACHED_CLASSES = 10_000;
 
@@ -68,7 +75,14 @@ function classify(topic: string): TopicClass {
     }
   }
   if (topic.startsWith(DASHBOARD_PREFIX)) return DASHBOARD;
+  if (topic.startsWith(HOME_ASSISTANT_PREFIX)) return classifyHomeAssistant(topic);
   return FREE;
+}
+
+function classifyHomeAssistant(topic: string): TopicClass {
+  const c = parseCommandTopic(topic);
+  if (c === undefined || !isTenantName(c.tenantSegment) || !isDeviceId(c.deviceId)) return HA_STATE;
+  return { kind: 'ha-command', tenant: c.tenantSegment === DEFAULT_TENANT_SEGMENT ? '' : c.tenantSegment, deviceId: c.deviceId, command: c.command };
 }
 
 /** The class of a topic name (memoized; the result is read-only). */
@@ -93,7 +107,7 @@ export function mayRead(c: TopicClass, party: Party, owners: ReadonlySet<string>
   switch (c.kind) {
     case 'measurement': case 'status': case 'command': case 'command-answer': case 'device-other':
       return isDeviceOf(party, c);
-    case 'ngsi-other': case 'system':
+    case 'ngsi-other': case 'system': case 'ha-command': case 'ha-state':
       return false;
     case 'notification':
       return party.kind === 'subject' && c.subject !== undefined && party.subject === c.subject;
@@ -111,8 +125,10 @@ export function mayRead(c: TopicClass, party: Party, owners: ReadonlySet<string>
  */
 export function publishRule(c: TopicClass, party: Party, owners: ReadonlySet<string> | undefined): 'yes' | 'no' | 'ingest' | 'broker' {
   switch (c.kind) {
-    case 'system': case 'command': case 'notification': case 'dashboard':
+    case 'system': case 'command': case 'notification': case 'dashboard': case 'ha-state':
       return 'broker';
+    case 'ha-command':
+      return party.kind === 'subject' ? 'yes' : 'no';
     case 'free':
       return owners === undefined ? 'yes' : 'broker';
     case 'measurement': case 'status':

@@ -18,6 +18,8 @@ import { federationMetrics, type FederationLink } from './federation.js';
 import { loginMetrics, secretCheckMetrics } from './login-limiter.js';
 import { mqttConnectionMetrics } from './mqtt-metrics.js';
 import { commandMetrics } from './commands.js';
+import { homeAssistantMetrics } from './home-assistant.js';
+import type { HomeAssistant } from '../home-assistant/index.js';
 import type { CommandDispatcher } from '../commands/index.js';
 import type { Runtime } from './runtime.js';
 import { storageMetrics, type StorageWatch } from './storage.js';
@@ -47,6 +49,8 @@ export interface HttpWiring {
   federation: FederationLink | undefined;
   /** The command dispatcher (its counts are metrics). */
   commands: CommandDispatcher;
+  /** Home Assistant discovery, when on (its command counts are metrics). */
+  homeAssistant: HomeAssistant | undefined;
   loginLimiter: LoginLimiter | undefined;
   /** The bound on password checks (its counts are metrics). */
   secretChecks: SecretChecks;
@@ -99,7 +103,7 @@ function buildMetrics(deps: HttpWiring, budget: RequestBudget | undefined): Metr
     mqtt: () => ({ ...deps.ingest.stats(), connectedClients: runtime.mqtt?.connectedClients ?? 0 }),
     storage: () => ({ ...store.diskStats(), liveEntities: liveEntities(), historyRows: store.estimateHistoryRows() }),
     // Metrics of other modules (queue depths and the like) are added here as MetricsSources.
-    sources: [...federationMetrics(deps.federation), ...commandMetrics(deps.commands), ...expiryMetrics(deps.entityExpiry), ...mqttConnectionMetrics(runtime), ...loginMetrics(deps.loginLimiter), ...secretCheckMetrics(deps.secretChecks), ...budgetMetrics(budget),
+    sources: [...federationMetrics(deps.federation), ...commandMetrics(deps.commands), ...homeAssistantMetrics(deps.homeAssistant), ...expiryMetrics(deps.entityExpiry), ...mqttConnectionMetrics(runtime), ...loginMetrics(deps.loginLimiter), ...secretCheckMetrics(deps.secretChecks), ...budgetMetrics(budget),
       ...storageMetrics(deps.storage, deps.clock), {
       name: 'edgeld_mqtt_session_takeovers_refused_total', type: 'counter',
       help: 'MQTT CONNECTs refused because their client id belongs to another principal (a device, or another subject\'s session)',

@@ -14,6 +14,7 @@ import { startMqttBroker, type MqttAccess } from '../mqtt/index.js';
 import type { Store } from '../store/index.js';
 import type { MqttSender, Notifier } from '../subscriptions/index.js';
 import type { CommandDispatcher } from '../commands/index.js';
+import type { HomeAssistant } from '../home-assistant/index.js';
 import type { RegistrationService } from '../registrations/index.js';
 import { addDuration, parseDuration, type DiskBudget, type TemporalService } from '../temporal/index.js';
 import type { FederationLink } from './federation.js';
@@ -44,6 +45,8 @@ export interface LifecycleDeps {
   notifier: Notifier;
   /** The command dispatcher: the broker follows command messages to their device. */
   commands: CommandDispatcher;
+  /** Home Assistant MQTT discovery; undefined when off. */
+  homeAssistant: HomeAssistant | undefined;
   /** The instant before which a finished command is removed (now minus commands.retention). */
   commandsHorizon(now: number): number;
   mqttSender: MqttSender;
@@ -155,6 +158,7 @@ export async function listenAll(deps: LifecycleDeps): Promise<number> {
   }
   runtime.httpPort = runtime.listener.port;
   deps.federation?.start();
+  deps.homeAssistant?.start().catch((err: unknown) => log.error('home assistant discovery did not start', { err }));
   return runtime.listener.port;
 }
 
@@ -168,6 +172,8 @@ export async function closeAll(deps: LifecycleDeps): Promise<void> {
   runtime.tls?.close();
   if (runtime.redirect) await runtime.redirect.close();
   if (runtime.listener) await runtime.listener.close(config.server.shutdownTimeout);
+  // The gateway says it goes offline (retained) while the broker still runs.
+  await deps.homeAssistant?.stop();
   if (runtime.mqtt) await runtime.mqtt.close();
   deps.entityExpiry.stop();
   await deps.jobs.stop();

@@ -11,7 +11,7 @@ import type { WriteCore } from '../events.js';
 import type { ContextInput, ContextService } from '../jsonld/index.js';
 import { uuid, type Clock, type IdGenerator, type Logger, type LoginLimiter } from '../lib/index.js';
 import {
-  createIngest, createMqttAccess, type CommandPort, isEmbeddedBrokerUrl, mayNotifyOn, notifyPrefixOf, topicMatches, type Ingest, type MqttAccess, type MqttBroker, type MqttSessionOwners,
+  createIngest, createMqttAccess, type CommandPort, type HomeAssistantCommands, isEmbeddedBrokerUrl, mayNotifyOn, notifyPrefixOf, topicMatches, type Ingest, type MqttAccess, type MqttBroker, type MqttSessionOwners,
 } from '../mqtt/index.js';
 import type { Principal } from '../ngsi/index.js';
 import type { SubscriptionRegistry } from '../subscriptions/index.js';
@@ -35,6 +35,8 @@ export interface MqttWiringDeps {
   loginLimiter?: LoginLimiter | undefined;
   /** Where answers on cmdexe go. */
   commands: CommandPort;
+  /** Where Home Assistant's commands go; undefined when the integration is off. */
+  homeAssistant: HomeAssistantCommands | undefined;
 }
 
 /** The topics notifications go to on the embedded broker, each with the subjects owning its subscriptions ('' for an ownerless one). */
@@ -120,6 +122,7 @@ export function buildMqttAccess(deps: MqttWiringDeps): { ingest: Ingest; hooks: 
   const hooks = createMqttAccess({
     log: log.child('mqtt'), ingest, sessions: deps.sessions, ...(deps.loginLimiter ? { loginLimiter: deps.loginLimiter } : {}),
     commands: { port: deps.commands, maxPayload: config.mqtt.maxPayload },
+    homeAssistant: deps.homeAssistant,
     ...(auth ? {
       auth: {
         principal: (token, tenant) => auth.authenticate(token, tenant),

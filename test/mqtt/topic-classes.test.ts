@@ -2,7 +2,7 @@
 // topics a subscriber may name as its subscription's MQTT endpoint.
 
 import { describe, expect, it } from 'vitest';
-import { classifyTopic, mayNotifyOn, notifyPrefixOf } from '../../src/mqtt/topic-classes.js';
+import { classifyTopic, mayNotifyOn, mayRead, notifyPrefixOf, publishRule, type Party } from '../../src/mqtt/topic-classes.js';
 
 describe('classifyTopic', () => {
   it.each([
@@ -20,8 +20,36 @@ describe('classifyTopic', () => {
     ['edgeld/dashboard/abc', { kind: 'dashboard' }],
     ['$SYS/broker/new/clients', { kind: 'system' }],
     ['plant/room1', { kind: 'free' }],
+    ['edgeld/ha/default/dev1/open/set', { kind: 'ha-command', tenant: '', deviceId: 'dev1', command: 'open' }],
+    ['edgeld/ha/acme/dev1/https%3A%2F%2Fx.org%2Fopen/set', { kind: 'ha-command', tenant: 'acme', deviceId: 'dev1', command: 'https://x.org/open' }],
+    ['edgeld/ha/default/dev1/state', { kind: 'ha-state' }],
+    ['edgeld/ha/status', { kind: 'ha-state' }],
+    ['edgeld/ha/default/dev+1/open/set', { kind: 'ha-state' }],
+    ['homeassistant/sensor/edgeld/x/config', { kind: 'free' }],
   ])('%s is %o', (topic, expected) => {
     expect(classifyTopic(topic)).toEqual(expected);
+  });
+});
+
+describe('Home Assistant topics', () => {
+  const admin: Party = { kind: 'subject', subject: 'ha', admin: true };
+  const bob: Party = { kind: 'subject', subject: 'bob', admin: false };
+  const device: Party = { kind: 'device', tenant: '', deviceId: 'dev1' };
+  const command = classifyTopic('edgeld/ha/default/dev1/open/set');
+  const state = classifyTopic('edgeld/ha/default/dev1/state');
+
+  it('are read by administrators only', () => {
+    for (const c of [command, state]) {
+      expect(mayRead(c, admin, undefined)).toBe(true);
+      expect(mayRead(c, bob, undefined)).toBe(false);
+      expect(mayRead(c, device, undefined)).toBe(false);
+    }
+  });
+
+  it('take commands from subjects (a write the write core checks), never from devices; states from the broker only', () => {
+    expect(publishRule(command, bob, undefined)).toBe('yes');
+    expect(publishRule(command, device, undefined)).toBe('no');
+    expect(publishRule(state, admin, undefined)).toBe('broker');
   });
 });
 

@@ -50,6 +50,8 @@ export interface DeviceRepository {
   byEntity(tenant: string, entityId: string): DeviceRecord | undefined;
   /** Devices of every tenant that declare commands, in registration order after `afterSeq`, at most `limit`. */
   withCommands(afterSeq: number, limit: number): Array<{ seq: number; tenant: string; device: DeviceRecord }>;
+  /** Devices of every tenant, in registration order after `afterSeq`, at most `limit`. */
+  everyTenant(afterSeq: number, limit: number): Array<{ seq: number; tenant: string; device: DeviceRecord }>;
 }
 
 interface DeviceRow {
@@ -110,6 +112,10 @@ export function createDeviceRepository(db: BetterSqlite3.Database): DeviceReposi
     `SELECT seq, tenant, ${COLUMNS} FROM devices WHERE seq > ? AND commands <> '[]' ORDER BY seq LIMIT CAST(? AS INTEGER)`,
   );
 
+  const every = db.prepare<[number, number], DeviceRow & { seq: number; tenant: string }>(
+    `SELECT seq, tenant, ${COLUMNS} FROM devices WHERE seq > ? ORDER BY seq LIMIT CAST(? AS INTEGER)`,
+  );
+
   return {
     insert(tenant, device, secretHash) {
       const done = insert.run(tenant, device.deviceId, ...mutableValues(device), secretHash, device.createdAt, device.modifiedAt).changes > 0;
@@ -132,5 +138,6 @@ export function createDeviceRepository(db: BetterSqlite3.Database): DeviceReposi
       return row && toRecord(row);
     },
     withCommands: (afterSeq, limit) => commanded.all(afterSeq, limit).map((r) => ({ seq: r.seq, tenant: r.tenant, device: toRecord(r) })),
+    everyTenant: (afterSeq, limit) => every.all(afterSeq, limit).map((r) => ({ seq: r.seq, tenant: r.tenant, device: toRecord(r) })),
   };
 }
