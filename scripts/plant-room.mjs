@@ -25,11 +25,11 @@ import { execFileSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
+import { createConnection, createServer as createNetServer } from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connect } from 'mqtt';
+import { MqttClient, connect } from 'mqtt';
 import { cannotMakeUplink, createNetwork, removeStale, startRelay } from './plant-room-net.mjs';
 import {
   MEASUREMENT_EVERY_S, PUBACK_P99_LIMIT_MS, checks, drainTimes, inWindows, killMoment, outageSchedule, parsePlantRoomArgs,
@@ -106,6 +106,13 @@ const fileSize = (path) => {
   }
 };
 
+/** Seconds since the oldest change the outbox holds (0 when empty), null without a status. */
+function lagOf(status) {
+  if (status === undefined) return null;
+  const oldest = typeof status.oldestPending === 'number' ? status.oldestPending : Date.parse(status.oldestPending ?? '');
+  return Number.isFinite(oldest) ? Number(Math.max(0, (Date.now() - oldest) / 1000).toFixed(1)) : 0;
+}
+
 /** The notifications arriving, per subscription: the measurements they showed, times, latencies. */
 function createNotificationLog(capacity, t0) {
   const seen = Array.from({ length: SUBSCRIPTIONS }, () => new Uint8Array(capacity));
@@ -150,7 +157,24 @@ function startHttpReceiver(log) {
 
 /** An MQTT client that connects again by itself (persistent session when `clean` is false). */
 function mqttClient(url, options) {
-  return connect(url, { reconnectPeriod: 1_000, connectTimeout: 10_000, keepalive: 30, ...options });
+  const client = connect(url, { reconnectPeriod: 1_000, connectTimeout: 10_000, keepalive: 30, ...options });
+  // Connections reset by the kill or refused while the gateway restarts: mqtt.js connects again.
+  client.on('error', () => {});
+  return client;
+}
+
+/** Devices per source address (127.0.1.x): a plant's devices each have their own address, and the
+ * broker takes at most mqtt.max-connections-per-address (64) from one. */
+const DEVICES_PER_ADDRESS = 50;
+
+/** A device: an MQTT client from its own loopback address, connecting again by itself. */
+function deviceClient(port, n) {
+  const localAddress = `127.0.${1 + Math.floor(n / DEVICES_PER_ADDRESS / 250)}.${1 + (Math.floor(n / DEVICES_PER_ADDRESS) % 250)}`;
+  const client = new MqttClient(() => createConnection({ host: '127.0.0.1', port, localAddress, noDelay: true }), {
+    protocol: 'mqtt', protocolVersion: 4, clientId: deviceId(n), clean: false, reconnectPeriod: 1_000, connectTimeout: 10_000, keepalive: 30,
+  });
+  client.on('error', () => {});
+  return client;
 }
 
 const waitConnected = (client, ms) => new Promise((resolve) => {
@@ -170,7 +194,8 @@ async function setUpGateway(base, receiverPort, mqttPort) {
   for (let j = 0; j < SUBSCRIPTIONS; j++) {
     const endpoint = HTTP_SUBS.includes(j)
       ? { uri: `http://127.0.0.1:${receiverPort}/s${j}`, accept: 'application/json' }
-      : { uri: `mqtt://127.0.0.1:${mqttPort}/${DASHBOARD_SUBS.includes(j) ? 'edgeld/dashboard/soak-' : 'soak/notify/'}${j}`, accept: 'application/json' };
+      // QoS 1: the readers' persistent sessions keep what comes while they reconnect.
+      : { uri: `mqtt://127.0.0.1:${mqttPort}/${DASHBOARD_SUBS.includes(j) ? 'edgeld/dashboard/soak-' : 'soak/notify/'}${j}`, accept: 'application/json', notifierInfo: [{ key: 'MQTT-QoS', value: '1' }] };
     const body = {
       id: `urn:ngsi-ld:Subscription:plant-room-${j}`, type: 'Subscription', entities: [{ type: 'Device', idPattern: idPatternOf(j) }],
       watchedAttributes: ['temperature'], notification: { attributes: ['temperature', 'pressure', 'flow'], endpoint },
@@ -246,6 +271,8 @@ async function runOnce(opts, plan, cleanup) {
   const base = `http://127.0.0.1:${httpPort}`;
   const gatewayEnv = {
     SERVER_PORT: String(httpPort), MQTT_PORT: String(mqttPort), MQTT_WS_PORT: String(wsPort), LOG_LEVEL: 'info',
+    // Only a capacity search goes past the default 1,024 connections (devices, readers, garbage).
+    ...(plan.devices > 1000 ? { MQTT_MAX_CONNECTIONS: String(plan.devices + 100) } : {}),
     FEDERATION_UPSTREAM_URL: `http://${net.cloud}:${RELAY_HTTP}`,
     FEDERATION_DOWNLINK_TYPES: 'Device', FEDERATION_DOWNLINK_ATTRIBUTES: 'setpoint', FEDERATION_DOWNLINK_ID_PATTERN: '^urn:ngsi-ld:Device:pr-',
     FEDERATION_DOWNLINK_MQTT_URL: `mqtt://${net.cloud}:${RELAY_MQTT}`,
@@ -284,7 +311,7 @@ async function runOnce(opts, plan, cleanup) {
   const devices = [];
   const commands = { issued: new Map(), answered: new Map(), failedToIssue: 0 };
   for (let n = 0; n < plan.devices; n++) {
-    const c = mqttClient(`mqtt://127.0.0.1:${mqttPort}`, { clientId: deviceId(n), clean: false });
+    const c = deviceClient(mqttPort, n);
     if (n < VALVES) {
       c.on('connect', () => c.subscribe(`ngsi/default/${deviceId(n)}/cmd`, { qos: 1 }));
       c.on('message', (_topic, payload) => {
@@ -303,7 +330,8 @@ async function runOnce(opts, plan, cleanup) {
     clients.push(c);
     if (n % 50 === 49) await Promise.all(devices.slice(n - 49, n + 1).map((d) => waitConnected(d, 20_000)));
   }
-  await Promise.all([...devices, notifyReader, ...dashboards].map((d) => waitConnected(d, 20_000)));
+  const connected = await Promise.all([...devices, notifyReader, ...dashboards].map((d) => waitConnected(d, 20_000)));
+  if (connected.includes(false)) throw new Error(`${connected.filter((c) => !c).length} MQTT clients did not connect in 20 s`);
   const garbage = Array.from({ length: GARBAGE_CLIENTS }, (_, g) => {
     const c = mqttClient(`mqtt://127.0.0.1:${mqttPort}`, { clientId: `pr-garbage-${g}`, clean: true });
     clients.push(c);
@@ -379,7 +407,7 @@ async function runOnce(opts, plan, cleanup) {
     const t = secondsSince(start);
     samples.push({
       t: Number(t.toFixed(1)), incarnation, rss: proc?.rss ?? 0, cpuS: Number(cpuS.toFixed(2)), writtenBytes: written, dbBytes: fileSize(dbPath), walBytes: wal,
-      outbox: status?.outboxDepth ?? null, lagS: status?.oldestPending ? Number(((Date.now() - status.oldestPending) / 1000).toFixed(1)) : (status ? 0 : null),
+      outbox: status?.outboxDepth ?? null, lagS: lagOf(status),
       acked: ackedCount, notified: log.received(), uplinkDown: inWindows(t, plan.outages),
     });
     const s = samples.at(-1);
@@ -528,8 +556,8 @@ async function runOnce(opts, plan, cleanup) {
   };
   for (;;) {
     const outbox = samples.at(-1)?.outbox;
-    const done = ackedCount >= sent && outbox === 0 && !notificationsPending()
-      && [...commands.issued.keys()].every((c) => commands.answered.has(c)) && (await setpointsApplied());
+    const applied = await setpointsApplied();
+    const done = applied && ackedCount >= sent && outbox === 0 && !notificationsPending() && [...commands.issued.keys()].every((c) => commands.answered.has(c));
     if (done || Date.now() > drainUntil) break;
     await sleep(1_000);
   }
@@ -694,6 +722,11 @@ export async function runPlantRoom(argv) {
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  const onCrash = (err) => {
+    process.stderr.write(`soak: ${err instanceof Error ? err.stack : String(err)}\n`);
+    cleanup.run().finally(() => process.exit(1));
+  };
+  process.once('uncaughtException', onCrash);
   const seed = opts.seed === 0 ? randomInt(1, 2 ** 31) : opts.seed;
   try {
     if (opts.findCapacity) {
@@ -720,5 +753,6 @@ export async function runPlantRoom(argv) {
     await cleanup.run();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    process.off('uncaughtException', onCrash);
   }
 }
