@@ -19,7 +19,7 @@ export const OUTBOX_STEADY_LAG_S = 10;
 
 export const DEFAULTS = Object.freeze({
   duration: 3600, devices: 1000, json: false, report: '', seed: 0, core: -1, findCapacity: false,
-  delayMs: 300, lossPercent: 5, rateKbit: 1000, step: 250, keep: false,
+  delayMs: 300, lossPercent: 5, rateKbit: 1000, step: 250,
 });
 
 /** The options of `--profile plant-room` (numbers positive; `--seed 0` draws one). */
