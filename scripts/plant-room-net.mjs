@@ -44,6 +44,14 @@ const names = (pid) => ({ ns: `edgeld-soak-${pid}`, up: `esu${pid}`, upCloud: `e
 /** Removes the namespace, veths and nft table of a soak with this pid (whatever of them exists). */
 export function removeNetwork(pid) {
   const n = names(pid);
+  // What still runs in the namespace (the cloud and the relay of a soak that was killed) goes first.
+  for (const p of (tryRun('ip', ['netns', 'pids', n.ns]) ?? '').split(/\s+/).filter(Boolean)) {
+    try {
+      process.kill(Number(p), 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  }
   tryRun('ip', ['netns', 'exec', n.ns, 'nft', 'delete', 'table', 'inet', n.table]);
   tryRun('ip', ['netns', 'del', n.ns]);
   // The peers are in the namespace: deleting it deletes the pairs; these only matter after a partial set-up.

@@ -12,11 +12,16 @@
 // Usage: node scripts/plant-room-relay.mjs --delay-ms <ms> <listen host:port>=<target host:port> ...
 // Prints "relay ready" once every listener is up; ends on SIGTERM.
 
+import { appendFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
+
+// PLANT_ROOM_RELAY_TRACE=<file>: the first line of every chunk that starts an HTTP request or reply.
+const TRACE = process.env.PLANT_ROOM_RELAY_TRACE;
+let connections = 0;
 
 const HIGH_WATER = 1 << 20;
 
-function relayPair(from, to, delayMs) {
+function relayPair(from, to, delayMs, label) {
   const queue = [];
   let queued = 0;
   let timer;
@@ -34,6 +39,9 @@ function relayPair(from, to, delayMs) {
     else if (ended && !to.destroyed) to.end();
   };
   from.on('data', (chunk) => {
+    if (TRACE !== undefined && /^(GET|POST|PATCH|PUT|DELETE|HTTP\/1\.1) /.test(chunk.toString('latin1', 0, 12))) {
+      appendFileSync(TRACE, `${new Date().toISOString()} ${label} ${chunk.toString('latin1', 0, 300).split('\r\n')[0]}\n`);
+    }
     queue.push({ chunk, at: performance.now() + delayMs });
     queued += chunk.length;
     if (queued >= HIGH_WATER) from.pause();
@@ -57,8 +65,9 @@ function listen(spec, delayMs) {
     const upstream = createConnection({ host: thost, port: Number(tport), noDelay: true });
     client.on('error', () => upstream.destroy());
     upstream.on('error', () => client.destroy());
-    relayPair(client, upstream, delayMs);
-    relayPair(upstream, client, delayMs);
+    const id = ++connections;
+    relayPair(client, upstream, delayMs, `${id} >`);
+    relayPair(upstream, client, delayMs, `${id} <`);
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
