@@ -40,7 +40,9 @@ function relayPair(from, to, delayMs, label) {
   };
   from.on('data', (chunk) => {
     if (TRACE !== undefined && /^(GET|POST|PATCH|PUT|DELETE|HTTP\/1\.1) /.test(chunk.toString('latin1', 0, 12))) {
-      appendFileSync(TRACE, `${new Date().toISOString()} ${label} ${chunk.toString('latin1', 0, 300).split('\r\n')[0]}\n`);
+      const head = chunk.toString('latin1', 0, 600);
+      // A reply other than 2xx is traced whole (its first 600 bytes), with its headers.
+      appendFileSync(TRACE, `${new Date().toISOString()} ${label} ${/^HTTP\/1\.1 [^2]/.test(head) ? JSON.stringify(head) : head.split('\r\n')[0]}\n`);
     }
     queue.push({ chunk, at: performance.now() + delayMs });
     queued += chunk.length;
