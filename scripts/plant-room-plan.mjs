@@ -168,7 +168,7 @@ export function checks(r) {
     `${m.acknowledged} acknowledged, ${m.storedLocally} stored locally (${m.missingLocally} acknowledged missing), ${m.inCloud} in the cloud (${m.missingInCloud} missing)`);
   const n = r.notifications;
   add('notifications due = delivered', n.due > 0 && n.missing === 0 && n.throttledOk,
-    `${n.due} due, ${n.delivered} delivered (${n.joined} in a later write of their device), ${n.missing} missing; throttled subscriptions ${n.throttledOk ? 'kept their period' : 'broke their period or stayed silent'}`);
+    `${n.due} due, ${n.delivered} delivered (${n.joined} in a later write of their device), ${n.missing} missing; throttled subscriptions ${n.throttledOk ? 'notified, at most once a period' : 'notified more than once a period, or never'}`);
   add('commands issued = answered', r.commands.issued > 0 && r.commands.answered === r.commands.issued, `${r.commands.issued} issued, ${r.commands.answered} answered`);
   add('downlink writes applied', r.downlink.written > 0 && r.downlink.applied === r.downlink.written, `${r.downlink.written} written in the cloud, ${r.downlink.applied} applied at the gateway`);
   const p = r.puback.p99OutsideKillMs;

@@ -8,7 +8,7 @@
 // root can; elsewhere the test is skipped with the reason (CI runs as root and installs nftables).
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,7 +49,14 @@ describe.skipIf(why !== undefined)('the plant-room soak, 5 minutes', () => {
       });
     });
     const report = JSON.parse(readFileSync(reportFile, 'utf8')) as Report;
-    expect(report.checks.filter((c) => !c.ok), err).toEqual([]);
+    const failed = report.checks.filter((c) => !c.ok);
+    if (failed.length > 0) {
+      // The whole report stays for a look (its samples, PUBACK and notification latencies over time).
+      const kept = join(tmpdir(), `edgeld-plant-room-report-${process.pid}.json`);
+      copyFileSync(reportFile, kept);
+      console.error(`plant-room report kept in ${kept}`);
+    }
+    expect(failed, err).toEqual([]);
     expect(status, err).toBe(0);
     const m = report.measurements;
     expect(m.sent).toBeGreaterThanOrEqual(11_900);
