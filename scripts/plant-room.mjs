@@ -274,6 +274,9 @@ async function runOnce(opts, plan, cleanup) {
     // Only a capacity search goes past the default 1,024 connections (devices, readers, garbage).
     ...(plan.devices > 1000 ? { MQTT_MAX_CONNECTIONS: String(plan.devices + 100) } : {}),
     FEDERATION_UPSTREAM_URL: `http://${net.cloud}:${RELAY_HTTP}`,
+    // A site whose uplink goes down for minutes: the drain's backoff stops at 30 s instead of 5 minutes,
+    // so the link is used again within 30 s of coming back (docs/operations.md says so for such sites).
+    FEDERATION_RETRY_MAX: '30000',
     FEDERATION_DOWNLINK_TYPES: 'Device', FEDERATION_DOWNLINK_ATTRIBUTES: 'setpoint', FEDERATION_DOWNLINK_ID_PATTERN: '^urn:ngsi-ld:Device:pr-',
     FEDERATION_DOWNLINK_MQTT_URL: `mqtt://${net.cloud}:${RELAY_MQTT}`,
   };
