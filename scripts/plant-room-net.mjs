@@ -1,7 +1,8 @@
 // The plant-room soak's network: the cloud in a network namespace of its own, reached by the gateway
 // over a bad uplink and by the soak itself over a clean management link. Everything is named after
 // the soak's pid (namespace edgeld-soak-<pid>, veths esu<pid>/esuc<pid> and esm<pid>/esmc<pid>, nft
-// table edgeld_soak_<pid>) and removed by `remove()`, which is safe to call twice and after a partial
+// table edgeld_soak_<pid>, and an unreachable route to the uplink's /30 for while it is down) and
+// removed by `remove()`, which is safe to call twice and after a partial
 // set-up; `removeStale()` removes what a soak killed before its cleanup left behind.
 //
 // The uplink: a veth pair with `tbf` (the rate, both directions), an nft rule dropping a share of the
@@ -36,8 +37,15 @@ export function cannotMakeUplink() {
 function addresses(pid) {
   const base = (pid % 2 ** 21) * 8;
   const ip = (n) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
-  return { gw: ip(base + 1), cloud: ip(base + 2), mgmtGw: ip(base + 5), mgmtCloud: ip(base + 6) };
+  return { upNet: `${ip(base)}/30`, gw: ip(base + 1), cloud: ip(base + 2), mgmtGw: ip(base + 5), mgmtCloud: ip(base + 6) };
 }
+
+/**
+ * While the uplink is down its connected route is gone: without this route of last resort the
+ * cloud's address would be sent out through the machine's default route, where it is not (or worse,
+ * is reached some other way). With it, the cloud is unreachable, as from a site whose uplink is cut.
+ */
+const unreachable = (a) => ['route', 'add', 'unreachable', a.upNet, 'metric', '4000'];
 
 const names = (pid) => ({ ns: `edgeld-soak-${pid}`, up: `esu${pid}`, upCloud: `esuc${pid}`, mgmt: `esm${pid}`, mgmtCloud: `esmc${pid}`, table: `edgeld_soak_${pid}` });
 
@@ -53,6 +61,7 @@ export function removeNetwork(pid) {
     }
   }
   tryRun('ip', ['netns', 'exec', n.ns, 'nft', 'delete', 'table', 'inet', n.table]);
+  tryRun('ip', ['route', 'del', 'unreachable', addresses(pid).upNet, 'metric', '4000']);
   tryRun('ip', ['netns', 'del', n.ns]);
   // The peers are in the namespace: deleting it deletes the pairs; these only matter after a partial set-up.
   tryRun('ip', ['link', 'del', n.up]);
@@ -86,6 +95,7 @@ export function createNetwork({ pid = process.pid, rateKbit, lossPercent }) {
       ipn('addr', 'add', `${thereIp}/30`, 'dev', there);
       ipn('link', 'set', there, 'up');
     }
+    run('ip', unreachable(a));
     // The rate: burst 32 kbit is what tbf needs at 1 Mbit/s on a 1500-byte MTU; the queue holds 400 ms.
     const tbf = ['root', 'tbf', 'rate', `${rateKbit}kbit`, 'burst', '32kbit', 'latency', '400ms'];
     run('tc', ['qdisc', 'add', 'dev', n.up, ...tbf]);
