@@ -557,13 +557,20 @@ async function runOnce(opts, plan, cleanup) {
     gatewaySetpoints = got;
     return [...setpoints].every(([n, v]) => got.get(n) >= v);
   };
+  let waitingFor = [];
   for (;;) {
-    const outbox = samples.at(-1)?.outbox;
     const applied = await setpointsApplied();
-    const done = applied && ackedCount >= sent && outbox === 0 && !notificationsPending() && [...commands.issued.keys()].every((c) => commands.answered.has(c));
-    if (done || Date.now() > drainUntil) break;
+    waitingFor = [
+      ...(ackedCount < sent ? [`${sent - ackedCount} PUBACKs`] : []),
+      ...(samples.at(-1)?.outbox !== 0 ? ['the outbox'] : []),
+      ...(notificationsPending() ? ['notifications'] : []),
+      ...([...commands.issued.keys()].some((c) => !commands.answered.has(c)) ? ['command answers'] : []),
+      ...(applied ? [] : ['setpoints at the gateway']),
+    ];
+    if (waitingFor.length === 0 || Date.now() > drainUntil) break;
     await sleep(1_000);
   }
+  if (waitingFor.length > 0) say(`drain: still waiting for ${waitingFor.join(', ')} after 240 s`);
   await sampler();
   await sample();
   sampler = undefined;
@@ -644,7 +651,11 @@ async function runOnce(opts, plan, cleanup) {
     uplink: plan.faults === null ? null : { ...plan.faults, outages: plan.outages },
     measurements: { sent, acknowledged: ackedCount, storedLocally, inCloud: cloudCount, missingLocally, missingInCloud, garbageSent },
     notifications: { due, delivered, joined, missing, throttledOk, received: log.received(), p50Ms: q(notifLat, 0.5), p99Ms: q(notifLat, 0.99), perSubscription },
-    commands: { issued: commands.issued.size, answered: [...commands.issued.keys()].filter((c) => commands.answered.has(c)).length, notIssued: commands.failedToIssue, p99Ms: q(roundTrips, 0.99) },
+    commands: {
+      issued: commands.issued.size, answered: [...commands.issued.keys()].filter((c) => commands.answered.has(c)).length, notIssued: commands.failedToIssue, p99Ms: q(roundTrips, 0.99),
+      // Each one issued and never answered: its value, its valve, when it was issued (s into the load).
+      unanswered: [...commands.issued].filter(([c]) => !commands.answered.has(c)).map(([c, at]) => ({ value: c, valve: deviceId(c % VALVES), issuedAtS: Number(rel(at).toFixed(1)) })),
+    },
     downlink: {
       // A write counts as applied when the gateway holds it or a later one of the same entity.
       written: downlinkWrites.length, applied: downlinkWrites.filter(([n, v]) => gatewaySetpoints.get(n) >= v).length,
@@ -662,6 +673,7 @@ async function runOnce(opts, plan, cleanup) {
     outbox: { max: Math.max(...samples.map((s) => s.outbox ?? 0)), drains: drainTimes(samples, plan.outages) },
     kill: { ...kill, window: windows.kill },
     processesAlive: alive(cloud.child) && alive(gateway.child),
+    drainTimedOutOn: waitingFor,
     timeline: samples,
   };
   report.checks = checks(report);
