@@ -79,7 +79,8 @@ export function removeStale() {
 
 /**
  * Makes the namespace and both links; `delayMs` is added to every round trip (half each way),
- * `lossPercent` of the packets are dropped in each direction, `rateKbit` is the rate each way.
+ * `lossPercent` of the packets are dropped in each direction, `rateKbit` is the rate each way (null:
+ * no limit, a clean link).
  */
 export function createNetwork({ pid = process.pid, rateKbit, lossPercent }) {
   const n = names(pid);
@@ -97,9 +98,11 @@ export function createNetwork({ pid = process.pid, rateKbit, lossPercent }) {
     }
     run('ip', unreachable(a));
     // The rate: burst 32 kbit is what tbf needs at 1 Mbit/s on a 1500-byte MTU; the queue holds 400 ms.
-    const tbf = ['root', 'tbf', 'rate', `${rateKbit}kbit`, 'burst', '32kbit', 'latency', '400ms'];
-    run('tc', ['qdisc', 'add', 'dev', n.up, ...tbf]);
-    run('ip', ['netns', 'exec', n.ns, 'tc', 'qdisc', 'add', 'dev', n.upCloud, ...tbf]);
+    if (rateKbit !== null) {
+      const tbf = ['root', 'tbf', 'rate', `${rateKbit}kbit`, 'burst', '32kbit', 'latency', '400ms'];
+      run('tc', ['qdisc', 'add', 'dev', n.up, ...tbf]);
+      run('ip', ['netns', 'exec', n.ns, 'tc', 'qdisc', 'add', 'dev', n.upCloud, ...tbf]);
+    }
     const nft = (...args) => run('ip', ['netns', 'exec', n.ns, 'nft', ...args]);
     nft('add', 'table', 'inet', n.table);
     if (lossPercent > 0) {

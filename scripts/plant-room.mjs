@@ -253,7 +253,7 @@ async function runOnce(opts, plan, cleanup) {
   const dataDir = mkdtempSync(join(tmpdir(), 'edgeld-plant-room-'));
   const cloudDir = mkdtempSync(join(tmpdir(), 'edgeld-plant-room-cloud-'));
   cleanup.dirs.push(dataDir, cloudDir);
-  const net = createNetwork({ rateKbit: plan.faults?.rateKbit ?? 1_000_000, lossPercent: plan.faults?.lossPercent ?? 0 });
+  const net = createNetwork({ rateKbit: plan.faults?.rateKbit ?? null, lossPercent: plan.faults?.lossPercent ?? 0 });
   cleanup.net = net;
   const say = (line) => {
     if (!opts.json) process.stdout.write(`${line}\n`);
