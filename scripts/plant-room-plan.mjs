@@ -169,7 +169,9 @@ export function checks(r) {
   const n = r.notifications;
   add('notifications due = delivered', n.due > 0 && n.missing === 0 && n.throttledOk,
     `${n.due} due, ${n.delivered} delivered (${n.joined} in a later write of their device), ${n.missing} missing; throttled subscriptions ${n.throttledOk ? 'notified, at most once a period' : 'notified more than once a period, or never'}`);
-  add('commands issued = answered', r.commands.issued > 0 && r.commands.answered === r.commands.issued, `${r.commands.issued} issued, ${r.commands.answered} answered`);
+  const unanswered = (r.commands.unanswered ?? []).map((c) => `${c.value} to ${c.valve} at ${c.issuedAtS} s`);
+  add('commands issued = answered', r.commands.issued > 0 && r.commands.answered === r.commands.issued,
+    `${r.commands.issued} issued, ${r.commands.answered} answered${unanswered.length > 0 ? ` (unanswered: ${unanswered.join(', ')})` : ''}`);
   add('downlink writes applied', r.downlink.written > 0 && r.downlink.applied === r.downlink.written, `${r.downlink.written} written in the cloud, ${r.downlink.applied} applied at the gateway`);
   const p = r.puback.p99OutsideKillMs;
   add(`p99 PUBACK under ${PUBACK_P99_LIMIT_MS} ms outside the kill window`, p !== null && p < PUBACK_P99_LIMIT_MS, `${p} ms`);
