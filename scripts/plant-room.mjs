@@ -499,6 +499,8 @@ async function runOnce(opts, plan, cleanup) {
   const running = [];
 
   await sample();
+  // CPU and bytes written from here on: the start-up and the set-up are not the plant's.
+  const before = { cpuS, written };
   let nextSample = Date.now() + sampleEvery;
   const failures = [];
   await new Promise((resolve) => {
@@ -635,7 +637,8 @@ async function runOnce(opts, plan, cleanup) {
     perSubscription.push({ j, kind, q: Q[j]?.[0] ?? null, due: d, delivered: got });
   }
 
-  // Figures over time and the whole report.
+  // Figures over time and the whole report; the CPU share is over the time of the samples.
+  const lastSampleS = samples.at(-1)?.t ?? secondsSince(start);
   const outsideKill = pubacks.filter((p) => !inWindows(p.t, windows.kill) && !inWindows(p.end, windows.kill));
   const stepS = plan.durationS >= 1200 ? 60 : 10;
   const allPubacks = pubacks.map((p) => p.v);
@@ -665,11 +668,14 @@ async function runOnce(opts, plan, cleanup) {
     notificationLatency: percentilesOverTime(log.latencies, stepS),
     queries: { temporal: qstat(queries.temporal), aggregation: qstat(queries.aggregation), dashboard: qstat(queries.dashboard) },
     cpu: {
-      cpuS: Number(cpuS.toFixed(1)), sharePercent: Number(((100 * cpuS) / Math.max(1, secondsSince(start))).toFixed(1)),
-      msPerMeasurement: ackedCount === 0 ? null : Number(((1000 * cpuS) / ackedCount).toFixed(3)),
+      cpuS: Number((cpuS - before.cpuS).toFixed(1)), sharePercent: Number(((100 * (cpuS - before.cpuS)) / Math.max(1, lastSampleS)).toFixed(1)),
+      msPerMeasurement: ackedCount === 0 ? null : Number(((1000 * (cpuS - before.cpuS)) / ackedCount).toFixed(3)),
     },
     rss: { maxBytes: Math.max(...samples.map((s) => s.rss)), slope: rssSlope(samples.filter((s) => s.t <= duration), warmUpS) },
-    storage: { dbBytes: fileSize(dbPath), walMaxBytes: walMax, writtenBytes: written, bytesWrittenPerMeasurement: ackedCount === 0 ? null : Math.round(written / ackedCount) },
+    storage: {
+      dbBytes: fileSize(dbPath), walMaxBytes: walMax, writtenBytes: written - before.written,
+      bytesWrittenPerMeasurement: ackedCount === 0 ? null : Math.round((written - before.written) / ackedCount),
+    },
     outbox: { max: Math.max(...samples.map((s) => s.outbox ?? 0)), drains: drainTimes(samples, plan.outages) },
     kill: { ...kill, window: windows.kill },
     processesAlive: alive(cloud.child) && alive(gateway.child),
