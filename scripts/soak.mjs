@@ -8,22 +8,20 @@
 //
 // Usage: npm run build && node scripts/soak.mjs [--long] [--duration <s>] [--rate <msg/s>] [--subscriptions <n>] [--json]
 //   default: 20 s at 500 measurements/s with 10 subscriptions; --long: 1 hour.
+// `--profile plant-room` runs scripts/plant-room.mjs instead (a whole plant room on one core behind a
+// bad uplink; its options are there); `--profile default` is this one. `npm run soak -- …` builds first.
 // Exit status 1 when the broker or the cloud dies, a measurement is not acknowledged, a notification is
 // missing at the end, the outbox is not empty 60 s after the load, the cloud misses an acknowledged
 // measurement, or either process does not stop cleanly on SIGTERM.
 
 import Database from 'better-sqlite3';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { connect } from 'mqtt';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+import { alive, federationStatus, p99, readHistory, rssBytes, slope, startBroker, stop } from './soak-lib.mjs';
 const DEVICES_PER_SUBSCRIPTION = 5;
 const CLIENTS = 5;
 const ATTRIBUTE = 'energy';
@@ -47,119 +45,6 @@ function parseArgs(argv) {
     else throw new Error(`unknown argument ${a}`);
   }
   return opts;
-}
-
-const p99 = (values) => {
-  if (values.length === 0) return 0;
-  const sorted = Float64Array.from(values).sort();
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))];
-};
-
-/** Least-squares slope of y over x. */
-function slope(points) {
-  const n = points.length;
-  if (n < 2) return 0;
-  const mx = points.reduce((s, p) => s + p.x, 0) / n;
-  const my = points.reduce((s, p) => s + p.y, 0) / n;
-  const num = points.reduce((s, p) => s + (p.x - mx) * (p.y - my), 0);
-  const den = points.reduce((s, p) => s + (p.x - mx) ** 2, 0);
-  return den === 0 ? 0 : num / den;
-}
-
-function rssBytes(pid) {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : 0;
-}
-
-/** An edgeld process on free ports of 127.0.0.1 (HTTP and MQTT), with its data in `dataDir`. */
-function startBroker(name, dataDir, env = {}) {
-  const flags = pkg.config.nodeFlags.split(' ');
-  const child = spawn(process.execPath, [...flags, join(ROOT, 'dist/main.js')], {
-    env: {
-      PATH: process.env.PATH ?? '', STORAGE_DIR: dataDir, SERVER_HOST: '127.0.0.1', SERVER_PORT: '0', MQTT_HOST: '127.0.0.1', MQTT_PORT: '0', LOG_LEVEL: 'info',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let err = '';
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
-  const started = new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the ${name} did not start in 15 s:\n${err}`)), 15_000);
-    child.stderr.on('data', (chunk) => {
-      // Only the start-up lines are kept; later lines are read for errors, then dropped.
-      const text = chunk.toString();
-      if (err.length < 100_000) err += text;
-      const m = /"msg":"edgeld started","http":"[^"]*:(\d+)","mqtt":"[^"]*:(\d+)"/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ http: Number(m[1]), mqtt: Number(m[2]) });
-      }
-    });
-    exited.then((code) => reject(new Error(`the ${name} exited (${code}) before it started:\n${err}`)));
-  });
-  return { child, exited, started, stderr: () => err };
-}
-
-const alive = (child) => child.exitCode === null && child.signalCode === null;
-
-/** SIGTERM, then its exit code or signal (or a note after 15 s). */
-async function stop(proc) {
-  proc.child.kill('SIGTERM');
-  let timer;
-  const code = await Promise.race([proc.exited, new Promise((r) => (timer = setTimeout(() => r('no exit in 15 s'), 15_000)))]);
-  clearTimeout(timer);
-  return code;
-}
-
-/** GET /ngsi-ld/v1/federation/status of the soaked broker. */
-async function federationStatus(base) {
-  const res = await fetch(`${base}/ngsi-ld/v1/federation/status`, { signal: AbortSignal.timeout(10_000) });
-  const text = await res.text();
-  const body = res.status === 200 ? JSON.parse(text) : undefined;
-  if (typeof body?.outboxDepth !== 'number') throw new Error(`federation status: ${res.status} ${text.slice(0, 300)}`);
-  return body;
-}
-
-/**
- * Reads every instance of the attribute of one entity from a broker's temporal API (simplified
- * representation), calls `onValue` with each value and returns how many there were. An attribute over
- * temporal.limit answers 206 with `Content-Range: date-time <start>-<end>/<size>`: the page holds every
- * instance up to `end`, and the instances of one instant are never split between pages. The next page
- * asks from `end` on (timerel=after is t >= timeAt) and skips the instances at `end` the page before
- * already held.
- */
-async function readHistory(base, entityId, attr, onValue) {
-  let from;
-  let skipAt;
-  let count = 0;
-  for (;;) {
-    const url = `${base}/ngsi-ld/v1/temporal/entities/${encodeURIComponent(entityId)}?attrs=${attr}&options=temporalValues`
-      + (from === undefined ? '' : `&timerel=after&timeAt=${new Date(from).toISOString()}`);
-    const res = await fetch(url, { signal: AbortSignal.timeout(60_000) });
-    const text = await res.text();
-    if (res.status === 404 && from === undefined) return 0;
-    if (res.status !== 200 && res.status !== 206) throw new Error(`temporal read of ${entityId}: ${res.status} ${text.slice(0, 300)}`);
-    const values = JSON.parse(text)[attr]?.values ?? [];
-    let end;
-    if (res.status === 206) {
-      const m = /^date-time (.+Z)-(.+Z)\//.exec(res.headers.get('content-range') ?? '');
-      end = m ? Date.parse(m[2]) : NaN;
-      if (!Number.isFinite(end) || (from !== undefined && end <= from)) {
-        throw new Error(`temporal read of ${entityId}: a 206 without progress (Content-Range ${res.headers.get('content-range')})`);
-      }
-    }
-    let atEnd = false;
-    for (const [value, at] of values) {
-      const t = Date.parse(at);
-      if (t === skipAt) continue;
-      if (t === end) atEnd = true;
-      count++;
-      onValue(value);
-    }
-    if (res.status === 200) return count;
-    from = end;
-    skipAt = atEnd ? end : undefined;
-  }
 }
 
 /** The notification receiver; `values` marks each measurement (its value k) a notification showed. */
@@ -446,4 +331,17 @@ async function main() {
   }
 }
 
-await main();
+const argv = process.argv.slice(2);
+const at = argv.indexOf('--profile');
+const profile = at >= 0 ? argv[at + 1] : 'default';
+if (at >= 0) argv.splice(at, 2);
+if (profile === 'plant-room') {
+  const { runPlantRoom } = await import('./plant-room.mjs');
+  process.exitCode = await runPlantRoom(argv);
+} else if (profile === 'default') {
+  process.argv.splice(2, process.argv.length - 2, ...argv);
+  await main();
+} else {
+  process.stderr.write(`soak: unknown profile ${profile} (default or plant-room)\n`);
+  process.exitCode = 2;
+}

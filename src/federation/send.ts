@@ -12,6 +12,8 @@ import { BATCH_RESULT, ENTITY_LIST, PROBLEM, describeReply } from './replies.js'
 const BASE = '/ngsi-ld/v1';
 /** Entities looked up upstream in one query when reconciling. */
 const RECONCILE_CHUNK = 50;
+/** Entities whose history and deletions are sent at once (the upstream transport keeps 4 sockets). */
+const REST_CONCURRENCY = 4;
 /** Longest payload kept with parked changes. */
 const MAX_PARKED_PAYLOAD = 65_536;
 
@@ -151,20 +153,37 @@ async function sendRest(plan: EntityPlan, ctx: SendContext): Promise<ParkedEntit
   return undefined;
 }
 
-/** Sends a batch; throws UpstreamError when it must be sent again. */
+/**
+ * Sends a batch; throws UpstreamError when it must be sent again. The history and deletions of
+ * different entities go REST_CONCURRENCY at a time (each entity's own requests in order): one at a
+ * time, a drain after an outage on a link with a long round trip is bound by it, one entity a round
+ * trip, and falls behind the load. On a failure the requests under way finish, then it throws.
+ */
 export async function sendPlans(plans: readonly EntityPlan[], ctx: SendContext): Promise<SendOutcome> {
   const refused = await upsert(plans.filter((p) => p.upsert), ctx);
   const outcome: SendOutcome = { parked: [...refused.values()], sentEntities: 0, sentInstances: 0 };
-  for (const plan of plans) {
-    if (refused.has(plan)) continue;
-    const parked = await sendRest(plan, ctx);
-    if (parked !== undefined) {
-      outcome.parked.push(parked);
-      continue;
+  const pending = plans.filter((plan) => !refused.has(plan));
+  let next = 0;
+  let failure: unknown;
+  const worker = async (): Promise<void> => {
+    while (next < pending.length && failure === undefined) {
+      const plan = pending[next++]!;
+      try {
+        const parked = await sendRest(plan, ctx);
+        if (parked !== undefined) {
+          outcome.parked.push(parked);
+          continue;
+        }
+      } catch (err) {
+        failure ??= err;
+        return;
+      }
+      if (plan.upsert) outcome.sentEntities += 1;
+      outcome.sentInstances += instancesOf(plan);
     }
-    if (plan.upsert) outcome.sentEntities += 1;
-    outcome.sentInstances += instancesOf(plan);
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(REST_CONCURRENCY, pending.length) }, worker));
+  if (failure !== undefined) throw failure;
   return outcome;
 }
 
