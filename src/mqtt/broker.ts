@@ -17,6 +17,7 @@ import {
 import { SqlitePersistence } from './persistence.js';
 import { createCommandDelivery, type CommandPort } from './commands.js';
 import { publishStaleWills } from './wills.js';
+import { followSessionExpiry, type SessionExpiry } from './session-expiry.js';
 
 
 export interface MqttBrokerOptions {
@@ -112,7 +113,8 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
   const hooks = opts.hooks ?? createAnonymousHooks(log);
   const persistence = opts.persistence && new SqlitePersistence(opts.persistence);
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...opts.limits };
-  const gate = createConnectionGate({ limits, log, clock: opts.clock ?? systemClock });
+  const clock = opts.clock ?? systemClock;
+  const gate = createConnectionGate({ limits, log, clock });
   const delivery = opts.commands && createCommandDelivery(opts.commands, (client, tenant, deviceId) => hooks.isDeviceClient?.(client, tenant, deviceId) ?? true, log);
   const aedes = await Aedes.createBroker({
     // NOTE: the gate's deadline (from the TCP accept) ends such a connection first; Aedes' own (30 s
@@ -130,8 +132,11 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
     // NOTE: a refused filter is granted 128 (its qos here), outside Aedes' QoS type.
     aedes.on('subscribe', (subscriptions) => delivery.subscribed(subscriptions.filter((s) => (s.qos as number) !== 128).map((s) => s.topic)));
   }
-  // Before any client connects: a client of the earlier run must not find its old will pending.
-  if (persistence) {
+  // Before any client connects: a session past its expiry is not found, a client of the earlier run
+  // does not find its old will pending.
+  let expiry: SessionExpiry | undefined;
+  if (persistence && opts.persistence) {
+    expiry = await followSessionExpiry(aedes, persistence, opts.persistence, clock, log);
     await publishStaleWills(aedes, persistence, hooks, log)
       .catch((err: unknown) => log.warn('mqtt wills of an earlier run not published', { err }));
   }
@@ -146,6 +151,7 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
   const closeAll = async (): Promise<void> => {
     const all = [...listeners, ...(wsListener ? [wsListener] : []), ...(tlsListener ? [tlsListener] : []), ...(upgrades ? [upgrades] : [])];
     const closing = all.map((l) => l.close());
+    expiry?.close();
     await new Promise<void>((resolve) => aedes.close(() => resolve()));
     for (const l of all) l.destroySockets();
     await Promise.all(closing);
