@@ -15,7 +15,7 @@ import {
   acceptWebSocketUpgrades, listenTcp, listenTls, listenWebSocket, type Listener, type SecureListener, type UpgradeAcceptor,
 } from './listeners.js';
 import { SqlitePersistence } from './persistence.js';
-import { createCommandDelivery, type CommandPort } from './commands.js';
+import { createCommandDelivery, type CommandPort, type MqttPublishProperties } from './commands.js';
 import { publishStaleWills } from './wills.js';
 import { followSessionExpiry, type SessionExpiry } from './session-expiry.js';
 
@@ -65,8 +65,12 @@ export interface MqttBroker {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** New TLS and wss connections get this key and certificate; open ones keep theirs. No-op without TLS. */
   setTlsPair(pair: TlsPair): void;
-  /** Publishes on behalf of the gateway; resolves once Aedes has taken the packet (stored for QoS 1/2). */
-  publish(topic: string, payload: Buffer | string, qos: MqttQos): Promise<void>;
+  /**
+   * Publishes on behalf of the gateway; resolves once Aedes has taken the packet (stored for QoS 1/2).
+   * `properties` reach MQTT 5 subscribers (3.1.1 ones get the message without them); a Message Expiry
+   * Interval also ends the message queued for an offline session once it has passed.
+   */
+  publish(topic: string, payload: Buffer | string, qos: MqttQos, properties?: MqttPublishProperties): Promise<void>;
   /** Closes the connections of the clients authenticated as `subject` (deleted); returns how many. */
   closeClientsOf(subject: string): number;
   /** Stops accepting, disconnects every client, closes the listeners; resolves when no socket is left. */
@@ -129,8 +133,8 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
   watchClients(aedes, log);
   if (delivery) {
     aedes.on('client', (client) => delivery.connected(client));
-    // NOTE: a refused filter is granted 128 (its qos here), outside Aedes' QoS type.
-    aedes.on('subscribe', (subscriptions) => delivery.subscribed(subscriptions.filter((s) => (s.qos as number) !== 128).map((s) => s.topic)));
+    // NOTE: a refused filter is granted 128 (MQTT 3.1.1) or a reason code of 0x80 or more (MQTT 5) as its qos here, outside Aedes' QoS type.
+    aedes.on('subscribe', (subscriptions) => delivery.subscribed(subscriptions.filter((s) => (s.qos as number) < 128).map((s) => s.topic)));
   }
   // Before any client connects: a session past its expiry is not found, a client of the earlier run
   // does not find its old will pending.
@@ -189,7 +193,7 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
       }
       (upgrades ??= acceptWebSocketUpgrades({ handle, gate, log })).handleUpgrade(req, socket, head);
     },
-    publish: (topic, payload, qos) => new Promise<void>((resolve, reject) => {
+    publish: (topic, payload, qos, properties) => new Promise<void>((resolve, reject) => {
       if (closed || aedes.closed) {
         reject(new Error('the embedded MQTT broker is stopped'));
         return;
@@ -198,7 +202,10 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
         reject(new Error(`not a topic name to publish on: '${topic}'`));
         return;
       }
-      const packet = { cmd: 'publish' as const, topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload, qos, retain: false, dup: false };
+      const packet = {
+        cmd: 'publish' as const, topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload, qos, retain: false, dup: false,
+        ...(properties ? { properties } : {}),
+      };
       aedes.publish(packet, (err) => (err ? reject(new Error(`the embedded MQTT broker refused the publish: ${err.message}`, { cause: err })) : resolve()));
     }),
     closeClientsOf: (subject) => closeClientsOf(aedes, hooks, subject, log),
