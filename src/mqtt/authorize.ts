@@ -117,7 +117,6 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
     }
     if (rule === 'no') {
       log.info('mqtt publish refused: a topic of another device', { clientId: identity.clientId, user: identity.user, topic, ...userPropertiesOf(packet) });
-      if (v5) return refuseWithCode(v5, packet, PUBACK.NOT_AUTHORIZED, 'not authorized: a topic of another device', done);
       neutralize(packet);
       isRefused = true;
     }
@@ -125,8 +124,14 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
     // device's subscribers see what it sends); never when a subject without write permission did.
     relayAnyway = isAdmin(party) || isOwnDevice(party, c);
   }
+  // At MQTT 5, a publish refused above is counted as at 3.1.1 below, then refused with 0x87.
+  const refusedV5 = (): boolean => {
+    if (v5 === null || !isRefused) return false;
+    refuseWithCode(v5, packet, PUBACK.NOT_AUTHORIZED, 'not authorized: a topic of another device', done);
+    return true;
+  };
   if (!topic.startsWith(MEASUREMENT_PREFIX)) {
-    done(null);
+    if (!refusedV5()) done(null);
     return;
   }
   const measurement = parseMeasurementTopic(topic);
@@ -139,6 +144,7 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
       return;
     }
     ingest.dropTopic(topic, identity);
+    if (refusedV5()) return;
     if (v5) return refuseWithCode(v5, packet, PUBACK.TOPIC_NAME_INVALID, 'expected ngsi/<tenant>/<deviceId>/attrs, …/attrs/<attr> or …/status', done);
     done(null);
     return;
@@ -149,6 +155,7 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
     ? actor.then((a) => ingest.handle(a, measurement, payload, identity, packet.properties?.userProperties))
     : ingest.handle(actor, measurement, payload, identity, packet.properties?.userProperties);
   const answer = (outcome: IngestOutcome | undefined): void => {
+    if (refusedV5()) return;
     if (v5 && outcome?.stored === false) {
       refuseWithCode(v5, packet, pubackCodeOf(outcome.reason), outcome.detail, done);
       return;

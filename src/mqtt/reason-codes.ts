@@ -33,9 +33,13 @@ export function pubackCodeOf(reason: DropReason): PubackCode {
   }
 }
 
-/** Whether a publish can be refused with a reason code: an MQTT 5 client's QoS 1 or 2 publish. */
+/**
+ * Whether a publish can be refused with a reason code: a QoS 1 or 2 PUBLISH of an MQTT 5 client, as it
+ * came over the wire with its packet identifier (not its will, which has none and which Aedes drops on
+ * an error).
+ */
 export function mayRefuseWithCode(client: Client | null, packet: PublishPacket): client is Client {
-  return client !== null && client.version === 5 && packet.qos > 0;
+  return client !== null && client.version === 5 && packet.qos > 0 && typeof packet.messageId === 'number';
 }
 
 /**
@@ -47,7 +51,7 @@ export function refuseWithCode(client: Client, packet: PublishPacket, code: Puba
   // NOTE: Aedes keeps the client's Request Problem Information in `_requestProblemInformation`; its types omit it.
   const properties = Reflect.get(client, '_requestProblemInformation') === false ? undefined : { reasonString: why };
   const ack = { cmd: packet.qos === 2 ? 'pubrec' as const : 'puback' as const, messageId: packet.messageId ?? 0, reasonCode: code, ...(properties ? { properties } : {}) };
-  if (client.connected) mqttPacket.writeToStream(ack, client.conn, { protocolVersion: 5 });
+  mqttPacket.writeToStream(ack, client.conn, { protocolVersion: 5 });
   Reflect.set(packet, '_notAuthorized', true);
   done(null);
 }
