@@ -1,7 +1,8 @@
-// The embedded MQTT broker: Aedes (MQTT 3.1.1) behind a TCP listener, an optional WebSocket listener
-// and WebSocket upgrades handed over by the HTTP listener, every connection bounded before it is
-// authenticated (connection-gate.ts), an in-process publish for notifications, and a stop that leaves
-// no socket open.
+// The embedded MQTT broker: Aedes 2 (MQTT 3.1.1 and MQTT 5) behind a TCP listener, an optional
+// WebSocket listener and WebSocket upgrades handed over by the HTTP listener, every connection bounded
+// before it is authenticated (connection-gate.ts), MQTT 5 session expiry kept in storage
+// (session-expiry.ts), an in-process publish for notifications and commands (with MQTT 5 properties),
+// and a stop that leaves no socket open.
 
 import type { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
