@@ -91,6 +91,16 @@ export function authorizePublishWith(ctx: AccessContext): MqttAccessHooks['autho
 }
 
 /**
+ * At MQTT 5, a publish the topic rules refused (counted as at 3.1.1 first) is refused with 0x87;
+ * true when it was.
+ */
+function refusedAtV5(v5: Client | null, isRefused: boolean, packet: PublishPacket, done: (error?: Error | null) => void): boolean {
+  if (v5 === null || !isRefused) return false;
+  refuseWithCode(v5, packet, PUBACK.NOT_AUTHORIZED, 'not authorized: a topic of another device', done);
+  return true;
+}
+
+/**
  * `v5`: the client when its publish can be refused with a reason code (MQTT 5, QoS 1/2), else null.
  */
 function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket, done: (error?: Error | null) => void, v5: Client | null = null): void {
@@ -124,14 +134,8 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
     // device's subscribers see what it sends); never when a subject without write permission did.
     relayAnyway = isAdmin(party) || isOwnDevice(party, c);
   }
-  // At MQTT 5, a publish refused above is counted as at 3.1.1 below, then refused with 0x87.
-  const refusedV5 = (): boolean => {
-    if (v5 === null || !isRefused) return false;
-    refuseWithCode(v5, packet, PUBACK.NOT_AUTHORIZED, 'not authorized: a topic of another device', done);
-    return true;
-  };
   if (!topic.startsWith(MEASUREMENT_PREFIX)) {
-    if (!refusedV5()) done(null);
+    if (!refusedAtV5(v5, isRefused, packet, done)) done(null);
     return;
   }
   const measurement = parseMeasurementTopic(topic);
@@ -144,7 +148,7 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
       return;
     }
     ingest.dropTopic(topic, identity);
-    if (refusedV5()) return;
+    if (refusedAtV5(v5, isRefused, packet, done)) return;
     if (v5) return refuseWithCode(v5, packet, PUBACK.TOPIC_NAME_INVALID, 'expected ngsi/<tenant>/<deviceId>/attrs, …/attrs/<attr> or …/status', done);
     done(null);
     return;
@@ -155,7 +159,7 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
     ? actor.then((a) => ingest.handle(a, measurement, payload, identity, packet.properties?.userProperties))
     : ingest.handle(actor, measurement, payload, identity, packet.properties?.userProperties);
   const answer = (outcome: IngestOutcome | undefined): void => {
-    if (refusedV5()) return;
+    if (refusedAtV5(v5, isRefused, packet, done)) return;
     if (v5 && outcome?.stored === false) {
       refuseWithCode(v5, packet, pubackCodeOf(outcome.reason), outcome.detail, done);
       return;
