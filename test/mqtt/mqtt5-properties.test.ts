@@ -4,7 +4,7 @@
 // Correlation Data, and an answer with that Correlation Data is matched by it.
 
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { IPublishPacket, MqttClient } from 'mqtt';
+import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { connectClient } from '../helpers/mqtt.js';
 import { connectInbox, type Inbox } from '../helpers/mqtt-inbox.js';
@@ -87,6 +87,24 @@ describe('notifications on the embedded broker, MQTT 5', () => {
     await b.broker.publishLocal('rooms/q', 'marker', 1);
     expect(await back.before('rooms/q', 'marker')).toEqual([]);
     await vi.waitFor(() => expect(b.broker.store.mqttSessions.lastQueued('n-5')).toBe(0), { timeout: 5_000 });
+  });
+});
+
+describe('notifications queued for an offline MQTT 5 session', () => {
+  it('are delivered with what is left of their Message Expiry Interval', async () => {
+    const url = await start(600);
+    const opts = { clientId: 'n-6', clean: false, protocolVersion: 5 as const, properties: { sessionExpiryInterval: 600 } };
+    const first = await connectInbox(url, opts);
+    await first.client.subscribeAsync('rooms/r', { qos: 1 });
+    await first.end();
+    await subscribeRoomsTo('rooms/r');
+    await createRoom(2);
+    await vi.waitFor(() => expect(b.broker.store.mqttSessions.lastQueued('n-6')).toBeGreaterThan(0), { timeout: 5_000 });
+    const client = connect(url, { ...opts, reconnectPeriod: 0 });
+    open.push(client);
+    const packet = await nextPacket(client, 'rooms/r');
+    expect(packet.properties?.messageExpiryInterval).toBeGreaterThan(590);
+    expect(packet.properties?.messageExpiryInterval).toBeLessThanOrEqual(600);
   });
 });
 
