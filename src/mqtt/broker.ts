@@ -123,6 +123,18 @@ function closeClientsOf(aedes: Aedes, hooks: MqttAccessHooks, subject: string, l
   return closed;
 }
 
+/** Publishes on behalf of the gateway on a running broker; resolves once Aedes has taken the packet. */
+function publishAsGateway(aedes: Aedes, topic: string, payload: Buffer | string, qos: MqttQos, options: MqttPublishOptions | undefined): Promise<void> {
+  if (!isPublishTopic(topic)) return Promise.reject(new Error(`not a topic name to publish on: '${topic}'`));
+  const packet = {
+    cmd: 'publish' as const, topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload, qos, retain: options?.retain ?? false, dup: false,
+    ...(options?.properties ? { properties: options.properties } : {}),
+  };
+  return new Promise<void>((resolve, reject) => {
+    aedes.publish(packet, (err) => (err ? reject(new Error(`the embedded MQTT broker refused the publish: ${err.message}`, { cause: err })) : resolve()));
+  });
+}
+
 /** Starts Aedes and its listeners; rejects with `MqttListenError` when a port cannot be opened. */
 export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBroker> {
   const { log } = opts;
@@ -211,21 +223,7 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
       }
       (upgrades ??= acceptWebSocketUpgrades({ handle, gate, log })).handleUpgrade(req, socket, head);
     },
-    publish: (topic, payload, qos, options) => new Promise<void>((resolve, reject) => {
-      if (closed || aedes.closed) {
-        reject(new Error('the embedded MQTT broker is stopped'));
-        return;
-      }
-      if (!isPublishTopic(topic)) {
-        reject(new Error(`not a topic name to publish on: '${topic}'`));
-        return;
-      }
-      const packet = {
-        cmd: 'publish' as const, topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload, qos, retain: options?.retain ?? false, dup: false,
-        ...(options?.properties ? { properties: options.properties } : {}),
-      };
-      aedes.publish(packet, (err) => (err ? reject(new Error(`the embedded MQTT broker refused the publish: ${err.message}`, { cause: err })) : resolve()));
-    }),
+    publish: (topic, payload, qos, options) => (closed || aedes.closed ? Promise.reject(new Error('the embedded MQTT broker is stopped')) : publishAsGateway(aedes, topic, payload, qos, options)),
     sharedStats: () => groups?.stats() ?? { groups: 0, members: 0, dropped: 0 },
     closeClientsOf: (subject) => closeClientsOf(aedes, hooks, subject, log),
     close: () => (closed ??= closeAll()),
