@@ -2,15 +2,30 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * The MQTT tests run again with MQTT 5 clients (test/helpers/mqtt.ts reads the version): those of the
- * broker, commands and notifications over MQTT. Left at 3.1.1 only: the files of pure functions (no
- * client), those that name both versions themselves (session-expiry, reason-codes, mqtt5-properties)
- * and the slow end-to-end files, whose MQTT 5 cases those files and mqtt-durable's own v5 case cover.
+ * broker, commands, notifications, Home Assistant and the disk budget over MQTT, and the end-to-end
+ * files of MQTT ingestion, commands and notifications. Left at 3.1.1 only: the files of pure functions
+ * (no client), those that name both versions themselves (session-expiry, reason-codes,
+ * mqtt5-properties, mqtt-durable's v5 case), the federation end-to-end files (the cloud's side of the
+ * downlink and the cloud-command chain go through mosquitto and the gateway's own client) and the
+ * kill-cycle and SIGTERM-under-load files, whose MQTT is the same ingestion as mqtt-ingest's.
  */
 const MQTT_V5 = [
   'test/mqtt/**/*.test.ts',
   'test/commands/commands-mqtt.test.ts',
   'test/commands/commands-auth.test.ts',
   'test/api/subscription/notifications-mqtt.test.ts',
+  'test/api/errors/insufficient-storage.test.ts',
+  'test/api/operations/disk-budget.test.ts',
+  'test/api/auth/notifications-follow-rights.test.ts',
+  'test/api/registrations/csource-subscriptions.test.ts',
+  'test/home-assistant/**/*.test.ts',
+  'test/contrib/node-red-flow.test.ts',
+  'test/ui/commands.test.ts',
+  'test/e2e/mqtt-ingest.test.ts',
+  'test/e2e/mqtt-process.test.ts',
+  'test/e2e/commands.test.ts',
+  'test/e2e/unclean-stop.test.ts',
+  'test/e2e/notifications.test.ts',
 ];
 const NO_CLIENT_OR_BOTH = [
   'test/mqtt/topic-classes.test.ts',
