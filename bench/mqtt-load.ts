@@ -26,6 +26,8 @@ export interface MqttLoadOptions {
   readonly firstMessage?: number;
   /** Milliseconds between the observedAt of a device's messages (default 1). */
   readonly stepMs?: number;
+  /** MQTT protocol version of the clients: 4 (3.1.1, the default) or 5. */
+  readonly protocolVersion?: 4 | 5;
 }
 
 export interface MqttLoadResult {
@@ -61,7 +63,7 @@ export async function runMqttLoad(options: MqttLoadOptions): Promise<MqttLoadRes
   const clients: MqttClient[] = [];
   try {
     for (let i = 0; i < options.clients; i++) {
-      clients.push(await connectAsync(url, { clientId: deviceIdOf(i), clean: true, reconnectPeriod: 0 }));
+      clients.push(await connectAsync(url, { clientId: deviceIdOf(i), clean: true, reconnectPeriod: 0, protocolVersion: options.protocolVersion ?? 4 }));
     }
     return await drive(clients, options);
   } finally {

@@ -46,11 +46,14 @@ export function cpuPerMessage(load: MqttLoadResult): number | undefined {
   return load.cpuMs === undefined || load.measured === 0 ? undefined : (load.cpuMs * 1000) / load.measured;
 }
 
-/** The rows of the broker beside the ceiling; a target not measured leaves its column null. */
-export function mqttRows(broker: MqttMeasurement | undefined, ceiling: MqttMeasurement | undefined): Row[] {
+/**
+ * The rows of the broker beside the ceiling; a target not measured leaves its column null. `prefix`:
+ * `mqtt` for the MQTT 3.1.1 load, `mqtt5` for the same load with MQTT 5 clients.
+ */
+export function mqttRows(broker: MqttMeasurement | undefined, ceiling: MqttMeasurement | undefined, prefix = 'mqtt'): Row[] {
   const pick = (m: MqttMeasurement | undefined, f: (m: MqttMeasurement) => number | undefined, digits: number) =>
     m === undefined ? null : round(f(m), digits);
-  return [
+  const rows = [
     row('mqtt.ingest', 'msg/s', pick(broker, (m) => ratePerSecond(m.load), 0), pick(ceiling, (m) => ratePerSecond(m.load), 0)),
     row('mqtt.ingest.p50', 'ms', pick(broker, (m) => m.load.p50Ms, 2), pick(ceiling, (m) => m.load.p50Ms, 2)),
     row('mqtt.ingest.p99', 'ms', pick(broker, (m) => m.load.p99Ms, 2), pick(ceiling, (m) => m.load.p99Ms, 2)),
@@ -59,16 +62,17 @@ export function mqttRows(broker: MqttMeasurement | undefined, ceiling: MqttMeasu
     // NOTE: as for the other memory rows, the ceiling's RSS says little about the broker's: no ratio.
     row('mqtt.ingest.rss', 'MiB', pick(broker, (m) => (m.rss === undefined ? undefined : m.rss / MIB), 1), null),
   ];
+  return prefix === 'mqtt' ? rows : rows.map((r) => ({ ...r, key: `${prefix}${r.key.slice('mqtt'.length)}` }));
 }
 
-/** Whether the targets were met, as note lines. */
-export function describeMqttTargets(rows: readonly Row[]): string[] {
-  const ratio = rows.find((r) => r.key === 'mqtt.ingest')?.ratio ?? null;
-  const bytes = rows.find((r) => r.key === 'mqtt.ingest.disk-write')?.value ?? null;
+/** Whether the targets were met, as note lines; `prefix` as for mqttRows. */
+export function describeMqttTargets(rows: readonly Row[], prefix = 'mqtt'): string[] {
+  const ratio = rows.find((r) => r.key === `${prefix}.ingest`)?.ratio ?? null;
+  const bytes = rows.find((r) => r.key === `${prefix}.ingest.disk-write`)?.value ?? null;
   const verdict = (v: number | null, ok: (x: number) => boolean): string => (v === null ? 'not measured' : `${v}, ${ok(v) ? 'met' : 'MISSED'}`);
   return [
-    `target mqtt.ingest ratio >= ${MQTT_INGEST_RATIO_TARGET}: ${verdict(ratio, (x) => x >= MQTT_INGEST_RATIO_TARGET)}`,
-    `target mqtt.ingest.disk-write <= ${MQTT_BYTES_TARGET} bytes/msg: ${verdict(bytes, (x) => x <= MQTT_BYTES_TARGET)}`,
+    `target ${prefix}.ingest ratio >= ${MQTT_INGEST_RATIO_TARGET}: ${verdict(ratio, (x) => x >= MQTT_INGEST_RATIO_TARGET)}`,
+    `target ${prefix}.ingest.disk-write <= ${MQTT_BYTES_TARGET} bytes/msg: ${verdict(bytes, (x) => x <= MQTT_BYTES_TARGET)}`,
   ];
 }
 

@@ -56,10 +56,10 @@ async function countCeilingStored(server: ServerProcess): Promise<number> {
 
 /** Runs the load against a started target while sampling its RSS, then counts what it stored. */
 async function measure(server: ServerProcess, mqttPort: number, options: MeasureOptions,
-  count: (server: ServerProcess) => Promise<number>, notes: string[]): Promise<MqttMeasurement> {
+  count: (server: ServerProcess) => Promise<number>, notes: string[], protocolVersion: 4 | 5): Promise<MqttMeasurement> {
   const loadOptions: MqttLoadOptions = {
     mqttPort, pid: server.pid, clients: MQTT_CLIENTS, window: MQTT_WINDOW,
-    warmupMs: Math.max(LEAST_WARMUP_MS, options.warmupMs), durationMs: options.durationMs,
+    warmupMs: Math.max(LEAST_WARMUP_MS, options.warmupMs), durationMs: options.durationMs, protocolVersion,
   };
   const sampler = new RssSampler(server.pid);
   sampler.start();
@@ -77,12 +77,17 @@ async function measure(server: ServerProcess, mqttPort: number, options: Measure
 /** Runs the MQTT ingestion load on a fresh broker, then on a fresh ceiling: rows, notes and whether anything failed. */
 export async function benchMqtt(broker: Target, ceiling: Target, options: MeasureOptions, cleanup: Cleanup): Promise<MqttBenchResult> {
   const notes: string[] = [];
-  log('[broker] mqtt ingestion, on a broker of its own');
-  const b = await withFreshTarget(broker, options, cleanup, (server, mqttPort) => measure(server, mqttPort, options, countBrokerStored, notes));
-  log('[ceiling-mqtt] mqtt ingestion');
-  const c = await withFreshTarget(ceiling, options, cleanup, (server, mqttPort) => measure(server, mqttPort, options, countCeilingStored, notes));
-  const rows = mqttRows(b, c);
-  const errors = [...mqttErrors('broker', b), ...mqttErrors('ceiling-mqtt', c)];
+  const run = async (version: 4 | 5): Promise<{ b: MqttMeasurement; c: MqttMeasurement }> => {
+    log(`[broker] mqtt ingestion, MQTT ${version === 5 ? '5' : '3.1.1'} clients, on a broker of its own`);
+    const b = await withFreshTarget(broker, options, cleanup, (server, mqttPort) => measure(server, mqttPort, options, countBrokerStored, notes, version));
+    log(`[ceiling-mqtt] mqtt ingestion, MQTT ${version === 5 ? '5' : '3.1.1'} clients`);
+    const c = await withFreshTarget(ceiling, options, cleanup, (server, mqttPort) => measure(server, mqttPort, options, countCeilingStored, notes, version));
+    return { b, c };
+  };
+  const { b, c } = await run(4);
+  const v5 = await run(5);
+  const rows = [...mqttRows(b, c), ...mqttRows(v5.b, v5.c, 'mqtt5')];
+  const errors = [...mqttErrors('broker', b), ...mqttErrors('ceiling-mqtt', c), ...mqttErrors('broker (MQTT 5)', v5.b), ...mqttErrors('ceiling-mqtt (MQTT 5)', v5.c)];
   const acked = (m: MqttMeasurement) => m.load.ackedPerDevice.reduce((x, y) => x + y, 0);
   const mib = (bytes: number | undefined) => (bytes === undefined ? '-' : (bytes / 1_048_576).toFixed(1));
   notes.push(
@@ -90,8 +95,10 @@ export async function benchMqtt(broker: Target, ceiling: Target, options: Measur
     `mqtt.ingest.cpu and .disk-write: the target's CPU time (user + system) and write_bytes over the measured window per message acknowledged in it (CPU per message holds even when other work slows the run); rss: the largest RSS of the broker during the load (ceiling: ${mib(c.rss)} MiB)`,
     `mqtt.ingest: cores busy over the window (CPU time / wall time): broker ${coresOf(b)}, ceiling ${coresOf(c)}; the load generator needs most of a core of its own, so a ceiling well below one core was held back by the load, not by its own work`,
     `mqtt.ingest stored check: broker ${b.stored ?? '-'} history instances for ${acked(b)} PUBACKs, ceiling ${c.stored ?? '-'} rows for ${acked(c)} PUBACKs`,
+    `mqtt5.ingest: the same load with MQTT 5 clients (protocolVersion 5) on a fresh broker and a fresh ceiling; cores busy: broker ${coresOf(v5.b)}, ceiling ${coresOf(v5.c)}; stored check: broker ${v5.b.stored ?? '-'} for ${acked(v5.b)} PUBACKs, ceiling ${v5.c.stored ?? '-'} for ${acked(v5.c)}`,
     ...errors.map((e) => `ERROR: ${e}`),
     ...describeMqttTargets(rows),
+    ...describeMqttTargets(rows, 'mqtt5'),
   );
   return { rows, notes, hasErrors: errors.length > 0 };
 }

@@ -176,6 +176,9 @@ export const configSchema = z
         clientConnectTimeout: positiveInt(10_000, 'Milliseconds a client of the embedded broker has, from opening its connection (TLS or WebSocket handshake included), to send its whole CONNECT packet (later: the connection is closed)'),
         maxConnectionsPerAddress: positiveInt(64, 'Connections open at once to the embedded broker from one IP address, CONNECT pending included (more: refused at once)'),
         maxConnections: positiveInt(1_024, 'Connections open at once to the embedded broker over every listener, CONNECT pending included (more: refused at once)'),
+
+        // MQTT 5 on the embedded broker.
+        notificationExpiry: nonNegativeInt(86_400, 'Seconds a notification published on the embedded broker lives: MQTT 5 subscribers get it with its Message Expiry Interval (what is left of it), and one queued for an offline persistent session is dropped once they have passed (0: never)'),
       })
       .prefault({}),
     pagination: z

@@ -83,4 +83,20 @@ export interface MqttSessionStore {
   /** Binds a client id's session to a principal, replacing a binding. */
   putSessionOwner(clientId: string, owner: string): void;
   deleteSessionOwner(clientId: string): void;
+
+  /**
+   * Sets a session's expiry interval (seconds) and when it ends (ms since the epoch), or undefined
+   * while its client is connected.
+   */
+  putSessionExpiry(clientId: string, intervalS: number, expiresAt: number | undefined): void;
+  /** The session never expires, or has ended: no expiry is kept for it. */
+  deleteSessionExpiry(clientId: string): void;
+  /** At start: the sessions whose client was connected when the broker stopped expire from `now`. */
+  startSessionExpiries(now: number): void;
+  /** Client ids whose session expiry is at or before `now`, earliest first. */
+  expiredSessions(now: number, limit: number): string[];
+  /** The earliest pending session expiry, or undefined when none is. */
+  nextSessionExpiry(): number | undefined;
+  /** Removes everything stored of a session (subscriptions, queue, QoS 2 state, will, expiry), in one transaction. */
+  endSession(clientId: string): void;
 }

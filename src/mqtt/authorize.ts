@@ -2,17 +2,19 @@
 // authenticated: at PUBLISH (wills included), at SUBSCRIBE, and at the delivery of every message to
 // every client (Aedes' authorizeForward, retained and queued messages included).
 //
-// A refused publish is acknowledged (MQTT 3.1.1 has no negative acknowledgement: the client would
-// resend it forever) but never retained, queued or relayed; a forged publish on a topic only the
-// broker publishes on ends the connection.
+// A refused publish of an MQTT 3.1.1 client is acknowledged (3.1.1 has no negative acknowledgement:
+// the client would resend it forever) but never retained, queued or relayed; a forged publish on a
+// topic only the broker publishes on ends the connection. An MQTT 5 client's QoS 1/2 publish refused
+// gets a PUBACK with the reason code that says why (reason-codes.ts), and its connection stays.
 
-import type { PublishPacket } from 'aedes';
+import type { Client, PublishPacket } from 'aedes';
 import type { MqttAccessHooks } from './hooks.js';
 import { parseAnswer } from './commands.js';
 import { HOME_ASSISTANT_PREFIX } from '../home-assistant/index.js';
 import { anonymousIn } from '../ngsi/index.js';
 import { actorOf, identityOf, identityOfOwner, type AccessContext, type CommandAnswers, type HomeAssistantCommands, type Identity } from './identity.js';
-import { MEASUREMENT_PREFIX, parseMeasurementTopic, type IngestOutcome } from './ingest.js';
+import { MEASUREMENT_PREFIX, parseMeasurementTopic, type IngestOutcome, type UserProperties } from './ingest.js';
+import { PUBACK, mayRefuseWithCode, pubackCodeOf, refuseWithCode } from './reason-codes.js';
 import { REFUSED_TOPIC, classifyTopic, mayRead, notifyPrefixOf, publishRule, type Party, type TopicClass } from './topic-classes.js';
 
 const SYS_PREFIX = '$SYS/';
@@ -38,6 +40,10 @@ function neutralize(packet: PublishPacket): void {
   packet.topic = REFUSED_TOPIC;
   packet.retain = false;
 }
+
+/** The User Properties of an MQTT 5 publish, as log fields (none when it has none). */
+const userPropertiesOf = (packet: PublishPacket): { userProperties?: UserProperties } =>
+  (packet.properties?.userProperties ? { userProperties: packet.properties.userProperties } : {});
 
 const isAdmin = (party: Party): boolean => party.kind === 'subject' && party.admin;
 const isOwnDevice = (party: Party, c: TopicClass): boolean =>
@@ -70,7 +76,7 @@ export function authorizePublishWith(ctx: AccessContext): MqttAccessHooks['autho
       return;
     }
     if (client !== null) {
-      publishAs(ctx, identityOf(ctx, client), packet, done);
+      publishAs(ctx, identityOf(ctx, client), packet, done, mayRefuseWithCode(client, packet) ? client : null);
       return;
     }
     if (auth === undefined) {
@@ -86,7 +92,20 @@ export function authorizePublishWith(ctx: AccessContext): MqttAccessHooks['autho
   };
 }
 
-function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket, done: (error?: Error | null) => void): void {
+/**
+ * At MQTT 5, a publish the topic rules refused (counted as at 3.1.1 first) is refused with 0x87;
+ * true when it was.
+ */
+function refusedAtV5(v5: Client | null, isRefused: boolean, packet: PublishPacket, done: (error?: Error | null) => void): boolean {
+  if (v5 === null || !isRefused) return false;
+  refuseWithCode(v5, packet, PUBACK.NOT_AUTHORIZED, 'not authorized: a topic of another device', done);
+  return true;
+}
+
+/**
+ * `v5`: the client when its publish can be refused with a reason code (MQTT 5, QoS 1/2), else null.
+ */
+function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket, done: (error?: Error | null) => void, v5: Client | null = null): void {
   const { log, ingest, auth } = ctx;
   const { topic } = packet;
   // Authentication off: everything is relayed, measurements or not.
@@ -94,6 +113,7 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
   let isRefused = false;
   if (auth !== undefined) {
     if (identity.kind === 'anonymous') {
+      if (v5) return refuseWithCode(v5, packet, PUBACK.NOT_AUTHORIZED, 'not authenticated', done);
       neutralize(packet);
       done(null);
       return;
@@ -103,12 +123,12 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
     const rule = publishRule(c, party, c.kind === 'free' ? auth.owners(topic) : undefined);
     if (rule === 'broker') {
       // NOTE: MQTT 3.1.1 cannot refuse one publish: an error ends the connection of a client trying to forge.
-      log.info('mqtt publish on a notification topic refused', { clientId: identity.clientId, user: identity.user, topic });
+      log.info('mqtt publish on a notification topic refused', { clientId: identity.clientId, user: identity.user, topic, ...userPropertiesOf(packet) });
       done(new Error('this topic is published on by the broker only'));
       return;
     }
     if (rule === 'no') {
-      log.info('mqtt publish refused: a topic of another device', { clientId: identity.clientId, user: identity.user, topic });
+      log.info('mqtt publish refused: a topic of another device', { clientId: identity.clientId, user: identity.user, topic, ...userPropertiesOf(packet) });
       neutralize(packet);
       isRefused = true;
     }
@@ -132,7 +152,7 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
     }
   }
   if (!topic.startsWith(MEASUREMENT_PREFIX)) {
-    done(null);
+    if (!refusedAtV5(v5, isRefused, packet, done)) done(null);
     return;
   }
   const measurement = parseMeasurementTopic(topic);
@@ -145,15 +165,22 @@ function publishAs(ctx: AccessContext, identity: Identity, packet: PublishPacket
       return;
     }
     ingest.dropTopic(topic, identity);
+    if (refusedAtV5(v5, isRefused, packet, done)) return;
+    if (v5) return refuseWithCode(v5, packet, PUBACK.TOPIC_NAME_INVALID, 'expected ngsi/<tenant>/<deviceId>/attrs, …/attrs/<attr> or …/status', done);
     done(null);
     return;
   }
   const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
   const actor = actorOf(ctx, identity, measurement.tenant, measurement.deviceId);
   const handled = actor instanceof Promise
-    ? actor.then((a) => ingest.handle(a, measurement, payload, identity))
-    : ingest.handle(actor, measurement, payload, identity);
+    ? actor.then((a) => ingest.handle(a, measurement, payload, identity, packet.properties?.userProperties))
+    : ingest.handle(actor, measurement, payload, identity, packet.properties?.userProperties);
   const answer = (outcome: IngestOutcome | undefined): void => {
+    if (refusedAtV5(v5, isRefused, packet, done)) return;
+    if (v5 && outcome?.stored === false) {
+      refuseWithCode(v5, packet, pubackCodeOf(outcome.reason), outcome.detail, done);
+      return;
+    }
     if (outcome?.stored === false && outcome.reason === 'disk-full' && packet.qos > 0) {
       refuseUnacknowledged(done);
       return;
@@ -204,7 +231,8 @@ function refuseUnacknowledged(done: (err: Error | null) => void): void {
  */
 async function answerCommand(commands: CommandAnswers, c: { tenant: string; deviceId: string }, packet: PublishPacket, log: AccessContext['log']): Promise<void> {
   const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
-  const answer = parseAnswer(payload, commands.maxPayload);
+  const correlation = packet.properties?.correlationData;
+  const answer = parseAnswer(payload, commands.maxPayload, correlation === undefined ? undefined : correlation.toString('utf8'));
   if (typeof answer === 'string') {
     commands.port.refuseAnswer(c.tenant, c.deviceId, answer);
     return;

@@ -1,7 +1,8 @@
-// The embedded MQTT broker: Aedes (MQTT 3.1.1) behind a TCP listener, an optional WebSocket listener
-// and WebSocket upgrades handed over by the HTTP listener, every connection bounded before it is
-// authenticated (connection-gate.ts), an in-process publish for notifications, and a stop that leaves
-// no socket open.
+// The embedded MQTT broker: Aedes 2 (MQTT 3.1.1 and MQTT 5) behind a TCP listener, an optional
+// WebSocket listener and WebSocket upgrades handed over by the HTTP listener, every connection bounded
+// before it is authenticated (connection-gate.ts), MQTT 5 session expiry kept in storage
+// (session-expiry.ts), an in-process publish for notifications and commands (with MQTT 5 properties),
+// and a stop that leaves no socket open.
 
 import type { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
@@ -18,9 +19,16 @@ import { MemorySessionPersistence, SqlitePersistence } from './persistence.js';
 import type { SharedGroups, SharedStats } from './shared-groups.js';
 import { filterOf } from './share-name.js';
 import { renameSharedFiltersOf, startSharedGroups, withSharedSubscriptions } from './shared-subscriptions.js';
-import { createCommandDelivery, type CommandPort } from './commands.js';
+import { createCommandDelivery, type CommandPort, type MqttPublishProperties } from './commands.js';
 import { publishStaleWills } from './wills.js';
+import { followSessionExpiry, type SessionExpiry } from './session-expiry.js';
 
+
+/** How the gateway publishes a message: retained or not, and its MQTT 5 properties. */
+export interface MqttPublishOptions {
+  retain?: boolean;
+  properties?: MqttPublishProperties;
+}
 
 export interface MqttBrokerOptions {
   /** TCP port; 0 picks a free one. */
@@ -67,8 +75,12 @@ export interface MqttBroker {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** New TLS and wss connections get this key and certificate; open ones keep theirs. No-op without TLS. */
   setTlsPair(pair: TlsPair): void;
-  /** Publishes on behalf of the gateway; resolves once Aedes has taken the packet (stored for QoS 1/2, and retained when asked). */
-  publish(topic: string, payload: Buffer | string, qos: MqttQos, retain?: boolean): Promise<void>;
+  /**
+   * Publishes on behalf of the gateway; resolves once Aedes has taken the packet (stored for QoS 1/2,
+   * and retained when asked). `properties` reach MQTT 5 subscribers (3.1.1 ones get the message without
+   * them); a Message Expiry Interval also ends the message queued for an offline session once it has passed.
+   */
+  publish(topic: string, payload: Buffer | string, qos: MqttQos, options?: MqttPublishOptions): Promise<void>;
   /** The groups of shared subscriptions (`$share/<group>/<filter>`) now, and the messages they dropped. */
   sharedStats(): SharedStats;
   /** Closes the connections of the clients authenticated as `subject` (deleted); returns how many. */
@@ -111,6 +123,18 @@ function closeClientsOf(aedes: Aedes, hooks: MqttAccessHooks, subject: string, l
   return closed;
 }
 
+/** Publishes on behalf of the gateway on a running broker; resolves once Aedes has taken the packet. */
+function publishAsGateway(aedes: Aedes, topic: string, payload: Buffer | string, qos: MqttQos, options: MqttPublishOptions | undefined): Promise<void> {
+  if (!isPublishTopic(topic)) return Promise.reject(new Error(`not a topic name to publish on: '${topic}'`));
+  const packet = {
+    cmd: 'publish' as const, topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload, qos, retain: options?.retain ?? false, dup: false,
+    ...(options?.properties ? { properties: options.properties } : {}),
+  };
+  return new Promise<void>((resolve, reject) => {
+    aedes.publish(packet, (err) => (err ? reject(new Error(`the embedded MQTT broker refused the publish: ${err.message}`, { cause: err })) : resolve()));
+  });
+}
+
 /** Starts Aedes and its listeners; rejects with `MqttListenError` when a port cannot be opened. */
 export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBroker> {
   const { log } = opts;
@@ -120,7 +144,8 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
   const sessionEnded = (clientId: string): void => groups?.forget(clientId);
   const persistence = opts.persistence && new SqlitePersistence(opts.persistence, sessionEnded);
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...opts.limits };
-  const gate = createConnectionGate({ limits, log, clock: opts.clock ?? systemClock });
+  const clock = opts.clock ?? systemClock;
+  const gate = createConnectionGate({ limits, log, clock });
   const delivery = opts.commands && createCommandDelivery(opts.commands, (client, tenant, deviceId) => hooks.isDeviceClient?.(client, tenant, deviceId) ?? true, log);
   const aedes = await Aedes.createBroker({
     // NOTE: the gate's deadline (from the TCP accept) ends such a connection first; Aedes' own (30 s
@@ -136,12 +161,15 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
   groups = startSharedGroups(aedes, accessHooks, opts.persistence, log);
   if (delivery) {
     aedes.on('client', (client) => delivery.connected(client));
-    // NOTE: a refused filter is granted 128 or more (its qos here), outside Aedes' QoS type. A device
-    // may take its commands through a shared subscription too.
+    // NOTE: a refused filter is granted 128 (MQTT 3.1.1) or a reason code of 0x80 or more (MQTT 5) as
+    // its qos here, outside Aedes' QoS type. A device may take its commands through a shared subscription too.
     aedes.on('subscribe', (subscriptions) => delivery.subscribed(subscriptions.filter((s) => (s.qos as number) < 128).map((s) => filterOf(s.topic))));
   }
-  // Before any client connects: a client of the earlier run must not find its old will pending.
-  if (persistence) {
+  // Before any client connects: a session past its expiry is not found, a client of the earlier run
+  // does not find its old will pending.
+  let expiry: SessionExpiry | undefined;
+  if (persistence && opts.persistence) {
+    expiry = await followSessionExpiry(aedes, persistence, opts.persistence, clock, log);
     await publishStaleWills(aedes, persistence, hooks, log)
       .catch((err: unknown) => log.warn('mqtt wills of an earlier run not published', { err }));
   }
@@ -157,6 +185,7 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
     const all = [...listeners, ...(wsListener ? [wsListener] : []), ...(tlsListener ? [tlsListener] : []), ...(upgrades ? [upgrades] : [])];
     const closing = all.map((l) => l.close());
     groups?.close();
+    expiry?.close();
     await new Promise<void>((resolve) => aedes.close(() => resolve()));
     for (const l of all) l.destroySockets();
     await Promise.all(closing);
@@ -194,18 +223,7 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
       }
       (upgrades ??= acceptWebSocketUpgrades({ handle, gate, log })).handleUpgrade(req, socket, head);
     },
-    publish: (topic, payload, qos, retain = false) => new Promise<void>((resolve, reject) => {
-      if (closed || aedes.closed) {
-        reject(new Error('the embedded MQTT broker is stopped'));
-        return;
-      }
-      if (!isPublishTopic(topic)) {
-        reject(new Error(`not a topic name to publish on: '${topic}'`));
-        return;
-      }
-      const packet = { cmd: 'publish' as const, topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload, qos, retain, dup: false };
-      aedes.publish(packet, (err) => (err ? reject(new Error(`the embedded MQTT broker refused the publish: ${err.message}`, { cause: err })) : resolve()));
-    }),
+    publish: (topic, payload, qos, options) => (closed || aedes.closed ? Promise.reject(new Error('the embedded MQTT broker is stopped')) : publishAsGateway(aedes, topic, payload, qos, options)),
     sharedStats: () => groups?.stats() ?? { groups: 0, members: 0, dropped: 0 },
     closeClientsOf: (subject) => closeClientsOf(aedes, hooks, subject, log),
     close: () => (closed ??= closeAll()),

@@ -23,6 +23,36 @@ export function commandTopic(tenant: string, deviceId: string): string {
   return `ngsi/${tenant === '' ? DEFAULT_TENANT_SEGMENT : tenant}/${deviceId}/cmd`;
 }
 
+/** The MQTT 5 properties the gateway publishes with (§3.3.2.3): those of commands and notifications. */
+export interface MqttPublishProperties {
+  /** Seconds; the message is not delivered after this long, and is delivered with what is left of it. */
+  messageExpiryInterval?: number;
+  responseTopic?: string;
+  correlationData?: Buffer;
+}
+
+/** The topic a device answers its commands on. */
+function answerTopic(tenant: string, deviceId: string): string {
+  return `ngsi/${tenant === '' ? DEFAULT_TENANT_SEGMENT : tenant}/${deviceId}/cmdexe`;
+}
+
+/**
+ * The MQTT 5 properties of a command message (its payload as the dispatcher made it): the command's
+ * expiry as its Message Expiry Interval (at least a second: an interval of 0 would mean none), the
+ * device's `cmdexe` topic as its Response Topic and the command id as its Correlation Data.
+ */
+export function commandProperties(tenant: string, deviceId: string, payload: string, now: number): MqttPublishProperties {
+  const parsed: unknown = JSON.parse(payload);
+  const id: unknown = typeof parsed === 'object' && parsed !== null ? Reflect.get(parsed, 'id') : undefined;
+  const expiresAt: unknown = typeof parsed === 'object' && parsed !== null ? Reflect.get(parsed, 'expiresAt') : undefined;
+  const expiresMs = typeof expiresAt === 'string' ? Date.parse(expiresAt) : Number.NaN;
+  return {
+    responseTopic: answerTopic(tenant, deviceId),
+    ...(typeof id === 'string' ? { correlationData: Buffer.from(id) } : {}),
+    ...(Number.isFinite(expiresMs) ? { messageExpiryInterval: Math.max(1, Math.ceil((expiresMs - now) / 1000)) } : {}),
+  };
+}
+
 const ANSWER = z.strictObject({
   id: z.string().min(1).max(200),
   status: z.enum(['OK', 'ERROR']),
@@ -30,14 +60,23 @@ const ANSWER = z.strictObject({
   info: z.unknown().optional(),
 });
 
-/** A `cmdexe` payload as an answer, or why it is none. */
-export function parseAnswer(payload: Buffer, maxPayload: number): CommandAnswer | string {
+/**
+ * A `cmdexe` payload as an answer, or why it is none. `correlationId`: the Correlation Data of an MQTT
+ * 5 answer (the command id its command carried), which names the command when the payload has no `id`
+ * and must be that id when it has one.
+ */
+export function parseAnswer(payload: Buffer, maxPayload: number, correlationId?: string): CommandAnswer | string {
   if (payload.length > maxPayload) return `${payload.length} bytes is over mqtt.max-payload (${maxPayload})`;
   let body: unknown;
   try {
     body = JSON.parse(payload.toString('utf8'));
   } catch {
     return 'not JSON';
+  }
+  if (correlationId !== undefined && typeof body === 'object' && body !== null && !Array.isArray(body)) {
+    const given: unknown = Reflect.get(body, 'id');
+    if (given === undefined) body = { ...body, id: correlationId };
+    else if (given !== correlationId) return 'id: not the command id of the correlation data';
   }
   const parsed = ANSWER.safeParse(body);
   if (!parsed.success) return parsed.error.issues.map((i) => `${i.path.join('.') || 'answer'}: ${i.message}`).join('; ');

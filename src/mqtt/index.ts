@@ -16,6 +16,6 @@ export {
   type MeasurementTopic, type Publisher,
 } from './ingest.js';
 export { MqttListenError } from './errors.js';
-export { commandTopic, type CommandPort } from './commands.js';
+export { commandProperties, commandTopic, type CommandPort, type MqttPublishProperties } from './commands.js';
 export { isEmbeddedBrokerUrl } from './local-url.js';
 export type { MqttSessionStore } from '../lib/index.js';

@@ -28,6 +28,9 @@ const MAX_CACHED_DEVICES = 10_000;
 const NONE: ObservedInstance[] = [];
 
 /** Who published a message, as authenticated: named in the log line of each message dropped. */
+/** The User Properties of an MQTT 5 packet: a name, a value or several. */
+export type UserProperties = Record<string, string | string[]>;
+
 export interface Publisher {
   readonly clientId: string;
   /** The device (`<tenant>/<deviceId>`), the token's subject, or null when anonymous. */
@@ -63,7 +66,11 @@ export interface Ingest {
    * Stores one message as `actor` (resolves after commit) or drops it; never rejects. No actor: the
    * client may not publish for this device (dropped as forbidden).
    */
-  handle(actor: Principal | undefined, topic: MeasurementTopic, payload: Buffer, from: Publisher): Promise<IngestOutcome>;
+  /**
+   * `userProperties`: those of an MQTT 5 PUBLISH, written into the log line of the measurement (debug
+   * when stored, with the reason when dropped).
+   */
+  handle(actor: Principal | undefined, topic: MeasurementTopic, payload: Buffer, from: Publisher, userProperties?: UserProperties): Promise<IngestOutcome>;
   /** Counts and logs a message dropped before ingestion: a topic under `ngsi/` that is no measurement topic. */
   dropTopic(topic: string, from: Publisher): void;
   stats(): IngestStats;
@@ -163,17 +170,19 @@ export function createIngest(deps: IngestDeps): Ingest {
   };
 
   return {
-    async handle(actor, topic, payload, from) {
+    async handle(actor, topic, payload, from, userProperties) {
       received += 1;
       try {
         const outcome = await measure(deps, caches, actor, topic, payload);
         stored += 1;
+        // NOTE: only for a publish with user properties: the others cost no log call.
+        if (userProperties !== undefined) log.debug('mqtt measurement stored', { clientId: from.clientId, user: from.user, tenant: topic.tenant, deviceId: topic.deviceId, userProperties });
         return outcome;
       } catch (err) {
         const reason: DropReason = err instanceof Dropped ? err.reason : 'failed';
         const detail = err instanceof Error ? err.message : String(err);
         dropped[reason] += 1;
-        const who = { clientId: from.clientId, user: from.user, tenant: topic.tenant, deviceId: topic.deviceId, reason };
+        const who = { clientId: from.clientId, user: from.user, tenant: topic.tenant, deviceId: topic.deviceId, reason, ...(userProperties ? { userProperties } : {}) };
         if (reason === 'failed') log.error('mqtt measurement not stored', { ...who, err });
         // NOTE: the store logs a full disk once; a line per measurement would only fill it faster.
         else if (reason === 'disk-full') log.debug('mqtt measurement dropped', who);

@@ -233,6 +233,13 @@ export class SqlitePersistence extends MemoryPersistence {
     return Readable.from(wills());
   }
 
+  /** An expired session (MQTT 5 Session Expiry): everything stored of it is removed, from memory too. */
+  async endSession(clientId: string): Promise<void> {
+    this.#store.endSession(clientId);
+    // NOTE: the in-memory persistence reads only the id of a client.
+    await super.cleanSubscriptions({ id: clientId } as Client);
+  }
+
   #toWill(w: MqttWillRecord): WillPacket {
     return asPacket(decodePacket(w));
   }

@@ -6,7 +6,7 @@ import type { WriteCore } from '../events.js';
 import type { MetricsSource } from '../http/index.js';
 import type { ContextService } from '../jsonld/index.js';
 import { timeOrderedUuid, type Clock, type IdGenerator, type Logger } from '../lib/index.js';
-import { commandTopic, deviceSubject } from '../mqtt/index.js';
+import { commandProperties, commandTopic, deviceSubject } from '../mqtt/index.js';
 import type { JournalFeed, Store } from '../store/index.js';
 import type { Runtime } from './runtime.js';
 
@@ -29,7 +29,8 @@ export function buildCommands(deps: CommandWiring): CommandDispatcher {
     newId: deps.newId ?? timeOrderedUuid, deviceSubject,
     publish: (tenant, deviceId, payload) => {
       const mqtt = deps.runtime.mqtt;
-      return mqtt ? mqtt.publish(commandTopic(tenant, deviceId), payload, 1) : Promise.reject(new Error('the embedded MQTT broker is not running'));
+      if (!mqtt) return Promise.reject(new Error('the embedded MQTT broker is not running'));
+      return mqtt.publish(commandTopic(tenant, deviceId), payload, 1, { properties: commandProperties(tenant, deviceId, payload, deps.clock.now()) });
     },
   });
   dispatcher.start().catch((err: unknown) => log.error('the command dispatcher did not start', { err }));

@@ -53,7 +53,7 @@ export function buildHomeAssistant(deps: HomeAssistantWiring): HomeAssistant | u
     options,
     publish: (topic, payload, retain) => {
       const mqtt = deps.runtime.mqtt;
-      return mqtt ? mqtt.publish(topic, payload, 1, retain) : Promise.reject(new Error('the embedded MQTT broker is not running'));
+      return mqtt ? mqtt.publish(topic, payload, 1, { retain }) : Promise.reject(new Error('the embedded MQTT broker is not running'));
     },
     writeCommand: async (actor, entityId, attr, value) => {
       await deps.entities.update(actor, entityId, (current, now) =>

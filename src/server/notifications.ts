@@ -40,9 +40,12 @@ export interface NotificationParts {
 
 export function buildNotifications(deps: NotificationDeps): NotificationParts {
   const { config, log, clock, store, contexts } = deps;
+  const expiry = config.mqtt.notificationExpiry;
   const publishLocal = (topic: string, payload: Buffer | string, qos: MqttQos): Promise<void> => {
     const mqtt = deps.mqtt();
-    return mqtt ? mqtt.publish(topic, payload, qos) : Promise.reject(new Error('the embedded MQTT broker is not running'));
+    if (!mqtt) return Promise.reject(new Error('the embedded MQTT broker is not running'));
+    // NOTE: a properties object of its own: Aedes sets the interval left in that of a queued message.
+    return expiry === 0 ? mqtt.publish(topic, payload, qos) : mqtt.publish(topic, payload, qos, { properties: { messageExpiryInterval: expiry } });
   };
   const mqttSender = createMqttSender({
     isLocal: (url) => {

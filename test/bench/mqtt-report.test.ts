@@ -44,6 +44,13 @@ describe('describeMqttTargets', () => {
       'target mqtt.ingest.disk-write <= 2048 bytes/msg: 1024, met',
     ]);
   });
+
+  it('names the rows and targets of the MQTT 5 load mqtt5.*', () => {
+    const rows = mqttRows(broker, ceiling, 'mqtt5');
+    expect(rows.map((r) => r.key)).toEqual(mqttRows(broker, ceiling).map((r) => r.key.replace(/^mqtt\./, 'mqtt5.')));
+    expect(rows.find((r) => r.key === 'mqtt5.ingest')).toMatchObject({ ratio: 0.25 });
+    expect(describeMqttTargets(rows, 'mqtt5')[0]).toBe('target mqtt5.ingest ratio >= 0.5: 0.25, MISSED');
+  });
 });
 
 describe('mqttErrors', () => {

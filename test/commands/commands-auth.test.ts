@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/index.js';
 import { ADMIN_ROLE, startAuthBroker, type AuthBroker } from '../helpers/auth.js';
 import { connectInbox, trySubscribe, type Inbox } from '../helpers/mqtt-inbox.js';
+import { mqttVersion, publishAcked, refusedWith } from '../helpers/mqtt.js';
 import { waitUntil } from '../helpers/fake-cloud.js';
 
 const ENTITY = 'urn:ngsi-ld:Valve:alice-1';
@@ -68,25 +69,31 @@ describe('commands with authentication', () => {
     expect(cmd.value).toBe('wide');
     await waitUntil(async () => (await status()) === 'DELIVERED', 5_000, 'DELIVERED');
     // Another device answering on v1's cmdexe, or on its own with v1's command id: neither counts.
-    await v2.client.publishAsync('ngsi/default/v1/cmdexe', JSON.stringify({ id: cmd.id, status: 'ERROR' }), { qos: 1 });
-    await v2.client.publishAsync('ngsi/default/v2/cmdexe', JSON.stringify({ id: cmd.id, status: 'ERROR' }), { qos: 1 });
+    await publishAcked(v2.client, 'ngsi/default/v1/cmdexe', JSON.stringify({ id: cmd.id, status: 'ERROR' }), { qos: 1 });
+    await publishAcked(v2.client, 'ngsi/default/v2/cmdexe', JSON.stringify({ id: cmd.id, status: 'ERROR' }), { qos: 1 });
     expect(await status()).toBe('DELIVERED');
     expect(b.broker.commands.stats().dropped.foreign).toBe(1);
     // An answer of the device on its own topic does.
-    await v1.client.publishAsync('ngsi/default/v1/cmdexe', JSON.stringify({ id: cmd.id, status: 'OK' }), { qos: 1 });
+    await publishAcked(v1.client, 'ngsi/default/v1/cmdexe', JSON.stringify({ id: cmd.id, status: 'OK' }), { qos: 1 });
     expect(await status()).toBe('OK');
     // v2 never saw v1's command.
     expect(v2.messages.filter((m) => m.topic.endsWith('/cmd'))).toEqual([]);
   });
 
-  it('disconnects a device that publishes on a cmd topic (the broker\'s only)', async () => {
+  it('disconnects a device that publishes on a cmd topic (the broker\'s only); at MQTT 5 refuses it with PUBACK 0x87 instead', async () => {
     const v2 = await connectDevice('v2');
+    const forged = JSON.stringify({ id: 'forged', name: 'open', value: 1 });
+    if (mqttVersion() === 5) {
+      expect(await publishAcked(v2.client, 'ngsi/default/v1/cmd', forged, { qos: 1 })).toBe(0x87);
+      expect(v2.client.connected).toBe(true);
+      return;
+    }
     const closed = new Promise<void>((resolve) => v2.client.once('close', () => resolve()));
-    v2.client.publish('ngsi/default/v1/cmd', JSON.stringify({ id: 'forged', name: 'open', value: 1 }), { qos: 1 });
+    v2.client.publish('ngsi/default/v1/cmd', forged, { qos: 1 });
     await closed;
   });
 
   it('refuses anonymous connections', async () => {
-    await expect(connectInbox(url, {}, 3_000)).rejects.toMatchObject({ code: 4 });
+    await expect(connectInbox(url, {}, 3_000)).rejects.toMatchObject({ code: refusedWith(4) });
   });
 });

@@ -3,7 +3,7 @@
 // NOT delivered without sleeping: a later marker arrives first.
 
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
-import { awaitConnack } from './mqtt.js';
+import { awaitConnack, withVersion } from './mqtt.js';
 import { within } from './process.js';
 
 export interface InboxMessage {
@@ -24,7 +24,7 @@ export interface Inbox {
 
 /** Connects and resolves after CONNACK; rejects with the client's error (its `code` is the CONNACK code) or after `timeoutMs`. */
 export async function connectInbox(url: string, opts: IClientOptions = {}, timeoutMs = 5_000): Promise<Inbox> {
-  const client = connect(url, { reconnectPeriod: 0, connectTimeout: timeoutMs, protocolVersion: 4, ...opts });
+  const client = connect(url, withVersion({ reconnectPeriod: 0, connectTimeout: timeoutMs, ...opts }));
   const messages: InboxMessage[] = [];
   const waiters: Array<() => void> = [];
   client.on('message', (topic, payload) => {
@@ -54,11 +54,11 @@ export async function connectInbox(url: string, opts: IClientOptions = {}, timeo
   };
 }
 
-/** Subscribes to `filter`; true when granted, false when refused (SUBACK 0x80). */
+/** Subscribes to `filter`; true when granted, false when refused (SUBACK 0x80, or a reason code of 0x80 or more at MQTT 5). */
 export async function trySubscribe(client: MqttClient, filter: string, qos: 0 | 1 = 0): Promise<boolean> {
   try {
     const granted = await within(client.subscribeAsync(filter, { qos }), 5_000, `SUBACK for ${filter}`);
-    return granted.every((g) => g.qos !== 128);
+    return granted.every((g) => g.qos < 128);
   } catch (err) {
     if (err instanceof Error && /Subscribe error/.test(err.message)) return false;
     throw err;

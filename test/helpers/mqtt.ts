@@ -1,5 +1,7 @@
 // MQTT test tools: a client that waits for CONNACK, a bounded wait for the next message on a topic,
-// and a throwaway mosquitto on 127.0.0.1 with its own temp config (never a system service).
+// and a throwaway mosquitto on 127.0.0.1 with its own temp config (never a system service). Clients
+// speak the protocol version of the run (mqttVersion: MQTT 3.1.1 unless EDGELD_TEST_MQTT_VERSION=5,
+// as the mqtt-v5 project of vitest.config.ts sets it), unless a test names one.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,9 +30,47 @@ export async function awaitConnack(client: MqttClient, url: string, timeoutMs: n
   return ack;
 }
 
+/** The MQTT protocol version of this run: 4 (3.1.1), or 5 when EDGELD_TEST_MQTT_VERSION=5. */
+export function mqttVersion(): 4 | 5 {
+  return process.env['EDGELD_TEST_MQTT_VERSION'] === '5' ? 5 : 4;
+}
+
+/**
+ * Client options in the version of the run unless `opts` names one. At MQTT 5, a session that is not
+ * clean is given a Session Expiry Interval of 0xFFFFFFFF (it never expires), as in 3.1.1 [MQTT-3.1.2-11].
+ */
+export function withVersion(opts: IClientOptions): IClientOptions {
+  const protocolVersion = opts.protocolVersion ?? mqttVersion();
+  if (protocolVersion !== 5 || opts.clean !== false || opts.properties?.sessionExpiryInterval !== undefined) return { ...opts, protocolVersion };
+  return { ...opts, protocolVersion, properties: { ...opts.properties, sessionExpiryInterval: 0xFFFF_FFFF } };
+}
+
+/** CONNACK refusal codes of MQTT 3.1.1 (§3.2.2.3) and the MQTT 5 reason codes Aedes answers them with. */
+const CONNACK_V5: Readonly<Record<number, number>> = { 2: 0x85, 3: 0x88, 4: 0x86, 5: 0x87 };
+
+/** The CONNACK code a refusal has in the version of the run, given its MQTT 3.1.1 return code. */
+export function refusedWith(code311: 2 | 3 | 4 | 5): number {
+  return mqttVersion() === 5 ? CONNACK_V5[code311]! : code311;
+}
+
+/**
+ * Publishes and resolves with the acknowledgement's reason code: 0 when accepted (and always at
+ * MQTT 3.1.1, which has no negative acknowledgement; at QoS 0, nothing is acknowledged). Never rejects
+ * on a refusal, so that a test of a refused publish reads the same at both versions.
+ */
+export function publishAcked(client: MqttClient, topic: string, payload: string | Buffer, opts: { qos?: 0 | 1 | 2; retain?: boolean } = {}): Promise<number> {
+  return within(new Promise<number>((resolve, reject) => {
+    client.publish(topic, payload, { qos: opts.qos ?? 0, retain: opts.retain ?? false }, (err) => {
+      if (err === undefined || err === null) resolve(0);
+      else if ('code' in err && typeof err.code === 'number') resolve(err.code);
+      else reject(err);
+    });
+  }), 5_000, `the acknowledgement of a publish on ${topic}`);
+}
+
 /** Connects and resolves after CONNACK; rejects on the first error or after `timeoutMs`. */
 export async function connectClient(url: string, opts: IClientOptions = {}, timeoutMs = 5_000): Promise<MqttClient> {
-  const client = connect(url, { reconnectPeriod: 0, connectTimeout: timeoutMs, ...opts });
+  const client = connect(url, withVersion({ reconnectPeriod: 0, connectTimeout: timeoutMs, ...opts }));
   await awaitConnack(client, url, timeoutMs);
   return client;
 }

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/index.js';
 import { ADMIN_ROLE, startAuthBroker, type AuthBroker } from '../helpers/auth.js';
 import { connectInbox, trySubscribe, type Inbox } from '../helpers/mqtt-inbox.js';
+import { mqttVersion, publishAcked } from '../helpers/mqtt.js';
 import { waitUntil } from '../helpers/fake-cloud.js';
 
 const ENTITY = 'urn:ngsi-ld:Boiler:alice-1';
@@ -81,7 +82,8 @@ describe('Home Assistant with authentication', () => {
     const before = (await recent()).length;
     const device = await connectInbox(url, { clientId: 'default/b1', username: 'default/b1', password: secret });
     inboxes.push(device);
-    await device.client.publishAsync(POWER_SET, 'OFF', { qos: 1 });
+    // Refused: acknowledged at MQTT 3.1.1 (no negative acknowledgement), PUBACK 0x87 at MQTT 5.
+    expect(await publishAcked(device.client, POWER_SET, 'OFF', { qos: 1 })).toBe(mqttVersion() === 5 ? 0x87 : 0);
     await b.as('alice', 'PATCH', `/ngsi-ld/v1/entities/${encodeURIComponent(ENTITY)}/attrs`, { body: { power: { type: 'Property', value: true } } });
     await waitUntil(async () => (await recent()).length === before + 1, 5_000, 'alice\'s command');
     expect((await recent())[0]).toMatchObject({ name: 'power', value: true });

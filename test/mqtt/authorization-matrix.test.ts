@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/index.js';
 import { ADMIN_ROLE, startAuthBroker, type AuthBroker } from '../helpers/auth.js';
 import { connectInbox, trySubscribe, type Inbox } from '../helpers/mqtt-inbox.js';
+import { refusedWith } from '../helpers/mqtt.js';
 import type { IClientOptions } from 'mqtt';
 
 type Party = 'owner device' | 'other device' | 'subject' | 'other subject' | 'admin' | 'anonymous';
@@ -117,7 +118,7 @@ describe('MQTT authorization matrix', () => {
   const connectAs = async (party: Party): Promise<Inbox | undefined> => {
     const opts = await optionsOf(party);
     if (opts === undefined) {
-      await expect(connectInbox(url, {}, 3_000)).rejects.toMatchObject({ code: 4 });
+      await expect(connectInbox(url, {}, 3_000)).rejects.toMatchObject({ code: refusedWith(4) });
       return undefined;
     }
     return connectInbox(url, opts);

@@ -5,6 +5,7 @@
 // nor retained.
 
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { publishAcked } from '../helpers/mqtt.js';
 import { ADMIN_ROLE, startAuthBroker, type AuthBroker } from '../helpers/auth.js';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { connectInbox, trySubscribe, type Inbox } from '../helpers/mqtt-inbox.js';
@@ -32,7 +33,7 @@ describe('MQTT authorization with authentication on', () => {
     const reg = await b.as('root', 'POST', '/edgeld/v1/devices', { body: { deviceId }, claims: { roles: [ADMIN_ROLE] } });
     expect(reg.status, reg.text).toBe(201);
     const device = await connectInbox(url, { clientId: deviceId, username: deviceId, password: reg.json.secret });
-    await device.client.publishAsync(`ngsi/default/${deviceId}/attrs`, '{"temperature":20}', { qos: 1 });
+    await publishAcked(device.client, `ngsi/default/${deviceId}/attrs`, '{"temperature":20}', { qos: 1 });
     await device.end();
     const entity = await b.as('root', 'GET', `/ngsi-ld/v1/entities/${encodeURIComponent(`urn:ngsi-ld:Device:${deviceId}`)}`, { claims: { roles: [ADMIN_ROLE] } });
     expect(entity.status, entity.text).toBe(200);
@@ -118,7 +119,7 @@ describe('MQTT authorization with authentication on', () => {
     expect(await trySubscribe(admin.client, 'ngsi/default/dev1/attrs')).toBe(true);
     const bob = await as('bob');
     const before = b.broker.mqttIngest.stats();
-    await bob.client.publishAsync('ngsi/default/dev1/attrs', '{"temperature":665}', { qos: 1, retain: true });
+    await publishAcked(bob.client, 'ngsi/default/dev1/attrs', '{"temperature":665}', { qos: 1, retain: true });
     expect(b.broker.mqttIngest.stats().dropped['unknown-device'] - before.dropped['unknown-device']).toBe(1);
     const entity = await b.as('root', 'GET', `/ngsi-ld/v1/entities/${encodeURIComponent('urn:ngsi-ld:Device:dev1')}`, { claims: { roles: [ADMIN_ROLE] } });
     expect(entity.status).toBe(404);
@@ -136,12 +137,12 @@ describe('MQTT authorization with authentication on', () => {
     expect(await trySubscribe(admin.client, 'ngsi/default/dev2/attrs')).toBe(true);
     const bob = await as('bob');
     const forbidden = b.broker.mqttIngest.stats().dropped.forbidden;
-    await bob.client.publishAsync('ngsi/default/dev2/attrs', '{"temperature":666}', { qos: 1 });
+    await publishAcked(bob.client, 'ngsi/default/dev2/attrs', '{"temperature":666}', { qos: 1 });
     expect(b.broker.mqttIngest.stats().dropped.forbidden - forbidden).toBe(1);
     await b.broker.publishLocal('ngsi/default/dev2/attrs', 'marker-1', 0);
     expect((await admin.before('ngsi/default/dev2/attrs', 'marker-1')).map((m) => m.payload)).not.toContain('{"temperature":666}');
     // Retained: a later subscriber gets the device's own retained value at most, never bob's.
-    await bob.client.publishAsync('ngsi/default/dev2/attrs', '{"temperature":667}', { qos: 1, retain: true });
+    await publishAcked(bob.client, 'ngsi/default/dev2/attrs', '{"temperature":667}', { qos: 1, retain: true });
     const later = await as('root', { roles: [ADMIN_ROLE] });
     expect(await trySubscribe(later.client, 'ngsi/default/dev2/attrs')).toBe(true);
     await b.broker.publishLocal('ngsi/default/dev2/attrs', 'marker-2', 0);

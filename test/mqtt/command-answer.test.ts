@@ -26,6 +26,13 @@ describe('parseAnswer', () => {
     expect(out).toContain(reason);
   });
 
+  it('takes the id from an MQTT 5 answer\'s Correlation Data, and refuses one naming another command', () => {
+    const withCorrelation = (body: unknown): ReturnType<typeof parseAnswer> => parseAnswer(Buffer.from(JSON.stringify(body)), 1_000, 'c7');
+    expect(withCorrelation({ status: 'OK' })).toEqual({ id: 'c7', status: 'OK' });
+    expect(withCorrelation({ id: 'c7', status: 'ERROR', info: 'jammed' })).toEqual({ id: 'c7', status: 'ERROR', info: 'jammed' });
+    expect(withCorrelation({ id: 'c8', status: 'OK' })).toContain('correlation data');
+  });
+
   it('refuses a payload over the limit before parsing it', () => {
     expect(parse({ id: 'c1', status: 'OK', info: 'x'.repeat(100) }, 50)).toContain('mqtt.max-payload');
   });

@@ -8,7 +8,7 @@ import { createLogger } from '../../src/lib/index.js';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { ADMIN_ROLE, startAuthBroker, type AuthBroker } from '../helpers/auth.js';
 import { parseExposition } from '../helpers/metrics.js';
-import { connectClient } from '../helpers/mqtt.js';
+import { connectClient, publishAcked } from '../helpers/mqtt.js';
 
 type Line = Record<string, unknown>;
 
@@ -36,7 +36,7 @@ describe('measurements dropped, authentication off', () => {
     const client = await connectClient(`mqtt://127.0.0.1:${b.broker.mqttPort}`, { clientId: 'th-01' });
     try {
       // QoS 1: PUBACK comes once the message is stored or dropped.
-      await client.publishAsync('ngsi/default/th-01/temperature', '21', { qos: 1 });
+      await publishAcked(client, 'ngsi/default/th-01/temperature', '21', { qos: 1 });
     } finally {
       await client.endAsync();
     }
@@ -49,7 +49,7 @@ describe('measurements dropped, authentication off', () => {
   it('logs the client id and user of a message dropped by ingestion', async () => {
     const client = await connectClient(`mqtt://127.0.0.1:${b.broker.mqttPort}`, { clientId: 'th-02' });
     try {
-      await client.publishAsync('ngsi/default/th-02/attrs', 'not json', { qos: 1 });
+      await publishAcked(client, 'ngsi/default/th-02/attrs', 'not json', { qos: 1 });
     } finally {
       await client.endAsync();
     }
@@ -74,7 +74,7 @@ describe('measurements dropped, authentication on', () => {
   it('names the token\'s subject as the user of a message on a bad topic', async () => {
     const client = await connectClient(`mqtt://127.0.0.1:${b.broker.mqttPort}`, { clientId: 'dash-1', username: 'dashboard', password: await b.token('alice') });
     try {
-      await client.publishAsync('ngsi/default/m1/oops', '{}', { qos: 1 });
+      await publishAcked(client, 'ngsi/default/m1/oops', '{}', { qos: 1 });
     } finally {
       await client.endAsync();
     }
@@ -85,7 +85,7 @@ describe('measurements dropped, authentication on', () => {
   it('names the device as the user of a message it may not publish', async () => {
     const client = await connectClient(`mqtt://127.0.0.1:${b.broker.mqttPort}`, { clientId: 'meter-1', username: 'meter-1', password: secret });
     try {
-      await client.publishAsync('ngsi/default/meter-2/attrs', '{"energy":1}', { qos: 1 });
+      await publishAcked(client, 'ngsi/default/meter-2/attrs', '{"energy":1}', { qos: 1 });
     } finally {
       await client.endAsync();
     }

@@ -8,7 +8,7 @@ import { fuzzRuns } from '../helpers/fuzz-runs.js';
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
-import { connectClient } from '../helpers/mqtt.js';
+import { connectClient, publishAcked } from '../helpers/mqtt.js';
 
 const RUNS = fuzzRuns(1_000, { specific: 'FUZZ_MQTT_RUNS' });
 
@@ -66,7 +66,7 @@ describe('fuzzed MQTT publishes', () => {
     await fc.assert(fc.asyncProperty(topic, payload, async (t, p) => {
       // Every message under ngsi/ is a measurement: stored, or dropped with a reason (a malformed topic included).
       if (t.startsWith('ngsi/')) measurements++;
-      await client.publishAsync(t, p, { qos: 1 });
+      await publishAcked(client, t, p, { qos: 1 });
       expect(closed, `the broker closed the connection after ${t}`).toBe(false);
     }), { numRuns: RUNS });
     const after = b.broker.mqttIngest.stats();

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MqttClient } from 'mqtt';
 import { startTestBroker, T0, type TestBroker } from '../helpers/broker.js';
-import { connectClient } from '../helpers/mqtt.js';
+import { connectClient, publishAcked } from '../helpers/mqtt.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 const CORE = 'https://uri.etsi.org/ngsi-ld/default-context/';
@@ -15,7 +15,7 @@ let b: TestBroker;
 let client: MqttClient;
 
 const publish = (topic: string, payload: unknown, qos: 0 | 1 = 1) =>
-  client.publishAsync(topic, typeof payload === 'string' ? payload : JSON.stringify(payload), { qos });
+  publishAcked(client, topic, typeof payload === 'string' ? payload : JSON.stringify(payload), { qos });
 const entity = async (device: string, tenant?: string) => {
   const res = await b.request('GET', `/ngsi-ld/v1/entities/${encodeURIComponent(id(device))}`, tenant ? { headers: { 'NGSILD-Tenant': tenant } } : {});
   return res;
@@ -178,7 +178,7 @@ describe('throughput', () => {
         const sends: Array<Promise<unknown>> = [];
         for (let n = 0; n < 1_000; n++) {
           const at = new Date(T0 + n * 1000).toISOString();
-          sends.push(c.publishAsync(`ngsi/default/load${i}/attrs`, JSON.stringify({ observedAt: at, n }), { qos: 1 }));
+          sends.push(publishAcked(c, `ngsi/default/load${i}/attrs`, JSON.stringify({ observedAt: at, n }), { qos: 1 }));
         }
         await Promise.all(sends);
       }));
@@ -204,7 +204,7 @@ describe('TLS listener', () => {
     try {
       await t.broker.listen();
       const secure = await connectClient(`mqtts://127.0.0.1:${t.broker.mqttTlsPort}`, { ca: readFileSync(fixture('cert.pem')) });
-      await secure.publishAsync('ngsi/default/tls1/attrs', JSON.stringify({ temperature: 7 }), { qos: 1 });
+      await publishAcked(secure, 'ngsi/default/tls1/attrs', JSON.stringify({ temperature: 7 }), { qos: 1 });
       await secure.endAsync();
       const res = await t.request('GET', `/ngsi-ld/v1/entities/${encodeURIComponent(id('tls1'))}`);
       expect(res.json.temperature.value).toBe(7);

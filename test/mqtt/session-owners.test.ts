@@ -9,6 +9,7 @@ import { ADMIN_ROLE, startAuthBroker, type AuthBroker } from '../helpers/auth.js
 import { tempDir } from '../helpers/broker.js';
 import { parseExposition } from '../helpers/metrics.js';
 import { connectInbox, trySubscribe } from '../helpers/mqtt-inbox.js';
+import { refusedWith } from '../helpers/mqtt.js';
 
 type Line = Record<string, unknown>;
 
@@ -40,14 +41,14 @@ describe('MQTT sessions bound to their principal', () => {
     const before = (await takeovers()) ?? 0;
 
     const bob = { clientId: 'default/dev1', username: 'bob', password: await b.token('bob'), clean: false };
-    await expect(connectInbox(url, bob, 3_000)).rejects.toMatchObject({ code: 5 });
+    await expect(connectInbox(url, bob, 3_000)).rejects.toMatchObject({ code: refusedWith(5) });
 
     // The device finds its session and its command.
     const back = await connectInbox(url, device);
     expect(back.sessionPresent).toBe(true);
     expect(await back.waitFor('ngsi/default/dev1/cmd', '{"switch":"on"}')).toBeDefined();
     // While it is online, the same attempt leaves its connection up.
-    await expect(connectInbox(url, bob, 3_000)).rejects.toMatchObject({ code: 5 });
+    await expect(connectInbox(url, bob, 3_000)).rejects.toMatchObject({ code: refusedWith(5) });
     await b.broker.publishLocal('ngsi/default/dev1/cmd', '{"switch":"off"}', 1);
     expect(await back.waitFor('ngsi/default/dev1/cmd', '{"switch":"off"}')).toBeDefined();
     expect(back.client.connected).toBe(true);
@@ -66,9 +67,9 @@ describe('MQTT sessions bound to their principal', () => {
     await b.broker.publishLocal('edgeld/notify/alice/pin', '{"pin":1234}', 1);
 
     const bob = { clientId: 'alice-laptop', username: 'bob', password: await b.token('bob'), clean: false };
-    await expect(connectInbox(url, bob, 3_000)).rejects.toMatchObject({ code: 5 });
+    await expect(connectInbox(url, bob, 3_000)).rejects.toMatchObject({ code: refusedWith(5) });
     // A clean session would discard hers: refused as well.
-    await expect(connectInbox(url, { ...bob, clean: true }, 3_000)).rejects.toMatchObject({ code: 5 });
+    await expect(connectInbox(url, { ...bob, clean: true }, 3_000)).rejects.toMatchObject({ code: refusedWith(5) });
 
     const back = await connectInbox(url, alice);
     expect(back.sessionPresent).toBe(true);
@@ -90,7 +91,7 @@ describe('MQTT sessions bound to their principal', () => {
       try {
         await c.broker.listen();
         const other = { clientId: 'kiosk', username: 'bob', password: await c.token('bob'), clean: false };
-        await expect(connectInbox(`mqtt://127.0.0.1:${c.broker.mqttPort}`, other, 3_000)).rejects.toMatchObject({ code: 5 });
+        await expect(connectInbox(`mqtt://127.0.0.1:${c.broker.mqttPort}`, other, 3_000)).rejects.toMatchObject({ code: refusedWith(5) });
       } finally {
         await c.close();
       }

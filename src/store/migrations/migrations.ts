@@ -29,6 +29,7 @@ import { up as commandsFinished } from './migration-025-commands-finished.js';
 import { up as entityExpiry } from './migration-026-entity-expiry.js';
 import { up as rollups } from './migration-027-rollups.js';
 import { up as storageDaily } from './migration-028-storage-daily.js';
+import { up as mqttSessionExpiry } from './migration-029-mqtt-session-expiry.js';
 
 /** Where applied migrations are reported (the store's logger fits). */
 export interface MigrationLog {
@@ -128,6 +129,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 26, up: entityExpiry },
   { version: 27, up: rollups },
   { version: 28, up: storageDaily },
+  { version: 29, up: mqttSessionExpiry },
 ];
 
 function userVersion(db: BetterSqlite3.Database): number {

@@ -86,6 +86,16 @@ function prepareMqttSessionStatements(db: BetterSqlite3.Database) {
     getOwner: db.prepare<[string], { owner: string }>('SELECT owner FROM mqtt_session_owners WHERE client_id = ?'),
     putOwner: db.prepare<[string, string]>('INSERT OR REPLACE INTO mqtt_session_owners (client_id, owner) VALUES (?, ?)'),
     deleteOwner: db.prepare<[string]>('DELETE FROM mqtt_session_owners WHERE client_id = ?'),
+    putExpiry: db.prepare<[string, number, number | null]>(
+      'INSERT OR REPLACE INTO mqtt_session_expiry (client_id, interval_s, expires_at) VALUES (?, ?, ?)',
+    ),
+    startExpiries: db.prepare<[number]>('UPDATE mqtt_session_expiry SET expires_at = ? + interval_s * 1000 WHERE expires_at IS NULL'),
+    deleteExpiry: db.prepare<[string]>('DELETE FROM mqtt_session_expiry WHERE client_id = ?'),
+    expiredSessions: db.prepare<[number, number], { client_id: string }>(
+      'SELECT client_id FROM mqtt_session_expiry WHERE expires_at <= ? ORDER BY expires_at LIMIT CAST(? AS INTEGER)',
+    ),
+    nextExpiry: db.prepare<[], { at: number | null }>('SELECT min(expires_at) AS at FROM mqtt_session_expiry'),
+    clearQueued: db.prepare<[string]>('DELETE FROM mqtt_outgoing WHERE client_id = ?'),
     willsPage: db.prepare<[string, number], WillRow>(
       'SELECT client_id, broker_id, meta, payload FROM mqtt_wills WHERE client_id > ? ORDER BY client_id LIMIT CAST(? AS INTEGER)',
     ),
@@ -153,5 +163,18 @@ export function createMqttSessionRepository(db: BetterSqlite3.Database, atomic: 
     sessionOwner: (clientId) => st.getOwner.get(clientId)?.owner,
     putSessionOwner: (clientId, owner) => void st.putOwner.run(clientId, owner),
     deleteSessionOwner: (clientId) => void st.deleteOwner.run(clientId),
+
+    putSessionExpiry: (clientId, intervalS, expiresAt) => void st.putExpiry.run(clientId, intervalS, expiresAt ?? null),
+    startSessionExpiries: (now) => void st.startExpiries.run(now),
+    deleteSessionExpiry: (clientId) => void st.deleteExpiry.run(clientId),
+    expiredSessions: (now, limit) => st.expiredSessions.all(now, limit).map((r) => r.client_id),
+    nextSessionExpiry: () => st.nextExpiry.get()?.at ?? undefined,
+    endSession: (clientId) => atomic(() => {
+      st.clearSubs.run(clientId);
+      st.clearQueued.run(clientId);
+      st.clearIncoming.run(clientId);
+      st.deleteWill.run(clientId);
+      st.deleteExpiry.run(clientId);
+    }),
   };
 }

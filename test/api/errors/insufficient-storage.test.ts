@@ -43,7 +43,8 @@ describe('storage.min-free-bytes above the free space', () => {
       expect((await b.request('GET', '/ngsi-ld/v1/entities?type=Sensor')).json).toHaveLength(1);
 
       await b.broker.listen();
-      const client = await connectClient(`mqtt://127.0.0.1:${b.broker.mqttPort}`);
+      // NOTE: MQTT 3.1.1, which has no negative acknowledgement; an MQTT 5 device gets PUBACK 0x97 (test/mqtt/reason-codes.test.ts).
+      const client = await connectClient(`mqtt://127.0.0.1:${b.broker.mqttPort}`, { protocolVersion: 4 });
       try {
         // QoS 0: no acknowledgement to withhold: dropped and counted.
         await client.publishAsync('ngsi/default/meter1/attrs', JSON.stringify({ energy: 5 }), { qos: 0 });

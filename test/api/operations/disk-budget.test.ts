@@ -135,8 +135,9 @@ describe('storage.max-bytes', () => {
 
       await b.broker.listen();
       // A device with a session of its own: the measurement is not acknowledged, the connection ends,
-      // and the device sends it again after reconnecting, until there is room.
-      const client = await connectClient(`mqtt://127.0.0.1:${b.broker.mqttPort}`, { clientId: 'meter9', clean: false, reconnectPeriod: 200 });
+      // and the device sends it again after reconnecting, until there is room. NOTE: MQTT 3.1.1 here; an
+      // MQTT 5 device gets PUBACK 0x97 at once instead (test/mqtt/reason-codes.test.ts).
+      const client = await connectClient(`mqtt://127.0.0.1:${b.broker.mqttPort}`, { clientId: 'meter9', clean: false, reconnectPeriod: 200, protocolVersion: 4 });
       const acknowledged = client.publishAsync('ngsi/default/meter9/attrs', JSON.stringify({ energy: 5 }), { qos: 1 });
       await waitUntil(() => b.broker.mqttIngest.stats().dropped['disk-full'] >= 1, 10_000, 'the measurement refused');
       await new Promise<void>((resolve, reject) => {
