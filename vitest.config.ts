@@ -2,12 +2,13 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * The MQTT tests run again with MQTT 5 clients (test/helpers/mqtt.ts reads the version): those of the
- * broker, commands, notifications, Home Assistant and the disk budget over MQTT, and the end-to-end
- * files of MQTT ingestion, commands and notifications. Left at 3.1.1 only: the files of pure functions
- * (no client), those that name both versions themselves (session-expiry, reason-codes,
- * mqtt5-properties, mqtt-durable's v5 case), the federation end-to-end files (the cloud's side of the
- * downlink and the cloud-command chain go through mosquitto and the gateway's own client) and the
- * kill-cycle and SIGTERM-under-load files, whose MQTT is the same ingestion as mqtt-ingest's.
+ * broker, commands, notifications, Home Assistant, metrics and the disk budget over MQTT, the
+ * dashboard's pages, and the end-to-end files of ingestion, commands (the cloud-command chain
+ * included), notifications, kill -9 cycles and SIGTERM under load. Left at 3.1.1 only: the files of
+ * pure functions (no client), those that name their versions themselves (session-expiry, reason-codes,
+ * mqtt5-properties, mqtt-durable's v5 case, https's wss client), and those whose clients talk to
+ * mosquitto, not to the embedded broker (the downlink's, whose gateway client speaks 3.1.1, and the
+ * MQTT sender's, whose version is the subscription's `MQTT-Version`).
  */
 const MQTT_V5 = [
   'test/mqtt/**/*.test.ts',
@@ -26,6 +27,12 @@ const MQTT_V5 = [
   'test/e2e/commands.test.ts',
   'test/e2e/unclean-stop.test.ts',
   'test/e2e/notifications.test.ts',
+  'test/e2e/cloud-command.test.ts',
+  'test/e2e/kill-cycles.test.ts',
+  'test/e2e/sigterm-under-load.test.ts',
+  'test/api/operations/metrics.test.ts',
+  'test/ui/dashboard.test.ts',
+  'test/ui/dashboard-route.test.ts',
 ];
 const NO_CLIENT_OR_BOTH = [
   'test/mqtt/topic-classes.test.ts',

@@ -7,7 +7,7 @@ import type { MqttClient } from 'mqtt';
 import { startTestBroker, tempDir, type TestBroker } from '../../helpers/broker.js';
 import { startAuthBroker } from '../../helpers/auth.js';
 import { startReceiver, type Receiver } from '../../helpers/receiver.js';
-import { connectClient } from '../../helpers/mqtt.js';
+import { connectClient, mqttVersion, publishAcked } from '../../helpers/mqtt.js';
 import { parseExposition, type Exposition } from '../../helpers/metrics.js';
 
 const E = '/ngsi-ld/v1/entities';
@@ -113,7 +113,8 @@ describe('GET /metrics: MQTT', () => {
     cleanups.push(() => client.endAsync());
     // QoS 1: PUBACK comes once the message is stored or dropped.
     await client.publishAsync('ngsi/default/m1/attrs', JSON.stringify({ temperature: 21 }), { qos: 1 });
-    await client.publishAsync('ngsi/default/m1/attrs', 'not json', { qos: 1 });
+    // Refused: acknowledged at MQTT 3.1.1 (no negative acknowledgement), PUBACK 0x99 at MQTT 5.
+    expect(await publishAcked(client, 'ngsi/default/m1/attrs', 'not json', { qos: 1 })).toBe(mqttVersion() === 5 ? 0x99 : 0);
     const m = await scrape(b);
     expect(m.value('edgeld_mqtt_measurements_received_total')).toBe(2);
     expect(m.value('edgeld_mqtt_measurements_stored_total')).toBe(1);
