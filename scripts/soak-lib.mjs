@@ -6,29 +6,16 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { quantile, slopeOf } from './plant-room-plan.mjs';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 
-/** The q-quantile (0 to 1) of `values`, the nearest rank; 0 without values. */
-export function percentile(values, q) {
-  if (values.length === 0) return 0;
-  const sorted = Float64Array.from(values).sort();
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))];
-}
-
-export const p99 = (values) => percentile(values, 0.99);
+/** The p99 of `values` by nearest rank; 0 without values. */
+export const p99 = (values) => quantile(values, 0.99) ?? 0;
 
 /** Least-squares slope of y over x. */
-export function slope(points) {
-  const n = points.length;
-  if (n < 2) return 0;
-  const mx = points.reduce((s, p) => s + p.x, 0) / n;
-  const my = points.reduce((s, p) => s + p.y, 0) / n;
-  const num = points.reduce((s, p) => s + (p.x - mx) * (p.y - my), 0);
-  const den = points.reduce((s, p) => s + (p.x - mx) ** 2, 0);
-  return den === 0 ? 0 : num / den;
-}
+export const slope = slopeOf;
 
 export function rssBytes(pid) {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
