@@ -14,6 +14,8 @@ const NEVER_EXPIRES = 0xFFFF_FFFF;
 const PAGE = 256;
 /** setTimeout's longest delay; a later end is looked at again then. */
 const MAX_DELAY_MS = 2_147_483_647;
+/** How soon a sweep that failed is tried again. */
+const RETRY_MS = 5_000;
 
 export interface SessionExpiry {
   /** Stops the timer (the stored ends stay for the next start). */
@@ -42,13 +44,20 @@ export async function followSessionExpiry(aedes: Aedes, persistence: SqlitePersi
   };
   const sweep = async (): Promise<void> => {
     timer = undefined;
-    for (let due = store.expiredSessions(clock.now(), PAGE); due.length > 0 && !closed; due = store.expiredSessions(clock.now(), PAGE)) {
-      for (const id of due) {
-        // NOTE: a client connected again has its end removed at CONNECT; this one is only in a race with it.
-        if (isConnected(id)) store.deleteSessionExpiry(id);
-        else await persistence.endSession(id);
+    try {
+      for (let due = store.expiredSessions(clock.now(), PAGE); due.length > 0 && !closed; due = store.expiredSessions(clock.now(), PAGE)) {
+        for (const id of due) {
+          // NOTE: a client connected again has its end removed at CONNECT; this one is only in a race with it.
+          if (isConnected(id)) store.deleteSessionExpiry(id);
+          else await persistence.endSession(id);
+        }
+        log.debug('mqtt sessions expired', { clients: due.length });
       }
-      log.debug('mqtt sessions expired', { clients: due.length });
+    } catch (err) {
+      // A store that fails (disk full, busy) leaves the sessions due stored: they are removed on a later try.
+      log.warn('mqtt sessions past their expiry not removed; tried again', { err, retryMs: RETRY_MS });
+      if (!closed) timer = setTimeout(() => void sweep(), RETRY_MS).unref();
+      return;
     }
     arm();
   };
