@@ -1,6 +1,6 @@
 // What shared subscriptions use of an Aedes client beyond its typed surface, each present in Aedes
 // 1.x and 2.x alike (read in both sources): its outgoing message id counter, its own QoS delivery
-// path, and the packets its parser emits.
+// path, and its packet parser.
 
 import type { Client } from 'aedes';
 
@@ -20,12 +20,26 @@ export function deliveryOf(client: Client): ((packet: Record<string, unknown>, c
   return typeof fn === 'function' ? (fn as (packet: Record<string, unknown>, cb: () => void) => void) : undefined; // NOTE: Aedes' deliverQoS(packet, cb)
 }
 
+/** What a client's packet parser offers: its 'packet' event. */
+interface PacketParser {
+  on(event: 'packet', fn: (p: { cmd: string; messageId?: number }) => void): void;
+  prependListener(event: 'packet', fn: (p: never) => void): void;
+}
+
+/** A client's packet parser, or undefined where Aedes keeps none. */
+export function parserOf(client: Client): PacketParser | undefined {
+  // NOTE: Aedes (1.x and 2.x) parses a client's packets with mqtt-packet's parser, kept in `_parser`, and
+  // handles each on its 'packet' event; its types omit it.
+  const parser: unknown = Reflect.get(client, '_parser');
+  if (typeof parser !== 'object' || parser === null) return undefined;
+  return typeof Reflect.get(parser, 'on') === 'function' && typeof Reflect.get(parser, 'prependListener') === 'function' ? parser as PacketParser : undefined;
+}
+
 /** Calls `onAck` with the message id of each PUBACK the client sends. */
 export function watchAcks(client: Client, onAck: (messageId: number) => void): boolean {
-  // NOTE: Aedes parses a client's packets with mqtt-packet's parser, kept in `_parser`; its types omit it.
-  const parser: unknown = Reflect.get(client, '_parser');
-  if (typeof parser !== 'object' || parser === null || typeof Reflect.get(parser, 'on') !== 'function') return false;
-  (parser as { on(event: 'packet', fn: (p: { cmd: string; messageId?: number }) => void): void }).on('packet', (p) => {
+  const parser = parserOf(client);
+  if (parser === undefined) return false;
+  parser.on('packet', (p) => {
     if (p.cmd === 'puback' && p.messageId !== undefined) onAck(p.messageId);
   });
   return true;

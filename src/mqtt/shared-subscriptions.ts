@@ -7,6 +7,7 @@ import type { Aedes, Client } from 'aedes';
 import type { Logger, MqttSessionStore } from '../lib/index.js';
 import type { MqttQos } from '../subscriptions/index.js';
 import type { MqttAccessHooks } from './hooks.js';
+import { parserOf } from './aedes-client.js';
 import { clientShareFilter, parseShareName, renameSharedFilters, STORED_SHARE_PREFIX } from './share-name.js';
 import { createSharedGroups, type SharedGroups } from './shared-groups.js';
 
@@ -14,15 +15,13 @@ const PAGE = 256;
 
 /** Renames the `$share/` filters of the client's SUBSCRIBE and UNSUBSCRIBE packets before Aedes handles them. */
 export function renameSharedFiltersOf(client: Client, log: Logger): void {
-  // NOTE: Aedes (1.x and 2.x) parses a client's packets with mqtt-packet's parser, kept in `_parser`,
-  // and handles each on its 'packet' event; its types omit it. A listener put first sees each packet first.
-  const parser: unknown = Reflect.get(client, '_parser');
-  if (typeof parser !== 'object' || parser === null || typeof Reflect.get(parser, 'prependListener') !== 'function') {
+  const parser = parserOf(client);
+  if (parser === undefined) {
     log.warn('the shared subscriptions of this client cannot be seen: they match nothing', { clientId: client.id });
     return;
   }
-  (parser as { prependListener(event: 'packet', fn: (p: Parameters<typeof renameSharedFilters>[0]) => void): void })
-    .prependListener('packet', renameSharedFilters);
+  // NOTE: a listener put first sees each packet before Aedes handles it.
+  parser.prependListener('packet', renameSharedFilters);
 }
 
 /**
