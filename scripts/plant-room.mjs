@@ -277,6 +277,10 @@ async function runOnce(opts, plan, cleanup) {
     // A site whose uplink goes down for minutes: the drain's backoff stops at 30 s instead of 5 minutes,
     // so the link is used again within 30 s of coming back (docs/operations.md says so for such sites).
     FEDERATION_RETRY_MAX: '30000',
+    // A slow uplink with a long round trip: batches of up to 500 entities (100 a round trip carry
+    // at most about 300 measurements a second at 300 ms), compressed (a 500-entity upsert of 150 KB
+    // is about 10 KB of gzip): docs/federation.md advises both for such a link.
+    FEDERATION_BATCH_SIZE: '500', FEDERATION_COMPRESSION: 'gzip',
     FEDERATION_DOWNLINK_TYPES: 'Device', FEDERATION_DOWNLINK_ATTRIBUTES: 'setpoint', FEDERATION_DOWNLINK_ID_PATTERN: '^urn:ngsi-ld:Device:pr-',
     FEDERATION_DOWNLINK_MQTT_URL: `mqtt://${net.cloud}:${RELAY_MQTT}`,
   };

@@ -1,8 +1,10 @@
 // Reading request bodies: size cap while streaming (413), JSON syntax (400 InvalidRequest), and the
 // JSON-LD context rules of NGSI-LD §6.3.5 (where the @context may and may not come from).
 
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
 import {
-  BadRequestDataError, InvalidRequestError, PayloadTooLargeError, isNestedDeeper, isPlainObject,
+  BadRequestDataError, InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError, isNestedDeeper, isPlainObject,
 } from '../ngsi/index.js';
 import type { ContextInput } from '../jsonld/index.js';
 import { readLimited } from '../lib/index.js';
@@ -35,11 +37,24 @@ export interface ParsedBody {
  */
 const DISCARD_MAX_BYTES = 16 * 1_048_576;
 
+const gunzipAsync = promisify(gunzip);
+
 function tooLarge(limit: number): PayloadTooLargeError {
   return new PayloadTooLargeError('Request body too large', `The limit is ${limit} bytes`);
 }
 
-export async function readBytes(req: Request, limit: number): Promise<string> {
+/** The coding of a request body (RFC 9110 §8.4): none, or gzip; any other is refused with 415. */
+function bodyCoding(req: Request): 'gzip' | undefined {
+  const header = req.headers.get('content-encoding');
+  if (header === null) return undefined;
+  const codings = header.split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
+  if (codings.length === 0) return undefined;
+  if (codings.length === 1 && (codings[0] === 'gzip' || codings[0] === 'x-gzip')) return 'gzip';
+  throw new UnsupportedMediaTypeError('Unsupported Content-Encoding', `A request body is sent as it is or with Content-Encoding gzip, not ${header.slice(0, 100)}`);
+}
+
+/** The body's bytes as sent (compressed or not), at most `limit` of them. */
+async function readRaw(req: Request, limit: number): Promise<Buffer> {
   const declared = req.headers.get('content-length');
   const discardUpTo = Math.max(limit, DISCARD_MAX_BYTES);
   if (declared !== null) {
@@ -48,14 +63,33 @@ export async function readBytes(req: Request, limit: number): Promise<string> {
       if (length <= discardUpTo && req.body) await readLimited(req.body, 0, discardUpTo).catch(() => undefined);
       throw tooLarge(limit);
     }
-    // NOTE: with a declared length, Node's HTTP parser delivers exactly that many bytes, so the
-    // whole body may be read at once; text() reads the socket directly, without a web stream.
-    if (Number.isSafeInteger(length)) return req.text();
   }
-  if (!req.body) return '';
+  if (!req.body) return Buffer.alloc(0);
   const bytes = await readLimited(req.body, limit, discardUpTo);
   if (bytes === undefined) throw tooLarge(limit);
-  return bytes.toString('utf8');
+  return bytes;
+}
+
+/**
+ * A gzip body inflated, refused (413) as soon as it would pass `limit` bytes: the limit holds for
+ * what the body stands for, so a small compressed body never becomes a large one in memory.
+ */
+async function inflate(bytes: Buffer, limit: number): Promise<string> {
+  try {
+    return (await gunzipAsync(bytes, { maxOutputLength: Math.max(1, limit) })).toString('utf8');
+  } catch (err) {
+    if (err instanceof RangeError || (err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(limit);
+    throw new InvalidRequestError('Malformed gzip body', err instanceof Error ? err.message : undefined);
+  }
+}
+
+export async function readBytes(req: Request, limit: number): Promise<string> {
+  if (bodyCoding(req) === 'gzip') return inflate(await readRaw(req, limit), limit);
+  const length = Number(req.headers.get('content-length') ?? Number.NaN);
+  // NOTE: with a declared length, Node's HTTP parser delivers exactly that many bytes, so the
+  // whole body may be read at once; text() reads the socket directly, without a web stream.
+  if (Number.isSafeInteger(length) && length <= limit) return req.text();
+  return (await readRaw(req, limit)).toString('utf8');
 }
 
 export function isContextInput(v: unknown): v is ContextInput {

@@ -8,7 +8,7 @@ import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 export interface TransportRequest {
   method: string;
   headers: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
   signal: AbortSignal;
   /** Largest reply body read; a larger one answers `bytes: undefined` (the connection is dropped). */
   maxBytes: number;

@@ -69,7 +69,7 @@ export function buildFederation(deps: FederationWiring): FederationLink | undefi
     // The token endpoint through the outbound client: its own host and port, or public addresses.
     ...(up.tokenUrl === '' ? {} : { fetch: createOutboundFetch(createHostAllowList(allowEntriesOf([up.tokenUrl]), true)) }),
     options: {
-      url: up.url, upstreamTenant: up.tenant, timeoutMs: fed.timeout,
+      url: up.url, upstreamTenant: up.tenant, timeoutMs: fed.timeout, gzip: fed.compression === 'gzip',
       ...(up.tokenUrl === '' ? {} : { token: { url: up.tokenUrl, clientId: up.clientId, clientSecret: up.clientSecret } }),
     },
   });

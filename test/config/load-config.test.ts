@@ -70,7 +70,7 @@ describe('defaultConfig', () => {
       distributed: { enabled: true, timeout: 5_000, maxReplyBytes: 4_194_304, maxEntities: 1_000, forwardTenant: false },
       federation: {
         upstream: { url: '', tenant: '', context: '', types: '', tokenUrl: '', clientId: '', clientSecret: '' },
-        tenant: '', batchSize: 100, linger: 100, timeout: 10_000, retryBase: 1_000, retryMax: 300_000, outbox: { maxRows: 1_000_000, maxAge: 'P7D' },
+        tenant: '', batchSize: 100, linger: 100, compression: 'off', timeout: 10_000, retryBase: 1_000, retryMax: 300_000, outbox: { maxRows: 1_000_000, maxAge: 'P7D' },
         register: { enabled: false, only: false, mode: 'auxiliary', url: '', id: '', lifetime: 'PT1H', renewBefore: '0.25', types: '', attrs: '', debounce: 5_000 },
         downlink: {
           types: '', attributes: '', idPattern: '', mqttUrl: '', mqttUsername: '', mqttPassword: '', topic: '', endpoint: '', endpointToken: '', endpointSubject: '',
@@ -185,6 +185,7 @@ describe('CONFIG_OPTIONS', () => {
       'federation.tenant',
       'federation.batch-size',
       'federation.linger',
+      'federation.compression',
       'federation.timeout',
       'federation.retry-base',
       'federation.retry-max',

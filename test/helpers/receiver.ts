@@ -1,6 +1,7 @@
 // A notification receiver on 127.0.0.1: records every request (headers and JSON body), answers
 // with a status a test can change, and lets a test wait for a number of requests (bounded).
 
+import { gunzipSync } from 'node:zlib';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -9,7 +10,9 @@ export function readBody(req: IncomingMessage, onBody: (body: unknown) => void):
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
-    const text = Buffer.concat(chunks).toString('utf8');
+    // A gzip request body (Content-Encoding gzip, as a gateway compressing its uplink sends) is read inflated.
+    const bytes = Buffer.concat(chunks);
+    const text = (req.headers['content-encoding'] === 'gzip' ? gunzipSync(bytes) : bytes).toString('utf8');
     let body: unknown;
     try {
       body = text === '' ? undefined : JSON.parse(text);
