@@ -31,6 +31,8 @@ export interface UpstreamClientOptions {
   transport: Transport;
   /** Request bodies of COMPRESS_FROM_BYTES or more go with Content-Encoding gzip. */
   gzip: boolean;
+  /** Called once when the upstream turned out not to take gzip bodies (compression is then off). */
+  onGzipRefused?: (status: number) => void;
 }
 
 export interface UpstreamRequest {
@@ -49,20 +51,22 @@ export interface UpstreamClient {
 }
 
 function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClient {
+  let compressing = opts.gzip;
+
   /** The request body as sent: JSON text, gzip-compressed when asked and worth it (RFC 9110 §8.4). */
-  const encode = async (body: unknown, headers: Record<string, string>): Promise<string | Buffer> => {
+  const encode = async (body: unknown, headers: Record<string, string>, compress: boolean): Promise<string | Buffer> => {
     const text = JSON.stringify(body);
-    if (!opts.gzip || text.length < COMPRESS_FROM_BYTES) return text;
+    if (!compress || text.length < COMPRESS_FROM_BYTES) return text;
     headers['Content-Encoding'] = 'gzip';
     // NOTE: on libuv's thread pool, off the event loop. A batch upsert of 100 measurements of three
     // numbers (30 KB of JSON) becomes about 2 KB, in about 0.3 ms.
     return gzipAsync(text);
   };
 
-  const once = async (req: UpstreamRequest): Promise<UpstreamReply> => {
+  const once = async (req: UpstreamRequest, compress: boolean): Promise<UpstreamReply & { compressed: boolean }> => {
     const headers: Record<string, string> = { Accept: 'application/json', Link: req.link };
     if (req.body !== undefined) headers['Content-Type'] = 'application/json';
-    const payload = req.body === undefined ? undefined : await encode(req.body, headers);
+    const payload = req.body === undefined ? undefined : await encode(req.body, headers, compress);
     if (opts.tenant !== '') headers['NGSILD-Tenant'] = opts.tenant;
     if (opts.token !== undefined) headers['Authorization'] = `Bearer ${await opts.token.get(req.signal)}`;
     const limit = deadline(req.signal, opts.timeoutMs);
@@ -86,15 +90,31 @@ function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClient {
     } catch {
       body = undefined;
     }
-    return { status, body, text };
+    return { status, body, text, compressed: headers['Content-Encoding'] !== undefined };
+  };
+
+  /**
+   * NOTE: an upstream that does not take gzip bodies answers 415 (RFC 9110 §15.5.16) or, failing to
+   * parse them, 400: the request is then sent again as it is, and when that one is not refused the
+   * same way, compression stays off for good (a 400 of the content itself comes back the same).
+   */
+  const sendOnce = async (req: UpstreamRequest): Promise<UpstreamReply> => {
+    const reply = await once(req, compressing);
+    if (!reply.compressed || (reply.status !== 415 && reply.status !== 400)) return reply;
+    const plain = await once(req, false);
+    if (plain.status !== reply.status && compressing) {
+      compressing = false;
+      opts.onGzipRefused?.(reply.status);
+    }
+    return plain;
   };
 
   return {
     async send(req) {
-      const reply = await once(req);
+      const reply = await sendOnce(req);
       if (reply.status !== 401 || opts.token === undefined) return reply;
       opts.token.invalidate();
-      return once(req);
+      return sendOnce(req);
     },
   };
 }
@@ -103,6 +123,8 @@ function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClient {
 export interface FederationClientDeps {
   options: { url: string; upstreamTenant: string; timeoutMs: number; gzip?: boolean; token?: { url: string; clientId: string; clientSecret: string } | undefined };
   clock: Clock;
+  /** Told when the upstream refuses gzip bodies (federation.compression is then off until restart). */
+  onGzipRefused?: ((status: number) => void) | undefined;
   /** Requests to the upstream (default node:http(s)). */
   transport?: Transport | undefined;
   /** Requests to the token endpoint (default the global fetch). */
@@ -113,7 +135,8 @@ export interface FederationClientDeps {
 export function createFederationClient(deps: FederationClientDeps): UpstreamClient {
   const { options, clock } = deps;
   return createUpstreamClient({
-    url: options.url.replace(/\/+$/, ''), tenant: options.upstreamTenant, timeoutMs: options.timeoutMs, gzip: options.gzip === true, transport: deps.transport ?? createHttpTransport(),
+    url: options.url.replace(/\/+$/, ''), tenant: options.upstreamTenant, timeoutMs: options.timeoutMs, gzip: options.gzip === true,
+    ...(deps.onGzipRefused ? { onGzipRefused: deps.onGzipRefused } : {}), transport: deps.transport ?? createHttpTransport(),
     ...(options.token ? {
       token: createTokenSource({
         tokenUrl: options.token.url, clientId: options.token.clientId, clientSecret: options.token.clientSecret, timeoutMs: options.timeoutMs,

@@ -66,6 +66,7 @@ export function buildFederation(deps: FederationWiring): FederationLink | undefi
   };
   const client = createFederationClient({
     clock: deps.clock,
+    onGzipRefused: (status) => deps.log.child('federation').warn('the upstream broker does not take gzip request bodies: federation.compression is off until restart', { status }),
     // The token endpoint through the outbound client: its own host and port, or public addresses.
     ...(up.tokenUrl === '' ? {} : { fetch: createOutboundFetch(createHostAllowList(allowEntriesOf([up.tokenUrl]), true)) }),
     options: {

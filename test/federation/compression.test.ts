@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { startFakeCloud, waitUntil, type FakeCloud } from '../helpers/fake-cloud.js';
-import { SENSOR, drained, startEdge, upserts } from './helpers.js';
+import { SENSOR, drained, startEdge, statusOf, upserts } from './helpers.js';
 
 let cloud: FakeCloud | undefined;
 let edge: TestBroker | undefined;
@@ -83,6 +83,54 @@ describe('federation.compression', () => {
       const t = await upstream!.request('GET', `/ngsi-ld/v1/temporal/entities/${sensorId(0)}?lastN=100`);
       return Array.isArray((t.json as { temperature?: unknown[] }).temperature) && (t.json as { temperature: unknown[] }).temperature.length === 31;
     }, 5_000, 'the history of the sensor upstream');
+  });
+});
+
+describe('an upstream that does not take gzip bodies', () => {
+  for (const refusal of [415, 400]) {
+    it(`${refusal} to a compressed body: sent again as it is, and nothing compressed after that`, async () => {
+      cloud = await startFakeCloud();
+      cloud.answer((req) => (req.headers['content-encoding'] === 'gzip' ? { status: refusal, body: { type: 'https://uri.etsi.org/ngsi-ld/errors/InvalidRequest', title: 'Unreadable body' } } : undefined));
+      edge = await startEdge(cloud.url, { compression: 'gzip' });
+      await createSensors(edge, 40);
+      await edge.broker.listen();
+      await drained(edge);
+      const [refused, plain, ...rest] = upserts(cloud);
+      expect(refused!.headers['content-encoding']).toBe('gzip');
+      expect(plain!.headers['content-encoding']).toBeUndefined();
+      expect(plain!.body).toHaveLength(40);
+      expect(rest).toHaveLength(0);
+      // The next batch goes as it is at once.
+      const more = Array.from({ length: 40 }, (_, i) => SENSOR(sensorId(100 + i), i, at(2)));
+      expect((await edge.request('POST', '/ngsi-ld/v1/entityOperations/create', { body: more })).status).toBe(201);
+      await drained(edge);
+      const after = upserts(cloud).slice(2);
+      expect(after.length).toBeGreaterThan(0);
+      for (const r of after) expect(r.headers['content-encoding']).toBeUndefined();
+      expect((await statusOf(edge)).parked).toBe(0);
+    });
+  }
+
+  it('a 400 that the plain body gets too is the content\'s: compression stays on', async () => {
+    cloud = await startFakeCloud();
+    let refusals = 0;
+    cloud.answer((req) => (req.path.includes('/entityOperations/upsert') && refusals++ < 2
+      ? { status: 400, body: { type: 'https://uri.etsi.org/ngsi-ld/errors/BadRequestData', title: 'Refused' } } : undefined));
+    edge = await startEdge(cloud.url, { compression: 'gzip' });
+    await createSensors(edge, 40);
+    await edge.broker.listen();
+    await cloud.waitFor((reqs) => reqs.filter((r) => r.path.includes('/entityOperations/upsert')).length >= 3, 5_000, 'a third upsert');
+    const [first, second, third] = upserts(cloud);
+    expect(first!.headers['content-encoding']).toBe('gzip');
+    expect(second!.headers['content-encoding']).toBeUndefined();
+    // A whole batch refused goes again entity by entity: those are under 1 KiB; then a new batch.
+    expect(third!.body).toHaveLength(1);
+    await drained(edge);
+    const more = Array.from({ length: 40 }, (_, i) => SENSOR(sensorId(200 + i), i, at(3)));
+    expect((await edge.request('POST', '/ngsi-ld/v1/entityOperations/create', { body: more })).status).toBe(201);
+    await cloud.waitFor((reqs) => reqs.some((r) => Array.isArray(r.body) && r.body.length === 40 && r.body[0].id === sensorId(200)), 5_000, 'the next batch');
+    const next = upserts(cloud).find((r) => Array.isArray(r.body) && r.body[0].id === sensorId(200));
+    expect(next!.headers['content-encoding']).toBe('gzip');
   });
 });
 
