@@ -12,6 +12,7 @@ import type { BucketCatalogue } from './buckets.js';
 import { DISTINCT_KEY, IS_STRING } from './history-sql.js';
 import type { RunInTx } from '../transactions.js';
 import { seriesClause } from './series-filter.js';
+import { COUNTED, passOver, scanRowsSql, summaryOf, type ScanPass, type ScanRow } from './rollup-scan.js';
 import type { DroppedKey, RollupRepository, RollupRow, RollupTable, RollupTier, SeriesFilter } from './history-types.js';
 
 export const ROLLUP_TIERS: readonly RollupTier[] = ['minute', 'hour'];
@@ -74,8 +75,6 @@ const createTableSql = (name: string): string => `
   ) WITHOUT ROWID`;
 
 const ROW_COLUMNS = 'series, t, n, numbers, strings, distinct_n, sum, sumsq, min, max, min_s, max_s, first_t, last_t, first_num, last_num';
-/** The observed instances that are no deletion: what a summary counts (as aggregated reads do). */
-const COUNTED = 'observed_at IS NOT NULL AND (value IS NOT NULL OR num IS NOT NULL)';
 
 /**
  * The summaries of the rows `where` selects in a raw table, per series and period start: one pass
@@ -116,6 +115,9 @@ const MERGE_SQL = (table: string): string => `
     last_num = CASE WHEN excluded.last_t > last_t THEN excluded.last_num ELSE last_num END,
     last_t = max(last_t, excluded.last_t)`;
 
+/** A summary that is not stored yet, its columns bound by position (an object's names cost more to bind). */
+const INSERT_POSITIONAL_SQL = (table: string): string => `INSERT INTO ${table} (${ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
 const REPLACE_SQL = (table: string): string => `INSERT OR REPLACE INTO ${table} (${ROW_COLUMNS}) VALUES (@series, @t, @n, @numbers, @strings,
   @distinct_n, @sum, @sumsq, @min, @max, @min_s, @max_s, @first_t, @last_t, @first_num, @last_num)`;
 
@@ -149,6 +151,7 @@ function prepareStatements(db: BetterSqlite3.Database) {
     forgetProgress: db.prepare<[string]>('DELETE FROM rollup_progress WHERE bucket = ?'),
     mark: db.prepare<[number, number, number]>('INSERT OR IGNORE INTO rollup_dirty (tier, start, series) VALUES (?, ?, ?)'),
     isMarked: db.prepare<[number, number, number], number>('SELECT 1 FROM rollup_dirty WHERE tier = ? AND start = ? AND series = ?').pluck(),
+    markedIn: db.prepare<[number, number, number], unknown>('SELECT start, series FROM rollup_dirty WHERE tier = ? AND start >= ? AND start <= ?'),
     closed: db.prepare<[number, number, number], { start: number; series: number }>(
       'SELECT start, series FROM rollup_dirty WHERE tier = ? AND start <= ? ORDER BY start, series LIMIT CAST(? AS INTEGER)'),
     unmarkRange: db.prepare<[number, number, number, string]>(
@@ -207,8 +210,12 @@ function markPeriods(r: Rollups, series: number, t: number): void {
 }
 
 /**
- * Reads up to `limit` rows of a raw table after its watermark; returns how many. NOTE: the rows are
- * grouped in SQL by series and minute: JavaScript sees one row per period to mark, not one per instance.
+ * Reads up to `limit` rows of a raw table after its watermark (on to the end of the last one's minute);
+ * returns how many. One pass over the rows (rollup-scan.ts) tells the minutes they touch and adds up
+ * those that closed and that nothing summarized or marked before: their rows are all among those read
+ * (a row of theirs read before would have marked or summarized them), so their summaries are stored
+ * with no mark and no second reading. A minute split between two reads is summarized from the first
+ * and marked by the second: it is then computed again from its raw rows.
  */
 function scanBucket(r: Rollups, name: string, limit: number, mergeBefore: number, closedBefore: number): number {
   const after = r.st.progress.get(name) ?? 0;
@@ -216,74 +223,98 @@ function scanBucket(r: Rollups, name: string, limit: number, mergeBefore: number
     .get(after, limit) as number | null;
   if (upTo === null) return 0;
   const last = minuteEnd(r, name, upTo, limit);
-  const direct = summarizeFresh(r, name, after, last, mergeBefore, closedBefore);
-  const minute = `(t - (((t % ${TIER_MS.minute}) + ${TIER_MS.minute}) % ${TIER_MS.minute}))`;
-  const groups = r.sql.get(`SELECT series, CASE WHEN observed_at IS NOT NULL THEN ${minute} END AS m, count(*) FROM ${name}
-    WHERE rowid > ? AND rowid <= ? GROUP BY series, m`).raw().all(after, last) as Array<[number, number | null, number]>;
-  let read = 0;
-  let merging = false;
-  let hour = -1;
-  let hourSeries = -1;
-  for (const [series, m, n] of groups) {
-    read += n;
-    if (m === null) continue;
-    if (m < mergeBefore) {
-      merging = true;
-      continue;
+  const rows = r.sql.get(scanRowsSql(name)).raw().all(after, last) as ScanRow[];
+  const closed = Number.isFinite(closedBefore) ? periodStart('minute', closedBefore) : Number.NEGATIVE_INFINITY;
+  const pass = passOver(rows, mergeBefore, closed);
+  const direct = storeFresh(r, pass);
+  for (const [series, minutes] of pass.touched) {
+    const done = direct.get(series);
+    let hour = Number.NaN;
+    for (const m of minutes) {
+      if (m < mergeBefore) continue;
+      if (done?.has(m) !== true) r.st.mark.run(TIER_CODE.minute, m, series);
+      // NOTE: minutes come mostly in order: an hour is marked once per run of its minutes.
+      const h = periodStart('hour', m);
+      if (h !== hour) r.st.mark.run(TIER_CODE.hour, h, series);
+      hour = h;
     }
-    if (direct.get(series)?.has(m) !== true) r.st.mark.run(TIER_CODE.minute, m, series);
-    // NOTE: groups come by series then minute: an hour is marked once per run of its minutes.
-    const h = periodStart('hour', m);
-    if (h !== hour || series !== hourSeries) r.st.mark.run(TIER_CODE.hour, h, series);
-    hour = h;
-    hourSeries = series;
   }
-  if (merging) {
+  if (pass.merging) {
     const where = 'rowid > @after AND rowid <= @last AND t < @mergeBefore';
     for (const tier of ROLLUP_TIERS) {
       storeSummaries(r, r.sql.get(summarySql(name, where, TIER_MS[tier])).all({ after, last, mergeBefore }) as RollupRow[], tier, true);
     }
   }
   r.st.setProgress.run(name, last);
-  return read;
+  return rows.length;
 }
 
 /**
  * The last rowid of a read that ends at `upTo`, taken on to the end of that row's minute (at most
  * `limit` rows more): rows arrive in time order, so a minute is then mostly read whole, and
- * summarized as it is read rather than marked and read again.
+ * summarized as it is read rather than marked and read again. One pass over the next rows gives both
+ * the first of a later minute and the last of them.
  */
 function minuteEnd(r: Rollups, name: string, upTo: number, limit: number): number {
   const t = r.sql.get(`SELECT t FROM ${name} WHERE rowid = ?`).pluck().get(upTo) as number | undefined;
   if (t === undefined) return upTo;
-  // The rows up to the first of a later minute, among the next `limit`.
-  const last = r.sql.get(`SELECT max(rowid) FROM (SELECT rowid, t FROM ${name} WHERE rowid > @upTo ORDER BY rowid LIMIT CAST(@limit AS INTEGER))
-    WHERE rowid < coalesce((SELECT min(rowid) FROM (SELECT rowid, t FROM ${name} WHERE rowid > @upTo ORDER BY rowid LIMIT CAST(@limit AS INTEGER))
-      WHERE t >= @end), 9223372036854775807)`).pluck().get({ upTo, limit, end: periodStart('minute', t) + TIER_MS.minute }) as number | null;
-  return last ?? upTo;
+  const [later, lastRead] = r.sql.get(`SELECT min(CASE WHEN t >= @end THEN rowid END), max(rowid)
+    FROM (SELECT rowid, t FROM ${name} WHERE rowid > @upTo ORDER BY rowid LIMIT CAST(@limit AS INTEGER))`).raw()
+    .get({ upTo, limit, end: periodStart('minute', t) + TIER_MS.minute }) as [number | null, number | null];
+  // The rows before the first of a later minute (rowids only grow: any bound below it is as good).
+  if (later !== null) return later - 1;
+  return lastRead ?? upTo;
 }
 
 /**
- * The minutes of the rows read that closed and that nothing summarized or marked before: their rows
- * are all among those read (a row of theirs read before would have marked or summarized them), so
- * their summaries come from these rows, in the same pass, with no mark and no second reading. A
- * minute split between two reads is summarized from the first and marked by the second: it is then
- * computed again from its raw rows. Returns the minutes summarized, by series.
+ * Whether a minute of the pass is marked, or summarized already. NOTE: for a pass whose minutes are
+ * close together (the common case: rows arriving in time order), two range reads per scan (the marks
+ * of its span of minutes, each series' summaries over it) instead of two look-ups per minute; a pass
+ * spanning far more minutes than it holds (late rows among recent ones) looks each one up.
  */
-function summarizeFresh(r: Rollups, name: string, after: number, last: number, mergeBefore: number, closedBefore: number): Map<number, Set<number>> {
+function knownMinutes(r: Rollups, fresh: ScanPass['fresh']): (series: number, m: number) => boolean {
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = Number.NEGATIVE_INFINITY;
+  let count = 0;
+  for (const minutes of fresh.values()) {
+    for (const m of minutes.keys()) {
+      if (m < lo) lo = m;
+      if (m > hi) hi = m;
+      count++;
+    }
+  }
+  if ((hi - lo) / TIER_MS.minute > 4 * count + 64) {
+    return (series, m) => r.st.isMarked.get(TIER_CODE.minute, m, series) !== undefined
+      || (r.existing.has(rollupTableOf('minute', m).name)
+        && r.sql.get(`SELECT 1 FROM ${rollupTableOf('minute', m).name} WHERE series = ? AND t = ?`).pluck().get(series, m) !== undefined);
+  }
+  const known = new Set<string>();
+  if (count > 0) {
+    for (const [start, series] of r.st.markedIn.raw().all(TIER_CODE.minute, lo, hi) as Array<[number, number]>) known.add(`${series} ${start}`);
+    for (const table of tablesOf(r, 'minute')) {
+      if (table.endMs <= lo || table.startMs > hi) continue;
+      const read = r.sql.get(`SELECT t FROM ${table.name} WHERE series = ? AND t >= ? AND t <= ?`).pluck();
+      for (const series of fresh.keys()) for (const t of read.all(series, lo, hi) as number[]) known.add(`${series} ${t}`);
+    }
+  }
+  return (series, m) => known.has(`${series} ${m}`);
+}
+
+/** Stores the summaries of the pass's closed minutes that are neither marked nor summarized yet; returns them by series. */
+function storeFresh(r: Rollups, pass: ScanPass): Map<number, Set<number>> {
   const done = new Map<number, Set<number>>();
-  if (!Number.isFinite(closedBefore)) return done;
-  const closed = periodStart('minute', closedBefore);
-  const rows = r.sql.get(summarySql(name, 'rowid > @after AND rowid <= @last AND t >= @mergeBefore AND t < @closed', TIER_MS.minute))
-    .all({ after, last, mergeBefore, closed }) as RollupRow[];
-  for (const row of rows) {
-    if (r.st.isMarked.get(TIER_CODE.minute, row.t, row.series) !== undefined) continue;
-    const table = rollupTableOf('minute', row.t).name;
-    if (r.existing.has(table) && r.sql.get(`SELECT 1 FROM ${table} WHERE series = ? AND t = ?`).pluck().get(row.series, row.t) !== undefined) continue;
-    storeSummaries(r, [row], 'minute', false);
-    let set = done.get(row.series);
-    if (set === undefined) done.set(row.series, (set = new Set()));
-    set.add(row.t);
+  const known = knownMinutes(r, pass.fresh);
+  for (const [series, minutes] of pass.fresh) {
+    for (const [m, acc] of minutes) {
+      if (known(series, m)) continue;
+      const table = tableFor(r, 'minute', m).name;
+      const row = summaryOf(acc);
+      r.sql.get(INSERT_POSITIONAL_SQL(table)).run(row.series, row.t, row.n, row.numbers, row.strings, row.distinct_n, row.sum, row.sumsq,
+        row.min, row.max, row.min_s, row.max_s, row.first_t, row.last_t, row.first_num, row.last_num);
+      let set = done.get(series);
+      if (set === undefined) done.set(series, (set = new Set()));
+      set.add(m);
+    }
   }
   return done;
 }
