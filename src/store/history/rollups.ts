@@ -115,8 +115,9 @@ const MERGE_SQL = (table: string): string => `
     last_num = CASE WHEN excluded.last_t > last_t THEN excluded.last_num ELSE last_num END,
     last_t = max(last_t, excluded.last_t)`;
 
-/** A summary that is not stored yet, its columns bound by position (an object's names cost more to bind). */
-const INSERT_POSITIONAL_SQL = (table: string): string => `INSERT INTO ${table} (${ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+/** `count` summaries that are not stored yet, their columns bound by position (an object's names cost more to bind). */
+const insertRowsSql = (table: string, count: number): string =>
+  `INSERT INTO ${table} (${ROW_COLUMNS}) VALUES ${Array.from({ length: count }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`;
 
 const REPLACE_SQL = (table: string): string => `INSERT OR REPLACE INTO ${table} (${ROW_COLUMNS}) VALUES (@series, @t, @n, @numbers, @strings,
   @distinct_n, @sum, @sumsq, @min, @max, @min_s, @max_s, @first_t, @last_t, @first_num, @last_num)`;
@@ -300,20 +301,34 @@ function knownMinutes(r: Rollups, fresh: ScanPass['fresh']): (series: number, m:
   return (series, m) => known.has(`${series} ${m}`);
 }
 
+/** Fresh summaries inserted by one statement: a statement's own cost is shared by that many rows. */
+const INSERT_ROWS = 16;
+
 /** Stores the summaries of the pass's closed minutes that are neither marked nor summarized yet; returns them by series. */
 function storeFresh(r: Rollups, pass: ScanPass): Map<number, Set<number>> {
   const done = new Map<number, Set<number>>();
   const known = knownMinutes(r, pass.fresh);
+  const byTable = new Map<string, RollupRow[]>();
   for (const [series, minutes] of pass.fresh) {
     for (const [m, acc] of minutes) {
       if (known(series, m)) continue;
       const table = tableFor(r, 'minute', m).name;
-      const row = summaryOf(acc);
-      r.sql.get(INSERT_POSITIONAL_SQL(table)).run(row.series, row.t, row.n, row.numbers, row.strings, row.distinct_n, row.sum, row.sumsq,
-        row.min, row.max, row.min_s, row.max_s, row.first_t, row.last_t, row.first_num, row.last_num);
+      let rows = byTable.get(table);
+      if (rows === undefined) byTable.set(table, (rows = []));
+      rows.push(summaryOf(acc));
       let set = done.get(series);
       if (set === undefined) done.set(series, (set = new Set()));
       set.add(m);
+    }
+  }
+  for (const [table, rows] of byTable) {
+    for (let at = 0; at < rows.length; at += INSERT_ROWS) {
+      const chunk = rows.slice(at, at + INSERT_ROWS);
+      const values: Array<number | string | null> = [];
+      for (const x of chunk) {
+        values.push(x.series, x.t, x.n, x.numbers, x.strings, x.distinct_n, x.sum, x.sumsq, x.min, x.max, x.min_s, x.max_s, x.first_t, x.last_t, x.first_num, x.last_num);
+      }
+      r.sql.get(insertRowsSql(table, chunk.length)).run(values);
     }
   }
   return done;
