@@ -3,22 +3,28 @@
 // they come (what summarySql computes per series and minute, without the sort its GROUP BY needs and
 // without reading the rows a second time to know which periods they touch).
 
-import { DISTINCT_KEY, IS_STRING } from './history-sql.js';
+import { DISTINCT_KEY } from './history-sql.js';
 import type { RollupRow } from './history-types.js';
 
 /** The observed instances that are no deletion: what a summary counts (as aggregated reads do). */
 export const COUNTED = 'observed_at IS NOT NULL AND (value IS NOT NULL OR num IS NOT NULL)';
 
+/** What a raw row is to a summary: not observed, observed but no value (a deletion), counted, counted string. */
+export const ROW_STATE = { unobserved: 0, deletion: 1, counted: 2, countedString: 3 } as const;
+type RowState = (typeof ROW_STATE)[keyof typeof ROW_STATE];
+
 /**
- * A raw row as the scan reads it: its series and instant, whether it is observed and counted, its
- * number, its string value (a string Property) and, for a value that is no number, what tells it apart
- * for distinctCount (a number's is the number).
+ * A raw row as the scan reads it: its series, instant, state, number, and for a value that is no
+ * number what tells it apart for distinctCount (a string Property's: the string; a number's is the
+ * number). NOTE: five columns: turning a row into a JavaScript array costs more than SQLite's reading
+ * of it, by the column.
  */
-export type ScanRow = [series: number, t: number, observed: number, counted: number, num: number | null, text: string | null, key: number | string | null];
+export type ScanRow = [series: number, t: number, state: RowState, num: number | null, key: number | string | null];
 
 /** The rows (after, last] of a raw table, in rowid order, as ScanRows (the statement runs in raw mode). */
-export const scanRowsSql = (table: string): string => `SELECT series, t, observed_at IS NOT NULL, ${COUNTED}, num,
-  CASE WHEN ${IS_STRING} THEN json_extract(value, '$.value') END, CASE WHEN num IS NULL THEN ${DISTINCT_KEY} END
+export const scanRowsSql = (table: string): string => `SELECT series, t,
+  CASE WHEN observed_at IS NULL THEN 0 WHEN num IS NOT NULL THEN 2 WHEN value IS NULL THEN 1 WHEN json_type(value, '$.value') = 'text' THEN 3 ELSE 2 END,
+  num, CASE WHEN num IS NULL THEN ${DISTINCT_KEY} END
   FROM ${table} WHERE rowid > ? AND rowid <= ? ORDER BY rowid`;
 
 const MINUTE_MS = 60_000;
@@ -139,8 +145,8 @@ export function passOver(rows: readonly ScanRow[], mergeBefore: number, closed: 
   let lastMinute = Number.NaN;
   let lastAcc: MinuteAcc | undefined;
   for (let i = 0; i < rows.length; i++) {
-    const [series, t, observed, counted, num, text, key] = rows[i]!;
-    if (observed === 0) continue;
+    const [series, t, state, num, key] = rows[i]!;
+    if (state === ROW_STATE.unobserved) continue;
     const minute = minuteOf(t);
     if (minute < mergeBefore) merging = true;
     if (series !== lastSeries || minute !== lastMinute) {
@@ -151,14 +157,14 @@ export function passOver(rows: readonly ScanRow[], mergeBefore: number, closed: 
       lastMinute = minute;
       lastAcc = undefined;
     }
-    if (counted === 0 || t < mergeBefore || t >= closed) continue;
+    if (state === ROW_STATE.deletion || t < mergeBefore || t >= closed) continue;
     if (lastAcc === undefined) {
       let bySeries = fresh.get(series);
       if (bySeries === undefined) fresh.set(series, (bySeries = new Map()));
       lastAcc = bySeries.get(minute);
       if (lastAcc === undefined) bySeries.set(minute, (lastAcc = newAcc(series, minute, t)));
     }
-    addRow(lastAcc, t, num, text, key);
+    addRow(lastAcc, t, num, state === ROW_STATE.countedString ? (key as string) : null, key);
   }
   return { touched, merging, fresh };
 }
