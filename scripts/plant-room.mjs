@@ -285,7 +285,9 @@ async function runOnce(opts, plan, cleanup) {
     FEDERATION_DOWNLINK_MQTT_URL: `mqtt://${net.cloud}:${RELAY_MQTT}`,
   };
   const gatewayPrefix = ['taskset', '-c', String(core)];
-  let gateway = startBroker('gateway', dataDir, gatewayEnv, gatewayPrefix);
+  // The gateway's log (both processes, the kill's restart included) beside the report, when there is one.
+  const gatewayLog = opts.report && !opts.findCapacity ? `${opts.report}.gateway.log` : undefined;
+  let gateway = startBroker('gateway', dataDir, gatewayEnv, gatewayPrefix, gatewayLog);
   cleanup.procs.push(gateway);
   await gateway.started;
   let incarnation = 0;
@@ -481,7 +483,7 @@ async function runOnce(opts, plan, cleanup) {
     await gateway.exited;
     await sleep(RESTART_AFTER_MS);
     incarnation++;
-    gateway = startBroker('gateway', dataDir, gatewayEnv, gatewayPrefix);
+    gateway = startBroker('gateway', dataDir, gatewayEnv, gatewayPrefix, gatewayLog);
     cleanup.procs.push(gateway);
     await gateway.started;
     kill.restarted = true;

@@ -3,7 +3,7 @@
 // read from the temporal API, and the statistics of the reports.
 
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { quantile, slopeOf } from './plant-room-plan.mjs';
@@ -25,8 +25,9 @@ export function rssBytes(pid) {
 /**
  * An edgeld process (by default on free ports of 127.0.0.1, HTTP and MQTT) with its data in `dataDir`,
  * the V8 flags of the systemd unit, and `prefix` before node (e.g. `taskset -c 1`, `ip netns exec <ns>`).
+ * `logFile`: every log line it writes is appended there too (the soak's record of what it did).
  */
-export function startBroker(name, dataDir, env = {}, prefix = []) {
+export function startBroker(name, dataDir, env = {}, prefix = [], logFile = undefined) {
   const flags = pkg.config.nodeFlags.split(' ');
   const argv = [...prefix, process.execPath, ...flags, join(ROOT, 'dist/main.js')];
   const child = spawn(argv[0], argv.slice(1), {
@@ -37,6 +38,11 @@ export function startBroker(name, dataDir, env = {}, prefix = []) {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
+  if (logFile !== undefined) {
+    const out = createWriteStream(logFile, { flags: 'a' });
+    child.stderr.on('data', (chunk) => out.write(chunk));
+    child.once('exit', () => out.end());
+  }
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
   const started = new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the ${name} did not start in 15 s:\n${err}`)), 15_000);
