@@ -21,6 +21,8 @@ export interface PlantRoomOptions {
   delayMs: number;
   lossPercent: number;
   rateKbit: number;
+  /** Environment variables given to the gateway beside the profile's (`--gateway-env NAME=value`). */
+  gatewayEnv: Readonly<Record<string, string>>;
   step: number;
 }
 

@@ -19,12 +19,12 @@ export const OUTBOX_STEADY_LAG_S = 10;
 
 export const DEFAULTS = Object.freeze({
   duration: 3600, devices: 1000, json: false, report: '', seed: 0, core: -1, findCapacity: false,
-  delayMs: 300, lossPercent: 5, rateKbit: 1000, step: 250,
+  delayMs: 300, lossPercent: 5, rateKbit: 1000, step: 250, gatewayEnv: Object.freeze({}),
 });
 
 /** The options of `--profile plant-room` (numbers positive; `--seed 0` draws one). */
 export function parsePlantRoomArgs(argv) {
-  const opts = { ...DEFAULTS };
+  const opts = { ...DEFAULTS, gatewayEnv: {} };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const num = (min = 1) => {
@@ -43,7 +43,12 @@ export function parsePlantRoomArgs(argv) {
     else if (a === '--delay-ms') opts.delayMs = num(0);
     else if (a === '--loss') opts.lossPercent = num(0);
     else if (a === '--rate-kbit') opts.rateKbit = num(8);
-    else throw new Error(`unknown argument ${a} (plant-room: --duration S --devices N --json --report FILE --seed N --core N --find-capacity --step N --delay-ms MS --loss PCT --rate-kbit K)`);
+    else if (a === '--gateway-env') {
+      // An option of the gateway as its environment variable, e.g. STORAGE_COMMIT_WINDOW=20.
+      const m = /^([A-Z][A-Z0-9_]*)=(.*)$/s.exec(argv[++i] ?? '');
+      if (!m) throw new Error('--gateway-env needs NAME=value, NAME an environment variable such as STORAGE_COMMIT_WINDOW');
+      opts.gatewayEnv[m[1]] = m[2];
+    } else throw new Error(`unknown argument ${a} (plant-room: --duration S --devices N --json --report FILE --seed N --core N --find-capacity --step N --delay-ms MS --loss PCT --rate-kbit K --gateway-env NAME=value)`);
   }
   if (opts.report === '' && argv.includes('--report')) throw new Error('--report needs a file');
   return opts;

@@ -283,6 +283,7 @@ async function runOnce(opts, plan, cleanup) {
     FEDERATION_BATCH_SIZE: '500', FEDERATION_COMPRESSION: 'gzip',
     FEDERATION_DOWNLINK_TYPES: 'Device', FEDERATION_DOWNLINK_ATTRIBUTES: 'setpoint', FEDERATION_DOWNLINK_ID_PATTERN: '^urn:ngsi-ld:Device:pr-',
     FEDERATION_DOWNLINK_MQTT_URL: `mqtt://${net.cloud}:${RELAY_MQTT}`,
+    ...opts.gatewayEnv,
   };
   const gatewayPrefix = ['taskset', '-c', String(core)];
   // The gateway's log (both processes, the kill's restart included) beside the report, when there is one.

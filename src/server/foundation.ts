@@ -46,6 +46,7 @@ export function buildFoundation(deps: FoundationDeps): Foundation {
     busyTimeoutMs: config.storage.busyTimeout,
     minFreeBytes: config.storage.minFreeBytes,
     walLimitBytes: config.storage.walLimitBytes,
+    commitWindowMs: config.storage.commitWindow,
     historyBucket: config.history.bucket,
     log: log.child('store'),
     clock,

@@ -125,7 +125,7 @@ export function openStore(opts: StoreOptions): Store {
   const { db, lock } = openDatabase(path, log, busyTimeoutMs, walLimitBytes);
 
   const caches = createCacheGroup(db);
-  const runner = createTxRunner(db, caches, log);
+  const runner = createTxRunner(db, caches, log, opts.commitWindowMs ?? 0);
   const iris = createIriDictionary(db, caches);
   const buckets = createBucketCatalogue(db, opts.historyBucket, caches);
   log.info('store opened', { path, journalMode: db.pragma('journal_mode', { simple: true }), schema: MIGRATIONS[MIGRATIONS.length - 1]?.version });

@@ -36,6 +36,8 @@ export interface StoreOptions {
   minFreeBytes?: number;
   /** WAL size that sets off a checkpoint and that the WAL is trimmed to (storage.wal-limit-bytes); 4 MiB when absent. */
   walLimitBytes?: number;
+  /** Milliseconds a queued write waits for others to share its commit (default 0: the next turn). */
+  commitWindowMs?: number;
 }
 
 

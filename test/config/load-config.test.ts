@@ -40,7 +40,7 @@ describe('defaultConfig', () => {
         headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, maxConnections: 1_024,
         tlsKey: '', tlsCert: '', redirectPort: -1,
       },
-      storage: { dir: './data', busyTimeout: 5_000, minFreeBytes: 67_108_864, walLimitBytes: 4_194_304, checkpointSchedule: '* * * * *', maxBytes: 0 },
+      storage: { dir: './data', busyTimeout: 5_000, minFreeBytes: 67_108_864, walLimitBytes: 4_194_304, commitWindow: 0, checkpointSchedule: '* * * * *', maxBytes: 0 },
       mqtt: {
         port: 1883, host: '0.0.0.0', wsPort: -1, connectTimeout: 5_000, tlsPort: -1, tlsKey: '', tlsCert: '', defaultEntityType: 'Device',
         autoprovision: 'auto', maxPayload: 65_536,
@@ -116,6 +116,7 @@ describe('CONFIG_OPTIONS', () => {
       'storage.busy-timeout',
       'storage.min-free-bytes',
       'storage.wal-limit-bytes',
+      'storage.commit-window',
       'storage.checkpoint-schedule',
       'storage.max-bytes',
       'mqtt.port',
@@ -467,6 +468,13 @@ describe('loadConfig from the environment', () => {
     const high = loadError(() => loadConfig({ argv: [], env: { STORAGE_WAL_LIMIT_BYTES: '1073741825' } }));
     expect(high.issues.map((i) => [i.option, i.message])).toEqual([['storage.wal-limit-bytes', 'expected at most 1073741824 (1 GiB)']]);
     expect(loadConfig({ argv: [], env: { STORAGE_WAL_LIMIT_BYTES: '67108864' } }).storage.walLimitBytes).toBe(67_108_864);
+  });
+
+  it('keeps storage.commit-window between 0 and 1000 ms, naming the option', () => {
+    const high = loadError(() => loadConfig({ argv: [], env: { STORAGE_COMMIT_WINDOW: '1001' } }));
+    expect(high.issues.map((i) => [i.option, i.message])).toEqual([['storage.commit-window', 'expected at most 1000 (milliseconds)']]);
+    expect(loadError(() => loadConfig({ argv: [], env: { STORAGE_COMMIT_WINDOW: '-1' } })).issues[0]?.option).toBe('storage.commit-window');
+    expect(loadConfig({ argv: [], env: { STORAGE_COMMIT_WINDOW: '20' } }).storage.commitWindow).toBe(20);
   });
 });
 

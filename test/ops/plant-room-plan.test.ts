@@ -21,6 +21,13 @@ describe('plant-room options', () => {
     expect(() => parsePlantRoomArgs(['--rate', '5'])).toThrow(/unknown argument --rate/);
     expect(() => parsePlantRoomArgs(['--duration', '10'])).toThrow(/at least 30/);
     expect(() => parsePlantRoomArgs(['--report'])).toThrow(/needs a file/);
+    expect(() => parsePlantRoomArgs(['--gateway-env', 'storage.commit-window=20'])).toThrow(/NAME=value/);
+  });
+
+  it('passes gateway options as environment variables, each --gateway-env one more', () => {
+    expect(parsePlantRoomArgs([]).gatewayEnv).toEqual({});
+    expect(parsePlantRoomArgs(['--gateway-env', 'STORAGE_COMMIT_WINDOW=20', '--gateway-env', 'STORAGE_WAL_LIMIT_BYTES=67108864']).gatewayEnv)
+      .toEqual({ STORAGE_COMMIT_WINDOW: '20', STORAGE_WAL_LIMIT_BYTES: '67108864' });
   });
 });
 
