@@ -287,7 +287,7 @@ async function runOnce(opts, plan, cleanup) {
   };
   const gatewayPrefix = ['taskset', '-c', String(core)];
   // The gateway's log (both processes, the kill's restart included) beside the report, when there is one.
-  const gatewayLog = opts.report && !opts.findCapacity ? `${opts.report}.gateway.log` : undefined;
+  const gatewayLog = !opts.report ? undefined : opts.findCapacity ? `${opts.report}.${plan.devices}.gateway.log` : `${opts.report}.gateway.log`;
   let gateway = startBroker('gateway', dataDir, gatewayEnv, gatewayPrefix, gatewayLog);
   cleanup.procs.push(gateway);
   await gateway.started;
@@ -701,7 +701,8 @@ async function findCapacity(opts, cleanup) {
     const r = await runOnce({ ...opts, json: true }, { devices, durationS: opts.duration, outages: [], killAtS: null, faults: null }, cleanup);
     await cleanup.run();
     const step = { devices, p99PubackMs: r.puback.p99Ms, cpuSharePercent: r.cpu.sharePercent, msPerMeasurement: r.cpu.msPerMeasurement, lost: r.measurements.missingLocally, loadAverage: r.host.loadEnd };
-    steps.push(step);
+    // The report keeps each step's PUBACK latency by interval: a step that failed says when.
+    steps.push({ ...step, pubackOverTime: r.puback.overTime });
     if (!opts.json) process.stdout.write(`capacity: ${JSON.stringify(step)}\n`);
     if (r.puback.p99Ms === null || r.puback.p99Ms > PUBACK_P99_LIMIT_MS || r.cpu.sharePercent >= 95 || step.lost > 0) break;
   }
