@@ -702,7 +702,7 @@ async function findCapacity(opts, cleanup) {
     await cleanup.run();
     const step = { devices, p99PubackMs: r.puback.p99Ms, cpuSharePercent: r.cpu.sharePercent, msPerMeasurement: r.cpu.msPerMeasurement, lost: r.measurements.missingLocally, loadAverage: r.host.loadEnd };
     // The report keeps each step's PUBACK latency by interval: a step that failed says when.
-    steps.push({ ...step, pubackOverTime: r.puback.overTime });
+    steps.push({ ...step, pubackOverTime: r.puback.overTime, drainTimedOutOn: r.drainTimedOutOn });
     if (!opts.json) process.stdout.write(`capacity: ${JSON.stringify(step)}\n`);
     if (r.puback.p99Ms === null || r.puback.p99Ms > PUBACK_P99_LIMIT_MS || r.cpu.sharePercent >= 95 || step.lost > 0) break;
   }
