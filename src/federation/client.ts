@@ -10,6 +10,8 @@ import { createTokenSource, type TokenSource } from './token.js';
 
 /** Largest upstream reply read; a larger one is an upstream failure. */
 const MAX_REPLY_BYTES = 1_048_576;
+/** Sockets kept to the upstream: the drain sends the history of up to 16 entities at once (send.ts). */
+const UPSTREAM_SOCKETS = 16;
 /** Smallest request body compressed (with compression on): below, gzip's header and dictionary outweigh what it saves. */
 const COMPRESS_FROM_BYTES = 1_024;
 const gzipAsync = promisify(gzip);
@@ -136,7 +138,7 @@ export function createFederationClient(deps: FederationClientDeps): UpstreamClie
   const { options, clock } = deps;
   return createUpstreamClient({
     url: options.url.replace(/\/+$/, ''), tenant: options.upstreamTenant, timeoutMs: options.timeoutMs, gzip: options.gzip === true,
-    ...(deps.onGzipRefused ? { onGzipRefused: deps.onGzipRefused } : {}), transport: deps.transport ?? createHttpTransport(),
+    ...(deps.onGzipRefused ? { onGzipRefused: deps.onGzipRefused } : {}), transport: deps.transport ?? createHttpTransport(UPSTREAM_SOCKETS),
     ...(options.token ? {
       token: createTokenSource({
         tokenUrl: options.token.url, clientId: options.token.clientId, clientSecret: options.token.clientSecret, timeoutMs: options.timeoutMs,

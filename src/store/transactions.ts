@@ -269,6 +269,8 @@ function runBatch(core: TxCore, batch: QueuedWrite[]): void {
 /**
  * `commitWindowMs`: how long the first write queued waits for others to share its commit (0: the
  * commit follows in the next turn of the event loop, lingering a few turns while writers keep coming).
+ * NOTE: writes arriving one at a time (measurements spread over the second) each commit alone, and a
+ * commit writes every page it touched to the WAL: a window shares those pages, paid in latency.
  */
 export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log: Logger, commitWindowMs = 0): TxRunner {
   const state: RunnerState = { closed: false };
@@ -320,10 +322,8 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
 
   const onWindow = (): void => {
     windowTimer = undefined;
-    if (state.closed || held) return;
-    flushQueue();
+    if (!state.closed && !held) flushQueue();
   };
-
   const schedule = (): void => {
     if (queue.length >= MAX_BATCH && !microScheduled) {
       microScheduled = true;
@@ -331,11 +331,8 @@ export function createTxRunner(db: BetterSqlite3.Database, caches: TxAware, log:
         if (microScheduled && !state.closed && !held) flushQueue();
       });
     }
-    // NOTE: with a commit window, writes arriving one at a time (measurements spread over the second)
-    // share a commit: each commit writes every page it touched to the WAL, so at low rates a window
-    // of a few tens of milliseconds divides the bytes written per write, paid in latency.
-    if (commitWindowMs > 0) windowTimer ??= setTimeout(onWindow, commitWindowMs);
-    else immediate ??= setImmediate(onImmediate);
+    if (commitWindowMs === 0) immediate ??= setImmediate(onImmediate);
+    else windowTimer ??= setTimeout(onWindow, commitWindowMs);
   };
 
   const write = <T>(fn: (tx: TxContext) => T): Promise<T> => {

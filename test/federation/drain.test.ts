@@ -50,21 +50,21 @@ describe('federation drain', () => {
     expect(typeof status.lastSuccess).toBe('string');
   });
 
-  it('sends the history of four entities at a time, each entity\'s own requests in order', async () => {
+  it('sends the history of sixteen entities at a time, each entity\'s own requests in order', async () => {
     cloud = await startFakeCloud();
     // Every history request hangs: what arrives is what was sent without waiting for an answer.
     cloud.answer((req) => (req.method === 'POST' && req.path.includes('/temporal/entities/') ? 'hang' : undefined));
     edge = await startEdge(cloud.url, { timeout: 30_000 });
-    for (let n = 0; n < 6; n++) {
+    for (let n = 0; n < 20; n++) {
       const id = `urn:ngsi-ld:Sensor:h${n}`;
       expect((await edge.request('POST', '/ngsi-ld/v1/entities', { body: SENSOR(id, 1, at(1)) })).status).toBe(201);
       expect((await edge.request('PATCH', `/ngsi-ld/v1/entities/${id}/attrs`, { body: { temperature: { type: 'Property', value: 2, observedAt: at(2) } } })).status).toBe(204);
     }
     await edge.broker.listen();
-    await cloud.waitFor((reqs) => temporals({ ...cloud, requests: reqs }).length >= 4, 5_000, 'four history requests');
+    await cloud.waitFor((reqs) => temporals({ ...cloud, requests: reqs }).length >= 16, 5_000, 'sixteen history requests');
     const paths = temporals(cloud).map((r) => r.path);
-    expect(paths).toHaveLength(4);
-    expect(new Set(paths).size).toBe(4);
+    expect(paths).toHaveLength(16);
+    expect(new Set(paths).size).toBe(16);
   });
 
   it('gives an instance without observedAt its edge createdAt as observedAt', async () => {

@@ -10,7 +10,7 @@ import type { RollupRow } from './history-types.js';
 export const COUNTED = 'observed_at IS NOT NULL AND (value IS NOT NULL OR num IS NOT NULL)';
 
 /** What a raw row is to a summary: not observed, observed but no value (a deletion), counted, counted string. */
-export const ROW_STATE = { unobserved: 0, deletion: 1, counted: 2, countedString: 3 } as const;
+const ROW_STATE = { unobserved: 0, deletion: 1, counted: 2, countedString: 3 } as const;
 type RowState = (typeof ROW_STATE)[keyof typeof ROW_STATE];
 
 /**
@@ -29,7 +29,7 @@ export const scanRowsSql = (table: string): string => `SELECT series, t,
 
 const MINUTE_MS = 60_000;
 /** The start of the minute holding t (t may be negative). */
-export const minuteOf = (t: number): number => t - (((t % MINUTE_MS) + MINUTE_MS) % MINUTE_MS);
+const minuteOf = (t: number): number => t - (((t % MINUTE_MS) + MINUTE_MS) % MINUTE_MS);
 
 /**
  * SQLite's BINARY order of two strings (their UTF-8 bytes, that is their code points), which a
