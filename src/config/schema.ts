@@ -353,7 +353,7 @@ export const configSchema = z
         batchSize: z.int().min(1).max(999).default(100).describe('Most entities in one upstream batch upsert (1 to 999)'),
         linger: nonNegativeInt(100, 'Milliseconds the next upstream batch waits for more changes after one that was not full (0: sent at once)'),
         compression: z.enum(['off', 'gzip']).default('off')
-          .describe('Request bodies of 1 KiB or more sent upstream with Content-Encoding gzip (a slow or metered uplink; the upstream broker must take gzip request bodies, as edgeld does) | off'),
+          .describe('Request bodies of 1 KiB or more sent upstream with Content-Encoding gzip (a slow or metered uplink; the upstream broker must take gzip request bodies, as edgeld does)'),
         timeout: positiveInt(10_000, 'Milliseconds allowed for one upstream request'),
         retryBase: positiveInt(1_000, 'Milliseconds before the first retry after an upstream failure, doubled at each further one (with jitter)'),
         retryMax: positiveInt(300_000, 'Longest wait between two upstream attempts, in milliseconds'),

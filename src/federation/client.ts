@@ -10,8 +10,8 @@ import { createTokenSource, type TokenSource } from './token.js';
 
 /** Largest upstream reply read; a larger one is an upstream failure. */
 const MAX_REPLY_BYTES = 1_048_576;
-/** Sockets kept to the upstream: the drain sends the history of up to 16 entities at once (send.ts). */
-const UPSTREAM_SOCKETS = 16;
+/** Sockets kept to the upstream: as many requests go at once (the drain's history, send.ts). */
+export const UPSTREAM_SOCKETS = 16;
 /** Smallest request body compressed (with compression on): below, gzip's header and dictionary outweigh what it saves. */
 const COMPRESS_FROM_BYTES = 1_024;
 const gzipAsync = promisify(gzip);

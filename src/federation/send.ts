@@ -4,7 +4,7 @@
 
 import type { JsonObject, TermMapper } from '../ngsi/index.js';
 import { upsertEntity, temporalBodies } from './bodies.js';
-import type { UpstreamClient, UpstreamReply } from './client.js';
+import { UPSTREAM_SOCKETS, type UpstreamClient, type UpstreamReply } from './client.js';
 import { UpstreamError } from './errors.js';
 import { observedAttribute, instancesOf, type EntityPlan } from './plan.js';
 import { BATCH_RESULT, ENTITY_LIST, PROBLEM, describeReply } from './replies.js';
@@ -13,12 +13,11 @@ const BASE = '/ngsi-ld/v1';
 /** Entities looked up upstream in one query when reconciling. */
 const RECONCILE_CHUNK = 50;
 /**
- * Entities whose history and deletions are sent at once (the upstream transport keeps as many
- * sockets). NOTE: after an outage, a plant of fewer entities than federation.batch-size has several
+ * Entities whose history and deletions are sent at once: one a socket of the upstream client. NOTE: after an outage, a plant of fewer entities than federation.batch-size has several
  * instances of each in a batch, so a batch is one temporal request per entity: over a 300 ms round
  * trip, 4 at a time carried 200 entities' history in 15-20 s a batch, slower than a small plant writes.
  */
-const REST_CONCURRENCY = 16;
+const REST_CONCURRENCY = UPSTREAM_SOCKETS;
 /** Longest payload kept with parked changes. */
 const MAX_PARKED_PAYLOAD = 65_536;
 

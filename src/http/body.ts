@@ -78,7 +78,8 @@ async function inflate(bytes: Buffer, limit: number): Promise<string> {
   try {
     return (await gunzipAsync(bytes, { maxOutputLength: Math.max(1, limit) })).toString('utf8');
   } catch (err) {
-    if (err instanceof RangeError || (err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(limit);
+    // NOTE: past maxOutputLength, zlib fails with a RangeError (ERR_BUFFER_TOO_LARGE); a broken stream with an Error.
+    if (err instanceof RangeError) throw tooLarge(limit);
     throw new InvalidRequestError('Malformed gzip body', err instanceof Error ? err.message : undefined);
   }
 }

@@ -285,9 +285,11 @@ function knownMinutes(r: Rollups, fresh: ScanPass['fresh']): (series: number, m:
     }
   }
   if ((hi - lo) / TIER_MS.minute > 4 * count + 64) {
-    return (series, m) => r.st.isMarked.get(TIER_CODE.minute, m, series) !== undefined
-      || (r.existing.has(rollupTableOf('minute', m).name)
-        && r.sql.get(`SELECT 1 FROM ${rollupTableOf('minute', m).name} WHERE series = ? AND t = ?`).pluck().get(series, m) !== undefined);
+    return (series, m) => {
+      if (r.st.isMarked.get(TIER_CODE.minute, m, series) !== undefined) return true;
+      const table = rollupTableOf('minute', m).name;
+      return r.existing.has(table) && r.sql.get(`SELECT 1 FROM ${table} WHERE series = ? AND t = ?`).pluck().get(series, m) !== undefined;
+    };
   }
   const known = new Set<string>();
   if (count > 0) {
