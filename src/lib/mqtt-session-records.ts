@@ -62,7 +62,9 @@ export interface MqttSessionStore {
    */
   replaceQueued(clientId: string, messageId: number, exceptBrokerId: string | undefined, packet: MqttQueuedPacket): boolean;
   /** Removes and returns the first queued packet with that message id (acknowledged). */
-  takeQueued(clientId: string, messageId: number | undefined): MqttQueuedPacket | undefined;
+  takeQueued(clientId: string, messageId: number): MqttQueuedPacket | undefined;
+  /** Removes and returns the first queued packet with that origin (its broker and counter). */
+  takeQueuedFrom(clientId: string, brokerId: string, brokerCounter: number): MqttQueuedPacket | undefined;
 
   /** Stores a QoS 2 packet received from a client, replacing one with the same message id. */
   putIncoming(clientId: string, messageId: number, packet: MqttPacketRecord): void;

@@ -94,6 +94,14 @@ export function isPublishTopic(topic: string): boolean {
   return topic.length > 0 && !/[+#\u0000]/.test(topic) && Buffer.byteLength(topic) <= 65_535;
 }
 
+type Forward = MqttAccessHooks['authorizeForward'];
+
+/** The broker's authorizeForward: a message queued for a session goes to it once, however Aedes reaches it (persistence.ts). */
+function deliverOnce(persistence: SqlitePersistence | undefined, inner: Forward): Forward {
+  if (persistence === undefined) return inner;
+  return (client, packet) => (persistence.mayDeliver(client, packet) ? inner(client, packet) : null);
+}
+
 function watchClients(aedes: Aedes, log: Logger): void {
   const who = (client: Client | null): Record<string, unknown> => ({ clientId: client?.id });
   aedes.on('client', (client) => log.debug('mqtt client connected', who(client)));
@@ -154,10 +162,14 @@ export async function startMqttBroker(opts: MqttBrokerOptions): Promise<MqttBrok
     authenticate: hooks.authenticate,
     authorizePublish: hooks.authorizePublish,
     authorizeSubscribe: hooks.authorizeSubscribe,
-    authorizeForward: delivery ? delivery.forward(hooks.authorizeForward) : hooks.authorizeForward,
+    authorizeForward: deliverOnce(persistence, delivery ? delivery.forward(hooks.authorizeForward) : hooks.authorizeForward),
     persistence: persistence ?? new MemorySessionPersistence(sessionEnded),
   });
   watchClients(aedes, log);
+  if (persistence) {
+    aedes.on('clientReady', (client) => persistence.resumed(client.id));
+    aedes.on('clientDisconnect', (client) => persistence.resumed(client.id));
+  }
   groups = startSharedGroups(aedes, accessHooks, opts.persistence, log);
   if (delivery) {
     aedes.on('client', (client) => delivery.connected(client));

@@ -75,8 +75,23 @@ export class MemorySessionPersistence extends MemoryPersistence {
   }
 }
 
+/** A persistent session being resumed: the origins of the messages delivered to it since. */
+interface Resumption {
+  delivered: Set<string>;
+}
+
+/** A published message's origin (its broker and that broker's counter), which names it in every queue. */
+function originOf(packet: Packet): string | undefined {
+  const { brokerId, brokerCounter } = packet;
+  return brokerId !== undefined && brokerCounter !== undefined ? `${brokerId}:${brokerCounter}` : undefined;
+}
+
 export class SqlitePersistence extends MemoryPersistence {
   readonly #store: MqttSessionStore;
+  readonly #resuming = new Map<string, Resumption>();
+  /** Deliveries that keep their message, and deliveries of a message another one keeps (see outgoingUpdate). */
+  readonly #first = new WeakSet<object>();
+  readonly #second = new WeakSet<object>();
   readonly #onSessionEnd: SessionEnd | undefined;
   /** The Aedes instance (its id is read when a will is stored); set by setup. */
   #broker: { id: string } = { id: '' };
@@ -145,32 +160,96 @@ export class SqlitePersistence extends MemoryPersistence {
     this.#store.enqueue(subs.map((s) => s.clientId), toQueued(copyPacket({ ...packet })));
   }
 
-  /** A delivery starts (its message id is assigned), or a PUBREL takes the place of its publish. */
+  /**
+   * A persistent session is resumed (Aedes reads its subscriptions first): until its queue is replayed
+   * (Aedes' clientReady, see resumed()), a message may reach it twice, live and from the queue.
+   */
+  override async subscriptionsByClient(client: Client): ReturnType<MemoryPersistence['subscriptionsByClient']> {
+    this.#resuming.set(client.id, { delivered: new Set() });
+    return super.subscriptionsByClient(client);
+  }
+
+  /** The session's queue is replayed (or its connection ended): each delivery is its own again. */
+  resumed(clientId: string): void {
+    this.#resuming.delete(clientId);
+  }
+
+  /**
+   * Whether a delivery of a queued message goes to the client: not when another delivery of it on this
+   * connection started first (while the session is resumed), nor when it left the queue meanwhile.
+   * The broker's authorizeForward asks it first.
+   */
+  mayDeliver(client: Client, packet: Packet): boolean {
+    if (this.#second.has(packet)) return false;
+    if (this.#first.has(packet)) return true;
+    const r = this.#resuming.get(client.id);
+    const key = originOf(packet);
+    return r === undefined || key === undefined || !r.delivered.has(key);
+  }
+
+  /**
+   * A delivery starts (its message id is assigned), or a PUBREL takes the place of its publish.
+   * NOTE: while a session is resumed, Aedes delivers a message queued for it both live (its
+   * subscriptions are restored before its queue is replayed) and from the queue: the first delivery
+   * keeps the message, a later one is marked here and refused by mayDeliver (the replay asks after
+   * this; a live delivery asked before, and goes out twice at worst: QoS 1 is at least once).
+   */
   override async outgoingUpdate(client: Client, packet: Packet): Promise<void> {
     // A message of a shared subscription is kept by its group, not in the session's queue.
     if (isSharedDelivery(packet)) return;
     const { brokerId, brokerCounter, messageId } = packet as Packet & { messageId?: number }; // NOTE: PUBREL has no broker ids
+    const key = originOf(packet);
+    const r = this.#resuming.get(client.id);
+    if (r !== undefined && key !== undefined) {
+      if (r.delivered.has(key)) {
+        this.#second.add(packet);
+        return;
+      }
+      r.delivered.add(key);
+    }
     if (brokerId !== undefined && brokerCounter !== undefined && messageId !== undefined
-      && this.#store.assignMessageId(client.id, brokerId, brokerCounter, messageId)) return;
+      && this.#store.assignMessageId(client.id, brokerId, brokerCounter, messageId)) {
+      this.#first.add(packet);
+      return;
+    }
     if (messageId !== undefined && this.#store.replaceQueued(client.id, messageId, brokerId, toQueued({ ...packet }))) return;
-    throw new Error('no such packet');
+    // NOTE: not queued (any more): acknowledged through another delivery. Aedes would end the
+    // connection on an error here; the replay skips it instead, and a live delivery goes out.
+    this.#second.add(packet);
   }
 
-  /** PUBACK or PUBCOMP: the packet with that message id is done. */
+  /**
+   * PUBACK or PUBCOMP: the packet with that message id is done. A publish (acknowledged, or its delivery
+   * refused) is taken by its origin when it has one: a message refused on its way live still carries
+   * its publisher's message id, which may be another queued message's.
+   */
   override async outgoingClearMessageId(client: Client, packet: Packet): Promise<Packet> {
-    const id: unknown = typeof packet === 'object' && packet !== null ? Reflect.get(packet, 'messageId') : undefined;
-    const taken = this.#store.takeQueued(client.id, numberOr(id));
+    const fields = packet as Packet & { messageId?: unknown; cmd?: unknown };
+    let taken: MqttQueuedPacket | undefined;
+    if (fields.cmd === 'publish' && packet.brokerId !== undefined && packet.brokerCounter !== undefined) {
+      // NOTE: not while another delivery of the message goes on (see outgoingUpdate): its PUBACK takes it.
+      if (!this.#second.has(packet) && (this.#first.has(packet) || this.mayDeliver(client, packet))) {
+        taken = this.#store.takeQueuedFrom(client.id, packet.brokerId, packet.brokerCounter);
+      }
+    } else {
+      const id = numberOr(fields.messageId);
+      taken = id === undefined ? undefined : this.#store.takeQueued(client.id, id);
+    }
     // NOTE: Aedes' own persistence resolves with undefined when nothing had that id.
     return (taken ? fromQueued(taken) : undefined) as Packet;
   }
 
-  /** The client's queue as it is now, oldest first, read page by page. */
+  /** The client's queue as it is now, oldest first, read page by page; while resumed, without what went out live. */
   override outgoingStream(client: Client): Readable {
     const store = this.#store;
     const upTo = store.lastQueued(client.id);
+    const r = this.#resuming.get(client.id);
     function* queued(): Generator<Packet> {
       for (let after = 0, page = store.queuedPage(client.id, after, upTo, PAGE); page.length > 0; page = store.queuedPage(client.id, after, upTo, PAGE)) {
-        for (const q of page) yield fromQueued(q);
+        for (const q of page) {
+          const key = q.brokerId !== undefined && q.brokerCounter !== undefined ? `${q.brokerId}:${q.brokerCounter}` : undefined;
+          if (r === undefined || key === undefined || !r.delivered.has(key)) yield fromQueued(q);
+        }
         after = page[page.length - 1]!.seq;
       }
     }

@@ -67,11 +67,15 @@ function prepareMqttSessionStatements(db: BetterSqlite3.Database) {
       `UPDATE mqtt_outgoing SET broker_id = ?, broker_counter = ?, message_id = ?, meta = ?, payload = ? WHERE seq = (
          SELECT seq FROM mqtt_outgoing WHERE client_id = ? AND message_id = ? AND (? IS NULL OR broker_id IS NOT ?) ORDER BY seq LIMIT 1)`,
     ),
-    firstByMessageId: db.prepare<[string, number | null], QueuedRow>(
+    firstByMessageId: db.prepare<[string, number], QueuedRow>(
       `SELECT seq, broker_id, broker_counter, message_id, meta, payload FROM mqtt_outgoing
-       WHERE client_id = ? AND message_id IS ? ORDER BY seq LIMIT 1`,
+       WHERE client_id = ? AND message_id = ? ORDER BY seq LIMIT 1`,
     ),
     deleteQueued: db.prepare<[number]>('DELETE FROM mqtt_outgoing WHERE seq = ?'),
+    firstByOrigin: db.prepare<[string, string, number], QueuedRow>(
+      `SELECT seq, broker_id, broker_counter, message_id, meta, payload FROM mqtt_outgoing
+       WHERE client_id = ? AND broker_id = ? AND broker_counter = ? ORDER BY seq LIMIT 1`,
+    ),
 
     putIncoming: db.prepare<[string, number, Buffer, Buffer]>(
       'INSERT OR REPLACE INTO mqtt_incoming (client_id, message_id, meta, payload) VALUES (?, ?, ?, ?)',
@@ -104,6 +108,12 @@ function prepareMqttSessionStatements(db: BetterSqlite3.Database) {
 
 export function createMqttSessionRepository(db: BetterSqlite3.Database, atomic: RunInTx): MqttSessionStore {
   const st = prepareMqttSessionStatements(db);
+  const take = (row: QueuedRow | undefined): MqttQueuedPacket | undefined => {
+    if (!row) return undefined;
+    st.deleteQueued.run(row.seq);
+    const { seq: _seq, ...packet } = toQueued(row);
+    return packet;
+  };
 
   return {
     retainedPage: (afterTopic, limit) => st.retainedPage.all(afterTopic, limit).map((r) => ({ topic: r.topic, packet: { meta: r.meta, payload: r.payload } })),
@@ -132,15 +142,10 @@ export function createMqttSessionRepository(db: BetterSqlite3.Database, atomic: 
     replaceQueued: (clientId, messageId, exceptBrokerId, p) => st.replaceQueued.run(
       p.brokerId ?? null, p.brokerCounter ?? null, messageId, p.meta, p.payload, clientId, messageId, exceptBrokerId ?? null, exceptBrokerId ?? null,
     ).changes > 0,
-    takeQueued(clientId, messageId) {
-      // NOTE: every PUBACK asks, and a clean session has nothing queued: a read alone answers it, no
-      // write transaction. The delete of one row by its key is atomic by itself.
-      const row = st.firstByMessageId.get(clientId, messageId ?? null);
-      if (!row) return undefined;
-      st.deleteQueued.run(row.seq);
-      const { seq: _seq, ...packet } = toQueued(row);
-      return packet;
-    },
+    // NOTE: every PUBACK asks, and a clean session has nothing queued: a read alone answers it, no
+    // write transaction. The delete of one row by its key is atomic by itself.
+    takeQueued: (clientId, messageId) => take(st.firstByMessageId.get(clientId, messageId)),
+    takeQueuedFrom: (clientId, brokerId, brokerCounter) => take(st.firstByOrigin.get(clientId, brokerId, brokerCounter)),
 
     putIncoming: (clientId, messageId, p) => void st.putIncoming.run(clientId, messageId, p.meta, p.payload),
     incoming: (clientId, messageId) => st.getIncoming.get(clientId, messageId),
