@@ -23,6 +23,8 @@ export interface PlantRoomOptions {
   rateKbit: number;
   /** Environment variables given to the gateway beside the profile's (`--gateway-env NAME=value`). */
   gatewayEnv: Readonly<Record<string, string>>;
+  /** Node flags added to the gateway's command line (--gateway-flag, repeatable). */
+  gatewayFlags: readonly string[];
   step: number;
 }
 

@@ -19,12 +19,12 @@ export const OUTBOX_STEADY_LAG_S = 10;
 
 export const DEFAULTS = Object.freeze({
   duration: 3600, devices: 1000, json: false, report: '', seed: 0, core: -1, findCapacity: false,
-  delayMs: 300, lossPercent: 5, rateKbit: 1000, step: 250, gatewayEnv: Object.freeze({}),
+  delayMs: 300, lossPercent: 5, rateKbit: 1000, step: 250, gatewayEnv: Object.freeze({}), gatewayFlags: Object.freeze([]),
 });
 
 /** The options of `--profile plant-room` (numbers positive; `--seed 0` draws one). */
 export function parsePlantRoomArgs(argv) {
-  const opts = { ...DEFAULTS, gatewayEnv: {} };
+  const opts = { ...DEFAULTS, gatewayEnv: {}, gatewayFlags: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const num = (min = 1) => {
@@ -48,7 +48,11 @@ export function parsePlantRoomArgs(argv) {
       const m = /^([A-Z][A-Z0-9_]*)=(.*)$/s.exec(argv[++i] ?? '');
       if (!m) throw new Error('--gateway-env needs NAME=value, NAME an environment variable such as STORAGE_COMMIT_WINDOW');
       opts.gatewayEnv[m[1]] = m[2];
-    } else throw new Error(`unknown argument ${a} (plant-room: --duration S --devices N --json --report FILE --seed N --core N --find-capacity --step N --delay-ms MS --loss PCT --rate-kbit K --gateway-env NAME=value)`);
+    } else if (a === '--gateway-flag') {
+      const flag = argv[++i] ?? '';
+      if (!/^--[a-z][a-z0-9-]*(=\S+)?$/.test(flag)) throw new Error('--gateway-flag needs a node flag such as --cpu-prof or --cpu-prof-dir=/tmp/prof');
+      opts.gatewayFlags.push(flag);
+    } else throw new Error(`unknown argument ${a} (plant-room: --duration S --devices N --json --report FILE --seed N --core N --find-capacity --step N --delay-ms MS --loss PCT --rate-kbit K --gateway-env NAME=value --gateway-flag --node-flag)`);
   }
   if (opts.report === '' && argv.includes('--report')) throw new Error('--report needs a file');
   return opts;

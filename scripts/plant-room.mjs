@@ -288,7 +288,7 @@ async function runOnce(opts, plan, cleanup) {
   const gatewayPrefix = ['taskset', '-c', String(core)];
   // The gateway's log (both processes, the kill's restart included) beside the report, when there is one.
   const gatewayLog = !opts.report ? undefined : opts.findCapacity ? `${opts.report}.${plan.devices}.gateway.log` : `${opts.report}.gateway.log`;
-  let gateway = startBroker('gateway', dataDir, gatewayEnv, gatewayPrefix, gatewayLog);
+  let gateway = startBroker('gateway', dataDir, gatewayEnv, gatewayPrefix, gatewayLog, opts.gatewayFlags);
   cleanup.procs.push(gateway);
   await gateway.started;
   let incarnation = 0;
@@ -484,7 +484,7 @@ async function runOnce(opts, plan, cleanup) {
     await gateway.exited;
     await sleep(RESTART_AFTER_MS);
     incarnation++;
-    gateway = startBroker('gateway', dataDir, gatewayEnv, gatewayPrefix, gatewayLog);
+    gateway = startBroker('gateway', dataDir, gatewayEnv, gatewayPrefix, gatewayLog, opts.gatewayFlags);
     cleanup.procs.push(gateway);
     await gateway.started;
     kill.restarted = true;

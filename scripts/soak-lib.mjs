@@ -27,8 +27,8 @@ export function rssBytes(pid) {
  * the V8 flags of the systemd unit, and `prefix` before node (e.g. `taskset -c 1`, `ip netns exec <ns>`).
  * `logFile`: every log line it writes is appended there too (the soak's record of what it did).
  */
-export function startBroker(name, dataDir, env = {}, prefix = [], logFile = undefined) {
-  const flags = pkg.config.nodeFlags.split(' ');
+export function startBroker(name, dataDir, env = {}, prefix = [], logFile = undefined, extraFlags = []) {
+  const flags = [...pkg.config.nodeFlags.split(' '), ...extraFlags];
   const argv = [...prefix, process.execPath, ...flags, join(ROOT, 'dist/main.js')];
   const child = spawn(argv[0], argv.slice(1), {
     env: {

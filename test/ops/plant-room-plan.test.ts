@@ -29,6 +29,13 @@ describe('plant-room options', () => {
     expect(parsePlantRoomArgs(['--gateway-env', 'STORAGE_COMMIT_WINDOW=20', '--gateway-env', 'STORAGE_WAL_LIMIT_BYTES=67108864']).gatewayEnv)
       .toEqual({ STORAGE_COMMIT_WINDOW: '20', STORAGE_WAL_LIMIT_BYTES: '67108864' });
   });
+
+  it('adds node flags to the gateway\'s command line, each --gateway-flag one more, and refuses what is no flag', () => {
+    expect(parsePlantRoomArgs([]).gatewayFlags).toEqual([]);
+    expect(parsePlantRoomArgs(['--gateway-flag', '--cpu-prof', '--gateway-flag', '--cpu-prof-dir=/tmp/prof']).gatewayFlags).toEqual(['--cpu-prof', '--cpu-prof-dir=/tmp/prof']);
+    expect(() => parsePlantRoomArgs(['--gateway-flag', 'rm -rf'])).toThrow(/node flag/);
+    expect(() => parsePlantRoomArgs(['--gateway-flag'])).toThrow(/node flag/);
+  });
 });
 
 describe('the schedule of a run', () => {
