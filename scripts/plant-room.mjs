@@ -717,9 +717,12 @@ function createCleanup() {
     async run() {
       for (const cl of c.clients) cl.end(true);
       c.clients = [];
+      // Stopped as systemd stops them (SIGTERM, then SIGKILL after 10 s): a gateway run with --cpu-prof writes its profile.
       for (const p of c.procs) {
-        if (alive(p.child)) p.child.kill('SIGKILL');
+        if (alive(p.child)) p.child.kill('SIGTERM');
         await Promise.race([p.exited, sleep(10_000)]);
+        if (alive(p.child)) p.child.kill('SIGKILL');
+        await Promise.race([p.exited, sleep(5_000)]);
       }
       c.procs = [];
       for (const close of c.closers) await close().catch(() => {});

@@ -13,7 +13,7 @@ import type { Transport } from '../lib/index.js';
 import type { RegistrationStatus } from './registration-keeper.js';
 import type { DownlinkStatus } from './downlink.js';
 import { DOWNLINK_SUBJECT } from './downlink-apply.js';
-import { planBatch, type BatchPlan } from './plan.js';
+import { createBatchPlanner, type BatchPlan } from './plan.js';
 import { reconcile, sendPlans, type SendOutcome } from './send.js';
 
 /** The journal reader name of the drain. */
@@ -134,7 +134,7 @@ async function acknowledge(deps: DrainDeps, plan: BatchPlan, outcome: SendOutcom
  * entities change in turn, a batch-size plan stops after batch-size + 1 changes, and reading
  * READ_ROWS at once had spent most of the drain's time on changes the next batches read again.
  */
-function* changesOf(first: readonly ChangeEvent[], asked: number, batch: ConsumerBatch): Generator<ChangeEvent> {
+async function* changesOf(first: readonly ChangeEvent[], asked: number, batch: ConsumerBatch): AsyncGenerator<ChangeEvent> {
   let chunk = first;
   let read = first.length;
   let size = asked;
@@ -142,7 +142,7 @@ function* changesOf(first: readonly ChangeEvent[], asked: number, batch: Consume
     yield* chunk;
     if (chunk.length === 0 || chunk.length < size || read >= READ_ROWS) return;
     size = Math.min(size * 2, READ_ROWS - read);
-    chunk = batch.more(size);
+    chunk = await batch.more(size);
     read += chunk.length;
   }
 }
@@ -183,10 +183,12 @@ export function createFederation(deps: FederationDeps): Federation {
   const sendBatch = async (changes: ChangeEvent[], batch: ConsumerBatch): Promise<number> => {
     const { after } = batch;
     const { mapper, linkUrl } = await deps.context();
-    const plan = planBatch(changesOf(changes, asked, batch), after, {
+    const planner = createBatchPlanner(after, {
       tenant: options.tenant, types: new Set(options.types.map((t) => mapper.expandTerm(t))), maxEntities: options.batchSize,
       latest: (tenant, id) => store.archive.latest({ tenant }, id), skipSubject: DOWNLINK_SUBJECT,
     });
+    for await (const change of changesOf(changes, asked, batch)) if (!planner.add(change)) break;
+    const plan = planner.plan();
     if (plan.lastSeq === after) return after;
     const ctx = { client, mapper, link: contextLinkValue(linkUrl), signal: abort.signal };
     if (uncertain) await reconcile(plan.entities, ctx);

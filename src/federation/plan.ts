@@ -124,40 +124,56 @@ function addChange(plan: EntityPlan, change: ChangeEvent, state: Entity | undefi
   }
 }
 
+/** A batch planned a change at a time, as the changes are read. */
+export interface BatchPlanner {
+  /** Takes the next change in journal order; false when the plan stops before it (it goes in the next batch). */
+  add(change: ChangeEvent): boolean;
+  plan(): BatchPlan;
+}
+
 /**
  * Plans a batch from changes read in journal order after `cursor`: changes of other tenants and of
  * types not forwarded are passed over. The plan stops before the change that would add one entity
  * too many, or reorder an entity's writes against a deletion planned before them.
  */
-export function planBatch(changes: Iterable<ChangeEvent>, cursor: number, opts: PlanOptions): BatchPlan {
+export function createBatchPlanner(cursor: number, opts: PlanOptions): BatchPlanner {
   const byId = new Map<EntityId, EntityPlan>();
   let lastSeq = cursor;
   let gaps = 0;
   let more = false;
-  for (const change of changes) {
-    const state = change.entity ?? change.previous;
-    // A registration change concerns no entity: nothing to forward.
-    // Edge spec §7: a change that came down from the cloud is not sent back up as a new one.
-    const selected = change.kind !== 'registrationChanged' && change.tenant === opts.tenant
-      && (opts.skipSubject === undefined || change.subject !== opts.skipSubject)
-      && isSelected(change, state, opts);
-    let plan = byId.get(change.id);
-    if (selected) {
-      if ((plan === undefined && byId.size >= opts.maxEntities) || (plan !== undefined && mustWait(plan, change))) {
+  return {
+    add(change) {
+      if (more) return false;
+      const state = change.entity ?? change.previous;
+      // A registration change concerns no entity: nothing to forward.
+      // Edge spec §7: a change that came down from the cloud is not sent back up as a new one.
+      const selected = change.kind !== 'registrationChanged' && change.tenant === opts.tenant
+        && (opts.skipSubject === undefined || change.subject !== opts.skipSubject)
+        && isSelected(change, state, opts);
+      let plan = byId.get(change.id);
+      if (selected && ((plan === undefined && byId.size >= opts.maxEntities) || (plan !== undefined && mustWait(plan, change)))) {
         more = true;
-        break;
+        return false;
       }
-    }
-    gaps += Math.max(0, change.seq - lastSeq - 1);
-    lastSeq = change.seq;
-    if (!selected) continue;
-    if (plan === undefined) {
-      plan = newPlan(change, state ?? opts.latest(change.tenant, change.id));
-      byId.set(change.id, plan);
-    }
-    addChange(plan, change, state);
-  }
-  return { entities: [...byId.values()], lastSeq, gaps, more };
+      gaps += Math.max(0, change.seq - lastSeq - 1);
+      lastSeq = change.seq;
+      if (!selected) return true;
+      if (plan === undefined) {
+        plan = newPlan(change, state ?? opts.latest(change.tenant, change.id));
+        byId.set(change.id, plan);
+      }
+      addChange(plan, change, state);
+      return true;
+    },
+    plan: () => ({ entities: [...byId.values()], lastSeq, gaps, more }),
+  };
+}
+
+/** The plan of the changes given (see createBatchPlanner). */
+export function planBatch(changes: Iterable<ChangeEvent>, cursor: number, opts: PlanOptions): BatchPlan {
+  const planner = createBatchPlanner(cursor, opts);
+  for (const change of changes) if (!planner.add(change)) break;
+  return planner.plan();
 }
 
 function isSelected(change: ChangeEvent, state: Entity | undefined, opts: PlanOptions): boolean {

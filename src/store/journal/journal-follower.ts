@@ -13,8 +13,8 @@ import type { ChangeJournal, ReadOptions } from './journal.js';
 export interface ConsumerBatch {
   /** The consumer's cursor: the changes handed follow it (a gap: rows pruned before they were read). */
   after: number;
-  /** Up to `limit` more changes after those handed so far (as announced, or read back). */
-  more(limit: number): ChangeEvent[];
+  /** Up to `limit` more changes after those handed so far (as announced, or read back a slice at a time). */
+  more(limit: number): Promise<ChangeEvent[]>;
 }
 
 /** Why the retry of a failed batch waits, and how long. */
@@ -222,17 +222,40 @@ function createCursorKeeper(consumer: JournalConsumer, journal: ChangeJournal): 
   return keeper;
 }
 
+/**
+ * Changes read back per slice, with a turn of the event loop between two: reading a change back looks
+ * its entity and instances up (tens of µs each), and a far-behind reader (the federation after an
+ * outage) reading a batch of hundreds at once held everything else, PUBACKs included, for 100-500 ms.
+ */
+const READ_SLICE = 64;
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Up to `limit` changes after `after` read back from the journal, a slice at a time. */
+async function readBackSliced(source: Source, after: number, limit: number, read: ReadOptions | undefined): Promise<ChangeEvent[]> {
+  const out: ChangeEvent[] = [];
+  for (let from = after; out.length < limit;) {
+    if (out.length > 0) await nextTurn();
+    const want = Math.min(READ_SLICE, limit - out.length);
+    const slice = source.readBack(from, want, read);
+    for (const c of slice) out.push(c);
+    if (slice.length < want) break;
+    from = slice[slice.length - 1]!.seq;
+  }
+  return out;
+}
+
 /** One step of a follower: hands the changes after the cursor to the consumer, and moves the cursor past what it consumed. */
 function createStep(consumer: JournalConsumer, source: Source, cursor: CursorKeeper): () => Promise<StepResult> {
   const { journal } = source;
   const batch = consumer.batch ?? 500;
 
   /** Up to `limit` changes after `after`: as announced when kept, else read back. */
-  const take = (after: number, limit: number, isFirst: boolean): Take => {
+  const take = async (after: number, limit: number, isFirst: boolean): Promise<Take> => {
     let changes = source.recentAfter(after, limit);
     // What the journal no longer holds is not handed (it was pruned, and counted, as lost to this reader).
     if (changes !== undefined && isFirst && consumer.onlyJournaled === true && journal.seqAt(after, 0) !== after + 1) changes = undefined;
-    changes ??= source.readBack(after, limit, consumer.read);
+    changes ??= await readBackSliced(source, after, limit, consumer.read);
     return { changes, exhausted: changes.length < limit };
   };
 
@@ -244,12 +267,12 @@ function createStep(consumer: JournalConsumer, source: Source, cursor: CursorKee
       return 'idle';
     }
     const after = cursor.value;
-    const first = take(after, batch, true);
+    const first = await take(after, batch, true);
     if (first.changes.length === 0) return 'idle';
     let last = first.changes[first.changes.length - 1]!.seq;
     let { exhausted } = first;
-    const more = (limit: number): ChangeEvent[] => {
-      const next = take(last, limit, false);
+    const more = async (limit: number): Promise<ChangeEvent[]> => {
+      const next = await take(last, limit, false);
       if (next.changes.length > 0) last = next.changes[next.changes.length - 1]!.seq;
       exhausted = next.exhausted;
       return next.changes;

@@ -219,6 +219,43 @@ describe('the journal feed and its followers', () => {
     expect(handled.flat().map((c) => c.id)).toEqual(['urn:x:1', 'urn:x:2', 'urn:x:3']);
   });
 
+  it('reads a far-behind batch back a slice at a time, with other work running between two slices', async () => {
+    const reads: number[] = [];
+    let turns = 0;
+    // The real journal, the size of each read recorded.
+    const journal = { ...store.journal, readAfter: (...args: Parameters<Store['journal']['readAfter']>) => {
+      const out = store.journal.readAfter(...args);
+      reads.push(out.length);
+      return out;
+    } };
+    const feed = createJournalFeed({ journal, log: silentLogger });
+    const handled: ChangeEvent[][] = [];
+    let turnsBeforeHandle = -1;
+    const f = follow(feed, 'far', handled, {
+      batch: 300,
+      handle: async (changes, batch) => {
+        turnsBeforeHandle = turns;
+        handled.push(changes, await batch.more(100));
+      },
+    });
+    f.start();
+    await f.idle();
+    append(store, ...Array.from({ length: 450 }, (_, i) => i + 1));
+    reads.length = 0;
+    // Another task: counts the turns of the event loop while the batch is read.
+    const ticker = setInterval(() => (turns += 1), 0);
+    f.wake();
+    await f.idle();
+    clearInterval(ticker);
+    expect(handled[0]!.map((c) => c.seq)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+    expect(handled[1]!.map((c) => c.seq)).toEqual(Array.from({ length: 100 }, (_, i) => i + 301));
+    // Slices of at most 64 changes, and the ticker ran while the first 300 were read.
+    expect(Math.max(...reads)).toBeLessThanOrEqual(64);
+    expect(reads.slice(0, 5)).toEqual([64, 64, 64, 64, 44]);
+    expect(turnsBeforeHandle).toBeGreaterThan(0);
+    expect(handled.flat().map((c) => c.seq)).toEqual(Array.from({ length: 450 }, (_, i) => i + 1));
+  });
+
   it('reads nothing back from the journal for changes announced in sequence', async () => {
     let reads = 0;
     // The real journal, its reads counted.
