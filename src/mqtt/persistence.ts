@@ -181,10 +181,11 @@ export class SqlitePersistence extends MemoryPersistence {
    */
   mayDeliver(client: Client, packet: Packet): boolean {
     if (this.#second.has(packet)) return false;
-    if (this.#first.has(packet)) return true;
+    // NOTE: on every delivery to every client: a session not being resumed costs two lookups, no more.
     const r = this.#resuming.get(client.id);
+    if (r === undefined || this.#first.has(packet)) return true;
     const key = originOf(packet);
-    return r === undefined || key === undefined || !r.delivered.has(key);
+    return key === undefined || !r.delivered.has(key);
   }
 
   /**
@@ -198,8 +199,8 @@ export class SqlitePersistence extends MemoryPersistence {
     // A message of a shared subscription is kept by its group, not in the session's queue.
     if (isSharedDelivery(packet)) return;
     const { brokerId, brokerCounter, messageId } = packet as Packet & { messageId?: number }; // NOTE: PUBREL has no broker ids
-    const key = originOf(packet);
     const r = this.#resuming.get(client.id);
+    const key = r === undefined ? undefined : originOf(packet);
     if (r !== undefined && key !== undefined) {
       if (r.delivered.has(key)) {
         this.#second.add(packet);
