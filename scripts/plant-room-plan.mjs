@@ -52,7 +52,7 @@ export function parsePlantRoomArgs(argv) {
       const flag = argv[++i] ?? '';
       if (!/^--[a-z][a-z0-9-]*(=\S+)?$/.test(flag)) throw new Error('--gateway-flag needs a node flag such as --cpu-prof or --cpu-prof-dir=/tmp/prof');
       opts.gatewayFlags.push(flag);
-    } else throw new Error(`unknown argument ${a} (plant-room: --duration S --devices N --json --report FILE --seed N --core N --find-capacity --step N --delay-ms MS --loss PCT --rate-kbit K --gateway-env NAME=value --gateway-flag --node-flag)`);
+    } else throw new Error(`unknown argument ${a} (plant-room: --duration S --devices N --json --report FILE --seed N --core N --find-capacity --step N --delay-ms MS --loss PCT --rate-kbit K --gateway-env NAME=value --gateway-flag --FLAG[=value])`);
   }
   if (opts.report === '' && argv.includes('--report')) throw new Error('--report needs a file');
   return opts;

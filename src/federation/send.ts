@@ -13,9 +13,10 @@ const BASE = '/ngsi-ld/v1';
 /** Entities looked up upstream in one query when reconciling. */
 const RECONCILE_CHUNK = 50;
 /**
- * Entities whose history and deletions are sent at once: one a socket of the upstream client. NOTE: after an outage, a plant of fewer entities than federation.batch-size has several
- * instances of each in a batch, so a batch is one temporal request per entity: over a 300 ms round
- * trip, 4 at a time carried 200 entities' history in 15-20 s a batch, slower than a small plant writes.
+ * Entities whose history and deletions are sent at once: one a socket of the upstream client.
+ * NOTE: after an outage, a plant of fewer entities than federation.batch-size has several instances
+ * of each in a batch, so a batch is one temporal request per entity: over a 300 ms round trip, 4 at a
+ * time carried 200 entities' history in 15-20 s a batch, slower than a small plant writes.
  */
 const REST_CONCURRENCY = UPSTREAM_SOCKETS;
 /** Longest payload kept with parked changes. */

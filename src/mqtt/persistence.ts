@@ -81,7 +81,7 @@ interface Resumption {
 }
 
 /** A published message's origin (its broker and that broker's counter), which names it in every queue. */
-function originOf(packet: Packet): string | undefined {
+function originOf(packet: { brokerId?: string | undefined; brokerCounter?: number | undefined }): string | undefined {
   const { brokerId, brokerCounter } = packet;
   return brokerId !== undefined && brokerCounter !== undefined ? `${brokerId}:${brokerCounter}` : undefined;
 }
@@ -182,10 +182,21 @@ export class SqlitePersistence extends MemoryPersistence {
   mayDeliver(client: Client, packet: Packet): boolean {
     if (this.#second.has(packet)) return false;
     // NOTE: on every delivery to every client: a session not being resumed costs two lookups, no more.
-    const r = this.#resuming.get(client.id);
-    if (r === undefined || this.#first.has(packet)) return true;
+    return !this.#deliveredBefore(client.id, packet, false) || this.#first.has(packet);
+  }
+
+  /**
+   * Whether a message went to the client already on the connection that resumes its session (never
+   * outside a resumption); `record`: this delivery counts from now on when it is the first.
+   */
+  #deliveredBefore(clientId: string, packet: { brokerId?: string | undefined; brokerCounter?: number | undefined }, record: boolean): boolean {
+    const r = this.#resuming.get(clientId);
+    if (r === undefined) return false;
     const key = originOf(packet);
-    return key === undefined || !r.delivered.has(key);
+    if (key === undefined) return false;
+    if (r.delivered.has(key)) return true;
+    if (record) r.delivered.add(key);
+    return false;
   }
 
   /**
@@ -199,14 +210,9 @@ export class SqlitePersistence extends MemoryPersistence {
     // A message of a shared subscription is kept by its group, not in the session's queue.
     if (isSharedDelivery(packet)) return;
     const { brokerId, brokerCounter, messageId } = packet as Packet & { messageId?: number }; // NOTE: PUBREL has no broker ids
-    const r = this.#resuming.get(client.id);
-    const key = r === undefined ? undefined : originOf(packet);
-    if (r !== undefined && key !== undefined) {
-      if (r.delivered.has(key)) {
-        this.#second.add(packet);
-        return;
-      }
-      r.delivered.add(key);
+    if (this.#deliveredBefore(client.id, packet, true)) {
+      this.#second.add(packet);
+      return;
     }
     if (brokerId !== undefined && brokerCounter !== undefined && messageId !== undefined
       && this.#store.assignMessageId(client.id, brokerId, brokerCounter, messageId)) {
@@ -229,9 +235,7 @@ export class SqlitePersistence extends MemoryPersistence {
     let taken: MqttQueuedPacket | undefined;
     if (fields.cmd === 'publish' && packet.brokerId !== undefined && packet.brokerCounter !== undefined) {
       // NOTE: not while another delivery of the message goes on (see outgoingUpdate): its PUBACK takes it.
-      if (!this.#second.has(packet) && (this.#first.has(packet) || this.mayDeliver(client, packet))) {
-        taken = this.#store.takeQueuedFrom(client.id, packet.brokerId, packet.brokerCounter);
-      }
+      if (this.mayDeliver(client, packet)) taken = this.#store.takeQueuedFrom(client.id, packet.brokerId, packet.brokerCounter);
     } else {
       const id = numberOr(fields.messageId);
       taken = id === undefined ? undefined : this.#store.takeQueued(client.id, id);
@@ -244,13 +248,10 @@ export class SqlitePersistence extends MemoryPersistence {
   override outgoingStream(client: Client): Readable {
     const store = this.#store;
     const upTo = store.lastQueued(client.id);
-    const r = this.#resuming.get(client.id);
+    const deliveredLive = (q: MqttQueuedPacket): boolean => this.#deliveredBefore(client.id, q, false);
     function* queued(): Generator<Packet> {
       for (let after = 0, page = store.queuedPage(client.id, after, upTo, PAGE); page.length > 0; page = store.queuedPage(client.id, after, upTo, PAGE)) {
-        for (const q of page) {
-          const key = q.brokerId !== undefined && q.brokerCounter !== undefined ? `${q.brokerId}:${q.brokerCounter}` : undefined;
-          if (r === undefined || key === undefined || !r.delivered.has(key)) yield fromQueued(q);
-        }
+        for (const q of page) if (!deliveredLive(q)) yield fromQueued(q);
         after = page[page.length - 1]!.seq;
       }
     }
