@@ -51,6 +51,13 @@ export declare function inWindows(t: number, windows: readonly Window[]): boolea
 export declare function drainTimes(samples: ReadonlyArray<{ t: number; outbox: number | null; lagS: number | null }>, outages: readonly Window[]):
   Array<{ outageStartS: number; outageEndS: number; drainedAfterS: number | null }>;
 export declare function rssSlope(samples: ReadonlyArray<{ t: number; rss: number; incarnation: number }>, warmUpS: number): { mibPer10Min: number; spanS: number; judged: boolean };
+export interface ProcessFigures { heapTotal: number | null; heapUsed: number | null; code: number | null; old: number | null; external: number | null; lagP99Ms: number | null; lagMaxMs: number | null }
+export declare function processFigures(metricsText: string): ProcessFigures;
+type Slope = { mibPer10Min: number; spanS: number; judged: boolean };
+export declare function memoryReport(samples: ReadonlyArray<{ t: number; rss: number; incarnation: number; process: ProcessFigures | null }>, warmUpS: number): {
+  heapSlope: Slope; outsideHeapSlope: Slope; heapMaxBytes: number | null; codeBytes: { first: number | null; last: number | null } | null;
+  eventLoop: { worstP99Ms: number | null; maxMs: number | null; samplesOver100Ms: number };
+};
 /** `report`: the JSON report plant-room.mjs builds (its measurements, notifications, commands, … members). */
 export declare function checks(report: object): Check[];
 export declare function summaryTable(report: object): string;

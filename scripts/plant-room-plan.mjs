@@ -168,6 +168,45 @@ export function rssSlope(samples, warmUpS) {
   return { mibPer10Min: Number((perS * 600).toFixed(2)), spanS: round1(spanS), judged: spanS >= 600 };
 }
 
+/**
+ * The gateway's own memory and event-loop figures from its Prometheus exposition (GET /metrics,
+ * prom-client's process metrics): {heapTotal, heapUsed, code, old, external} in bytes, {lagP99Ms,
+ * lagMaxMs} since the previous scrape; a figure the text does not hold is null.
+ */
+export function processFigures(text) {
+  const value = (name, labels = '') => {
+    const m = new RegExp(`^${name}${labels.replace(/[{}]/g, '\\$&')} ([0-9.eE+-]+)$`, 'm').exec(text);
+    return m === null ? null : Number(m[1]);
+  };
+  const ms = (v) => (v === null ? null : Number((v * 1000).toFixed(1)));
+  return {
+    heapTotal: value('nodejs_heap_size_total_bytes'), heapUsed: value('nodejs_heap_size_used_bytes'),
+    code: value('nodejs_heap_space_size_total_bytes', '{space="code"}'), old: value('nodejs_heap_space_size_total_bytes', '{space="old"}'),
+    external: value('nodejs_external_memory_bytes'),
+    lagP99Ms: ms(value('nodejs_eventloop_lag_p99_seconds')), lagMaxMs: ms(value('nodejs_eventloop_lag_max_seconds')),
+  };
+}
+
+/**
+ * Where the RSS went: the slopes (as rssSlope judges them) of the V8 heap and of the rest of the
+ * resident memory (native: SQLite, buffers, the binary's pages), the heap's code space at the start
+ * and the end of the judged part, and the event loop's worst lag by sample.
+ * Samples: [{t, rss, incarnation, process: processFigures() | null}].
+ */
+export function memoryReport(samples, warmUpS) {
+  const known = samples.filter((s) => s.process?.heapTotal != null);
+  const heap = rssSlope(known.map((s) => ({ t: s.t, incarnation: s.incarnation, rss: s.process.heapTotal })), warmUpS);
+  const outside = rssSlope(known.map((s) => ({ t: s.t, incarnation: s.incarnation, rss: s.rss - s.process.heapTotal })), warmUpS);
+  const lags = samples.map((s) => s.process?.lagMaxMs).filter((v) => v != null);
+  const p99s = samples.map((s) => s.process?.lagP99Ms).filter((v) => v != null);
+  return {
+    heapSlope: heap, outsideHeapSlope: outside,
+    heapMaxBytes: known.length === 0 ? null : Math.max(...known.map((s) => s.process.heapTotal)),
+    codeBytes: known.length === 0 ? null : { first: known[0].process.code, last: known.at(-1).process.code },
+    eventLoop: { worstP99Ms: p99s.length === 0 ? null : Math.max(...p99s), maxMs: lags.length === 0 ? null : Math.max(...lags), samplesOver100Ms: lags.filter((v) => v > 100).length },
+  };
+}
+
 /** The checks that give the exit status: [{name, ok, detail}]. */
 export function checks(r) {
   const out = [];
@@ -210,6 +249,10 @@ export function summaryTable(r) {
     ['queries', `temporal p99 ${r.queries.temporal.p99Ms} ms (${r.queries.temporal.failed} failed of ${r.queries.temporal.n}), hourly aggregation p99 ${r.queries.aggregation.p99Ms} ms (${r.queries.aggregation.failed}/${r.queries.aggregation.n}), dashboard reads p99 ${r.queries.dashboard.p99Ms} ms (${r.queries.dashboard.failed}/${r.queries.dashboard.n})`],
     ['CPU', `${r.cpu.sharePercent}% of its core (${r.cpu.msPerMeasurement} ms CPU per measurement)`],
     ['RSS', `max ${mib(r.rss.maxBytes)}, slope ${r.rss.slope.mibPer10Min} MiB/10 min`],
+    ...(r.memory === undefined ? [] : [
+      ['V8 heap', `max ${mib(r.memory.heapMaxBytes)}, slope ${r.memory.heapSlope.mibPer10Min} MiB/10 min (code space ${mib(r.memory.codeBytes?.first)} to ${mib(r.memory.codeBytes?.last)}); the rest of the RSS: slope ${r.memory.outsideHeapSlope.mibPer10Min} MiB/10 min`],
+      ['event loop', `lag p99 at most ${r.memory.eventLoop.worstP99Ms} ms in a sample, max ${r.memory.eventLoop.maxMs} ms, ${r.memory.eventLoop.samplesOver100Ms} samples with a lag over 100 ms`],
+    ]),
     ['storage', `database ${mib(r.storage.dbBytes)}, WAL max ${mib(r.storage.walMaxBytes)}, ${r.storage.bytesWrittenPerMeasurement} bytes written per measurement`],
     ['outbox', `max ${r.outbox.max}, drained after ${r.outbox.drains.map((d) => (d.drainedAfterS === null ? 'never' : `${d.drainedAfterS} s`)).join(', ')}`],
     ['kill -9', `at ${r.kill.atS} s, serving again after ${r.kill.downS} s`],

@@ -33,7 +33,7 @@ import { MqttClient, connect } from 'mqtt';
 import { cannotMakeUplink, createNetwork, removeStale, startRelay } from './plant-room-net.mjs';
 import {
   MEASUREMENT_EVERY_S, PUBACK_P99_LIMIT_MS, checks, drainTimes, inWindows, killMoment, outageSchedule, parsePlantRoomArgs,
-  percentilesOverTime, quantile, rssSlope, seededRandom, summaryTable,
+  memoryReport, percentilesOverTime, processFigures, quantile, rssSlope, seededRandom, summaryTable,
 } from './plant-room-plan.mjs';
 import { alive, readHistory, rssBytes, startBroker } from './soak-lib.mjs';
 
@@ -414,11 +414,14 @@ async function runOnce(opts, plan, cleanup) {
       status = undefined;
     }
     if (status?.downlink) downlinkStatus = status.downlink;
+    // The gateway's heap and event-loop lag, from its own metrics.
+    const metrics = await request(base, 'GET', '/metrics', undefined, 5_000);
     const t = secondsSince(start);
     samples.push({
       t: Number(t.toFixed(1)), incarnation, rss: proc?.rss ?? 0, cpuS: Number(cpuS.toFixed(2)), writtenBytes: written, dbBytes: fileSize(dbPath), walBytes: wal,
       outbox: status?.outboxDepth ?? null, lagS: lagOf(status),
       acked: ackedCount, notified: log.received(), uplinkDown: inWindows(t, plan.outages),
+      process: metrics.status === 200 ? processFigures(metrics.text) : null,
     });
     const s = samples.at(-1);
     say(`${String(Math.round(s.t)).padStart(6)} s  rss ${(s.rss / 2 ** 20).toFixed(1).padStart(6)} MiB  cpu ${s.cpuS.toFixed(1).padStart(7)} s  wal ${(s.walBytes / 2 ** 20).toFixed(1).padStart(5)} MiB  `
@@ -679,6 +682,7 @@ async function runOnce(opts, plan, cleanup) {
       msPerMeasurement: ackedCount === 0 ? null : Number(((1000 * (cpuS - before.cpuS)) / ackedCount).toFixed(3)),
     },
     rss: { maxBytes: Math.max(...samples.map((s) => s.rss)), slope: rssSlope(samples.filter((s) => s.t <= duration), warmUpS) },
+    memory: memoryReport(samples.filter((s) => s.t <= duration), warmUpS),
     storage: {
       dbBytes: fileSize(dbPath), walMaxBytes: walMax, writtenBytes: written - before.written,
       bytesWrittenPerMeasurement: ackedCount === 0 ? null : Math.round((written - before.written) / ackedCount),

@@ -4,8 +4,8 @@
 
 import { describe, expect, it } from 'vitest';
 import {
-  DEFAULTS, checks, drainTimes, inWindows, killMoment, outageSchedule, parsePlantRoomArgs, percentilesOverTime, quantile, rssSlope, seededRandom, slopeOf,
-  summaryTable,
+  DEFAULTS, checks, drainTimes, inWindows, killMoment, memoryReport, outageSchedule, parsePlantRoomArgs, percentilesOverTime, processFigures, quantile, rssSlope,
+  seededRandom, slopeOf, summaryTable,
 } from '../../scripts/plant-room-plan.mjs';
 
 describe('plant-room options', () => {
@@ -106,6 +106,51 @@ describe('the statistics of the report', () => {
     const growing = rssSlope(samples.map((s) => ({ ...s, rss: s.rss + s.t * 0.01 * MiB })), 300);
     expect(growing.mibPer10Min).toBeCloseTo(6, 1);
     expect(rssSlope(samples.slice(0, 12), 60).judged).toBe(false);
+  });
+});
+
+describe('the gateway\'s memory and event loop, from its metrics', () => {
+  const MiB = 2 ** 20;
+  const exposition = (heap: number, code: number, lagP99: number, lagMax: number): string => [
+    '# HELP nodejs_heap_size_total_bytes Process heap size from Node.js in bytes.',
+    '# TYPE nodejs_heap_size_total_bytes gauge',
+    `nodejs_heap_size_total_bytes ${heap}`,
+    `nodejs_heap_size_used_bytes ${heap / 2}`,
+    `nodejs_external_memory_bytes ${4 * MiB}`,
+    `nodejs_heap_space_size_total_bytes{space="read_only"} 0`,
+    `nodejs_heap_space_size_total_bytes{space="old"} ${heap - code - MiB}`,
+    `nodejs_heap_space_size_total_bytes{space="code"} ${code}`,
+    `nodejs_eventloop_lag_p99_seconds ${lagP99}`,
+    `nodejs_eventloop_lag_max_seconds ${lagMax}`,
+    'edgeld_notifications_pending 0',
+  ].join('\n');
+
+  it('reads the heap, its spaces and the event-loop lag from the exposition', () => {
+    expect(processFigures(exposition(80 * MiB, 5 * MiB, 0.0123, 0.25))).toEqual({
+      heapTotal: 80 * MiB, heapUsed: 40 * MiB, code: 5 * MiB, old: 74 * MiB, external: 4 * MiB, lagP99Ms: 12.3, lagMaxMs: 250,
+    });
+    expect(processFigures('edgeld_notifications_pending 0\n')).toEqual({
+      heapTotal: null, heapUsed: null, code: null, old: null, external: null, lagP99Ms: null, lagMaxMs: null,
+    });
+  });
+
+  it('splits the RSS slope into the heap and the rest, and counts the lags over 100 ms', () => {
+    // 20 minutes of one process: the heap flat at 80 MiB, the rest growing 2 MiB every 10 minutes.
+    const samples: Array<{ t: number; incarnation: number; rss: number; process: ReturnType<typeof processFigures> | null }> = Array.from({ length: 41 }, (_, i) => {
+      const t = i * 30;
+      const heap = 80 * MiB;
+      return { t, incarnation: 0, rss: heap + 60 * MiB + (t / 300) * MiB, process: processFigures(exposition(heap, (3 + t / 600) * MiB, 0.02, i === 7 ? 0.3 : 0.05)) };
+    });
+    samples[3]!.process = null; // a scrape that failed (the kill window): left out
+    const m = memoryReport(samples, 300);
+    expect(m.heapSlope.mibPer10Min).toBeCloseTo(0, 5);
+    expect(m.outsideHeapSlope.mibPer10Min).toBeCloseTo(2, 5);
+    expect(m.outsideHeapSlope.judged).toBe(true);
+    expect(m.codeBytes).toEqual({ first: 3 * MiB, last: 5 * MiB });
+    expect(m.eventLoop).toEqual({ worstP99Ms: 20, maxMs: 300, samplesOver100Ms: 1 });
+    const table = summaryTable({ ...goodReport(), memory: m, checks: [] });
+    expect(table).toMatch(/V8 heap\s+max 80\.0 MiB, slope 0 MiB\/10 min \(code space 3\.0 MiB to 5\.0 MiB\); the rest of the RSS: slope 2 MiB\/10 min/);
+    expect(table).toMatch(/event loop\s+lag p99 at most 20 ms in a sample, max 300 ms, 1 samples with a lag over 100 ms/);
   });
 });
 
