@@ -197,13 +197,13 @@ export function memoryReport(samples, warmUpS) {
   const known = samples.filter((s) => s.process?.heapTotal != null);
   const heap = rssSlope(known.map((s) => ({ t: s.t, incarnation: s.incarnation, rss: s.process.heapTotal })), warmUpS);
   const outside = rssSlope(known.map((s) => ({ t: s.t, incarnation: s.incarnation, rss: s.rss - s.process.heapTotal })), warmUpS);
-  const lags = samples.map((s) => s.process?.lagMaxMs).filter((v) => v != null);
-  const p99s = samples.map((s) => s.process?.lagP99Ms).filter((v) => v != null);
+  const figures = (name) => samples.map((s) => s.process?.[name]).filter((v) => v != null);
+  const maxOf = (list) => (list.length === 0 ? null : Math.max(...list));
+  const lags = figures('lagMaxMs');
   return {
-    heapSlope: heap, outsideHeapSlope: outside,
-    heapMaxBytes: known.length === 0 ? null : Math.max(...known.map((s) => s.process.heapTotal)),
+    heapSlope: heap, outsideHeapSlope: outside, heapMaxBytes: maxOf(figures('heapTotal')),
     codeBytes: known.length === 0 ? null : { first: known[0].process.code, last: known.at(-1).process.code },
-    eventLoop: { worstP99Ms: p99s.length === 0 ? null : Math.max(...p99s), maxMs: lags.length === 0 ? null : Math.max(...lags), samplesOver100Ms: lags.filter((v) => v > 100).length },
+    eventLoop: { worstP99Ms: maxOf(figures('lagP99Ms')), maxMs: maxOf(lags), samplesOver100Ms: lags.filter((v) => v > 100).length },
   };
 }
 

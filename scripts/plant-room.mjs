@@ -406,7 +406,11 @@ async function runOnce(opts, plan, cleanup) {
     }
     const wal = fileSize(`${dbPath}-wal`);
     walMax = Math.max(walMax, wal);
-    const res = await request(base, 'GET', '/ngsi-ld/v1/federation/status', undefined, 5_000);
+    // The outbox from the federation's status; the heap and event-loop lag from the gateway's own
+    // metrics. Both at once: a sample waits at most one timeout for a gateway that does not answer.
+    const [res, metrics] = await Promise.all([
+      request(base, 'GET', '/ngsi-ld/v1/federation/status', undefined, 5_000), request(base, 'GET', '/metrics', undefined, 5_000),
+    ]);
     let status;
     try {
       status = res.status === 200 ? JSON.parse(res.text) : undefined;
@@ -414,8 +418,6 @@ async function runOnce(opts, plan, cleanup) {
       status = undefined;
     }
     if (status?.downlink) downlinkStatus = status.downlink;
-    // The gateway's heap and event-loop lag, from its own metrics.
-    const metrics = await request(base, 'GET', '/metrics', undefined, 5_000);
     const t = secondsSince(start);
     samples.push({
       t: Number(t.toFixed(1)), incarnation, rss: proc?.rss ?? 0, cpuS: Number(cpuS.toFixed(2)), writtenBytes: written, dbBytes: fileSize(dbPath), walBytes: wal,
@@ -657,7 +659,8 @@ async function runOnce(opts, plan, cleanup) {
   const roundTrips = [...commands.issued].filter(([c]) => commands.answered.has(c)).map(([c, at]) => commands.answered.get(c) - at);
   const qstat = (list) => ({ n: list.length, failed: list.filter((x) => !x.ok && !inWindows(x.t, windows.kill)).length, p99Ms: q(list.map((x) => x.ms), 0.99) });
   const warmUpS = Math.min(300, plan.durationS * 0.2);
-  const duration = loadEndedS;
+  // The samples of the load (the drain after it is not judged for memory).
+  const loaded = samples.filter((s) => s.t <= loadEndedS);
   const report = {
     profile: 'plant-room', startedAt: new Date(start).toISOString(), durationS: plan.durationS, devices: plan.devices,
     host: { cores, core, loadStart, loadEnd: loadavg().map((v) => Number(v.toFixed(2))) },
@@ -681,8 +684,8 @@ async function runOnce(opts, plan, cleanup) {
       cpuS: Number((cpuS - before.cpuS).toFixed(1)), sharePercent: Number(((100 * (cpuS - before.cpuS)) / Math.max(1, lastSampleS)).toFixed(1)),
       msPerMeasurement: ackedCount === 0 ? null : Number(((1000 * (cpuS - before.cpuS)) / ackedCount).toFixed(3)),
     },
-    rss: { maxBytes: Math.max(...samples.map((s) => s.rss)), slope: rssSlope(samples.filter((s) => s.t <= duration), warmUpS) },
-    memory: memoryReport(samples.filter((s) => s.t <= duration), warmUpS),
+    rss: { maxBytes: Math.max(...samples.map((s) => s.rss)), slope: rssSlope(loaded, warmUpS) },
+    memory: memoryReport(loaded, warmUpS),
     storage: {
       dbBytes: fileSize(dbPath), walMaxBytes: walMax, writtenBytes: written - before.written,
       bytesWrittenPerMeasurement: ackedCount === 0 ? null : Math.round((written - before.written) / ackedCount),
